@@ -120,6 +120,73 @@ TEST(PassExpandPipelines, PrologueSteadyLoopAndARingPerStage) {
 )");
 }
 
+// Two stages: the loads run one step ahead, so step i + 1's copies start right after the
+// barrier that frees their slot, before step i's compute (else none would be in flight during it).
+TEST(PassExpandPipelines, TwoStagesStartTheNextStepBeforeTheCompute) {
+  std::string two(kPipeline);
+  two.replace(two.find("stages 3"), 8, "stages 2");
+  EXPECT_EQ(run_pass(expand_pipelines, two, native_target()),
+            R"(kernel piped dtype=f32 mode=reduction
+  param in x: f32
+  param out out: f32
+  param constexpr n: u32
+  shared r: f32[64]
+  rule exactly 32
+  values 47
+{
+  %0 = builtin thread_id.x : u32
+  %1 = const 0 : u32
+  %2 = constexpr n : u32
+  %3 = const 32 : u32
+  %16 = const 0 : u32
+  %17 = const 1 : u32
+  %18 = const 1 : u32
+  for %19 = %16 to %18 step %17 : u32 {
+    %20 = mul %19, %3 : u32
+    %21 = add %1, %20 : u32
+    %22 = lt %21, %2 : bool
+    if %22 {
+      %23 = add %21, %0 : u32
+      %24 = load x[%23] : f32
+      %25 = mul %19, %3 : u32
+      %26 = add %25, %0 : u32
+      shared.store @r[%26], %24 : f32
+    }
+    async.commit
+  }
+  for %27 = %1 to %2 step %3 : u32 {
+    %28 = sub %27, %1 : u32
+    %29 = div %28, %3 : u32
+    %30 = const 2 : u32
+    %31 = rem %29, %30 : u32
+    async.wait 0
+    barrier
+    %32 = const 1 : u32
+    %33 = mul %32, %3 : u32
+    %34 = add %27, %33 : u32
+    %35 = const 1 : u32
+    %36 = add %29, %35 : u32
+    %37 = rem %36, %30 : u32
+    %38 = lt %34, %2 : bool
+    if %38 {
+      %39 = add %34, %0 : u32
+      %40 = load x[%39] : f32
+      %41 = mul %37, %3 : u32
+      %42 = add %41, %0 : u32
+      shared.store @r[%42], %40 : f32
+    }
+    async.commit
+    %43 = mul %31, %3 : u32
+    %44 = add %43, %0 : u32
+    %45 = shared.load @r[%44] : f32
+    %46 = add %27, %0 : u32
+    store out[%46], %45 : f32
+  }
+  barrier
+}
+)");
+}
+
 TEST(PassExpandPipelines, StagesShrinkUntilTheRingsFit) {
   const ir::Kernel kernel = ir::parse_kernel(kPipeline);
   EXPECT_EQ(pipeline_stages(kernel, native_target()), 3u) << "as asked";

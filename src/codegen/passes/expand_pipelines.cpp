@@ -9,7 +9,9 @@
 /// The barrier after the wait serves twice: every thread's copies of step i have landed, and
 /// every simdgroup is done with slot (i - 1) % S, which this step's load overwrites. The compute
 /// comes first so that its shared reads and products are issued before the load's address
-/// arithmetic (a load's shared writes would otherwise order the compute's reads after them). With
+/// arithmetic (a load's shared writes would otherwise order the compute's reads after them),
+/// except when the loads run one step ahead (two stages): the load then comes first, or the
+/// next step's copies would only start once this step's compute is done. With
 /// one stage the loop loads, waits and computes in turn, a barrier before the load and after the
 /// wait. When the compute block has warpgroup products (wg.mma, which read shared memory through
 /// the asynchronous proxy), each thread also fences its landed copies for that proxy
@@ -361,13 +363,19 @@ class Expander {
       if (s_count >= 2) {
         wait(l, ahead - 1, proxy);
         l.make(OpKind::Barrier, u32);
+        const auto load_ahead = [&] {
+          const ValueId skip = l.make(OpKind::Mul, u32, {l.constant(u32, ahead), step}).result;
+          const ValueId next = l.make(OpKind::Add, u32, {p, skip}).result;
+          const ValueId later = l.make(OpKind::Add, u32, {i, l.constant(u32, ahead)}).result;
+          const ValueId next_slot = l.make(OpKind::Rem, u32, {later, ring}).result;
+          guarded_load(l, body, pipe, next, next_slot);
+          commit(l);
+        };
+        // One step ahead, the next step's copies start before this step's compute, or nothing
+        // would be in flight while it runs.
+        if (ahead == 1) load_ahead();
         for (ir::Op& op : stage_block(pipe, 1, p, slot)) l.insert(std::move(op));
-        const ValueId skip = l.make(OpKind::Mul, u32, {l.constant(u32, ahead), step}).result;
-        const ValueId next = l.make(OpKind::Add, u32, {p, skip}).result;
-        const ValueId later = l.make(OpKind::Add, u32, {i, l.constant(u32, ahead)}).result;
-        const ValueId next_slot = l.make(OpKind::Rem, u32, {later, ring}).result;
-        guarded_load(l, body, pipe, next, next_slot);
-        commit(l);
+        if (ahead != 1) load_ahead();
       } else {
         l.make(OpKind::Barrier, u32);
         for (ir::Op& op : stage_block(pipe, 0, p, slot)) l.insert(std::move(op));

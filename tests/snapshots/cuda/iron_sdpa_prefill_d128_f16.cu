@@ -708,270 +708,270 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       iron_copy_async<16>(shm2 + (v236 ^ (((v236 >> 7u) & 7u) << 3u)), v + v11318, v11312);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
-    const unsigned int v7050 = v433 + 16u;  // kernels/sdpa/flash_tile.hpp:159
-    const unsigned int v7062 = v433 + 32u;
-    const unsigned int v7074 = v433 + 48u;
-    const unsigned int v7086 = v433 + 64u;
-    const unsigned int v7098 = v433 + 80u;
-    const unsigned int v7110 = v433 + 96u;
-    const unsigned int v7122 = v433 + 112u;
-    const bool v7138 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
-    const unsigned int v9775 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
-    const unsigned int v9776 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9780 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9781 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9785 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9786 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9790 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9791 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9795 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9796 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9800 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9801 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9805 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9806 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9810 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9811 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9815 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9816 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9820 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9821 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9825 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9826 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9830 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9831 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9835 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9836 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9840 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9841 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9845 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9846 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9850 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9851 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9855 = static_cast<unsigned int>(v469.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9856 = static_cast<unsigned int>(v469.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9860 = static_cast<unsigned int>(v469.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9861 = static_cast<unsigned int>(v469.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9865 = static_cast<unsigned int>(v469.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9866 = static_cast<unsigned int>(v469.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9870 = static_cast<unsigned int>(v469.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9871 = static_cast<unsigned int>(v469.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9875 = static_cast<unsigned int>(v469.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9876 = static_cast<unsigned int>(v469.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9880 = static_cast<unsigned int>(v469.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9881 = static_cast<unsigned int>(v469.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9885 = static_cast<unsigned int>(v469.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9886 = static_cast<unsigned int>(v469.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9890 = static_cast<unsigned int>(v469.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9891 = static_cast<unsigned int>(v469.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9895 = static_cast<unsigned int>(v469.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9896 = static_cast<unsigned int>(v469.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9900 = static_cast<unsigned int>(v469.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9901 = static_cast<unsigned int>(v469.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9905 = static_cast<unsigned int>(v469.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9906 = static_cast<unsigned int>(v469.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9910 = static_cast<unsigned int>(v469.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9911 = static_cast<unsigned int>(v469.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9915 = static_cast<unsigned int>(v469.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9916 = static_cast<unsigned int>(v469.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9920 = static_cast<unsigned int>(v469.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9921 = static_cast<unsigned int>(v469.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9925 = static_cast<unsigned int>(v469.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9926 = static_cast<unsigned int>(v469.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9930 = static_cast<unsigned int>(v469.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9931 = static_cast<unsigned int>(v469.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9935 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9936 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9940 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9941 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9945 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9946 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9950 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9951 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9955 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9956 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9960 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9961 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9965 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9966 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9970 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9971 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9975 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9976 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9980 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9981 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9985 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9986 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9990 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9991 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9995 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9996 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10000 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10001 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10005 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10006 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10010 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10011 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10015 = static_cast<unsigned int>(v471.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10016 = static_cast<unsigned int>(v471.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10020 = static_cast<unsigned int>(v471.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10021 = static_cast<unsigned int>(v471.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10025 = static_cast<unsigned int>(v471.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10026 = static_cast<unsigned int>(v471.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10030 = static_cast<unsigned int>(v471.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10031 = static_cast<unsigned int>(v471.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10035 = static_cast<unsigned int>(v471.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10036 = static_cast<unsigned int>(v471.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10040 = static_cast<unsigned int>(v471.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10041 = static_cast<unsigned int>(v471.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10045 = static_cast<unsigned int>(v471.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10046 = static_cast<unsigned int>(v471.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10050 = static_cast<unsigned int>(v471.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10051 = static_cast<unsigned int>(v471.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10055 = static_cast<unsigned int>(v471.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10056 = static_cast<unsigned int>(v471.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10060 = static_cast<unsigned int>(v471.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10061 = static_cast<unsigned int>(v471.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10065 = static_cast<unsigned int>(v471.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10066 = static_cast<unsigned int>(v471.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10070 = static_cast<unsigned int>(v471.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10071 = static_cast<unsigned int>(v471.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10075 = static_cast<unsigned int>(v471.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10076 = static_cast<unsigned int>(v471.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10080 = static_cast<unsigned int>(v471.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10081 = static_cast<unsigned int>(v471.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10085 = static_cast<unsigned int>(v471.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10086 = static_cast<unsigned int>(v471.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10090 = static_cast<unsigned int>(v471.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10091 = static_cast<unsigned int>(v471.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10095 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10096 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10100 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10101 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10105 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10106 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10110 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10111 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10115 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10116 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10120 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10121 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10125 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10126 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10130 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10131 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10135 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10136 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10140 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10141 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10145 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10146 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10150 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10151 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10155 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10156 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10160 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10161 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10165 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10166 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10170 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10171 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10175 = static_cast<unsigned int>(v473.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10176 = static_cast<unsigned int>(v473.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10180 = static_cast<unsigned int>(v473.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10181 = static_cast<unsigned int>(v473.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10185 = static_cast<unsigned int>(v473.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10186 = static_cast<unsigned int>(v473.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10190 = static_cast<unsigned int>(v473.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10191 = static_cast<unsigned int>(v473.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10195 = static_cast<unsigned int>(v473.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10196 = static_cast<unsigned int>(v473.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10200 = static_cast<unsigned int>(v473.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10201 = static_cast<unsigned int>(v473.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10205 = static_cast<unsigned int>(v473.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10206 = static_cast<unsigned int>(v473.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10210 = static_cast<unsigned int>(v473.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10211 = static_cast<unsigned int>(v473.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10215 = static_cast<unsigned int>(v473.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10216 = static_cast<unsigned int>(v473.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10220 = static_cast<unsigned int>(v473.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10221 = static_cast<unsigned int>(v473.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10225 = static_cast<unsigned int>(v473.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10226 = static_cast<unsigned int>(v473.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10230 = static_cast<unsigned int>(v473.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10231 = static_cast<unsigned int>(v473.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10235 = static_cast<unsigned int>(v473.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10236 = static_cast<unsigned int>(v473.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10240 = static_cast<unsigned int>(v473.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10241 = static_cast<unsigned int>(v473.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10245 = static_cast<unsigned int>(v473.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10246 = static_cast<unsigned int>(v473.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10250 = static_cast<unsigned int>(v473.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10251 = static_cast<unsigned int>(v473.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10255 = static_cast<unsigned int>(v475.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10256 = static_cast<unsigned int>(v475.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10260 = static_cast<unsigned int>(v475.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10261 = static_cast<unsigned int>(v475.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10265 = static_cast<unsigned int>(v475.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10266 = static_cast<unsigned int>(v475.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10270 = static_cast<unsigned int>(v475.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10271 = static_cast<unsigned int>(v475.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10275 = static_cast<unsigned int>(v475.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10276 = static_cast<unsigned int>(v475.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10280 = static_cast<unsigned int>(v475.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10281 = static_cast<unsigned int>(v475.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10285 = static_cast<unsigned int>(v475.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10286 = static_cast<unsigned int>(v475.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10290 = static_cast<unsigned int>(v475.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10291 = static_cast<unsigned int>(v475.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10295 = static_cast<unsigned int>(v475.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10296 = static_cast<unsigned int>(v475.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10300 = static_cast<unsigned int>(v475.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10301 = static_cast<unsigned int>(v475.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10305 = static_cast<unsigned int>(v475.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10306 = static_cast<unsigned int>(v475.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10310 = static_cast<unsigned int>(v475.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10311 = static_cast<unsigned int>(v475.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10315 = static_cast<unsigned int>(v475.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10316 = static_cast<unsigned int>(v475.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10320 = static_cast<unsigned int>(v475.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10321 = static_cast<unsigned int>(v475.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10325 = static_cast<unsigned int>(v475.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10326 = static_cast<unsigned int>(v475.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10330 = static_cast<unsigned int>(v475.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10331 = static_cast<unsigned int>(v475.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10335 = static_cast<unsigned int>(v475.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10336 = static_cast<unsigned int>(v475.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10340 = static_cast<unsigned int>(v475.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10341 = static_cast<unsigned int>(v475.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10345 = static_cast<unsigned int>(v475.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10346 = static_cast<unsigned int>(v475.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10350 = static_cast<unsigned int>(v475.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10351 = static_cast<unsigned int>(v475.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10355 = static_cast<unsigned int>(v475.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10356 = static_cast<unsigned int>(v475.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10360 = static_cast<unsigned int>(v475.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10361 = static_cast<unsigned int>(v475.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10365 = static_cast<unsigned int>(v475.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10366 = static_cast<unsigned int>(v475.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10370 = static_cast<unsigned int>(v475.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10371 = static_cast<unsigned int>(v475.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10375 = static_cast<unsigned int>(v475.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10376 = static_cast<unsigned int>(v475.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10380 = static_cast<unsigned int>(v475.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10381 = static_cast<unsigned int>(v475.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10385 = static_cast<unsigned int>(v475.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10386 = static_cast<unsigned int>(v475.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10390 = static_cast<unsigned int>(v475.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10391 = static_cast<unsigned int>(v475.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10395 = static_cast<unsigned int>(v475.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10396 = static_cast<unsigned int>(v475.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10400 = static_cast<unsigned int>(v475.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10401 = static_cast<unsigned int>(v475.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10405 = static_cast<unsigned int>(v475.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10406 = static_cast<unsigned int>(v475.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10410 = static_cast<unsigned int>(v475.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10411 = static_cast<unsigned int>(v475.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7445 = v433 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v7457 = v433 + 32u;
+    const unsigned int v7469 = v433 + 48u;
+    const unsigned int v7481 = v433 + 64u;
+    const unsigned int v7493 = v433 + 80u;
+    const unsigned int v7505 = v433 + 96u;
+    const unsigned int v7517 = v433 + 112u;
+    const bool v7533 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v10170 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v10171 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10175 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10176 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10180 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10181 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10185 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10186 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10190 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10191 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10195 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10196 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10200 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10201 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10205 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10206 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10210 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10211 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10215 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10216 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10220 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10221 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10225 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10226 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10230 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10231 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10235 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10236 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10240 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10241 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10245 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10246 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10250 = static_cast<unsigned int>(v469.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10251 = static_cast<unsigned int>(v469.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10255 = static_cast<unsigned int>(v469.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10256 = static_cast<unsigned int>(v469.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10260 = static_cast<unsigned int>(v469.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10261 = static_cast<unsigned int>(v469.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10265 = static_cast<unsigned int>(v469.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10266 = static_cast<unsigned int>(v469.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10270 = static_cast<unsigned int>(v469.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10271 = static_cast<unsigned int>(v469.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10275 = static_cast<unsigned int>(v469.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10276 = static_cast<unsigned int>(v469.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10280 = static_cast<unsigned int>(v469.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10281 = static_cast<unsigned int>(v469.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10285 = static_cast<unsigned int>(v469.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10286 = static_cast<unsigned int>(v469.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10290 = static_cast<unsigned int>(v469.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10291 = static_cast<unsigned int>(v469.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10295 = static_cast<unsigned int>(v469.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10296 = static_cast<unsigned int>(v469.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10300 = static_cast<unsigned int>(v469.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10301 = static_cast<unsigned int>(v469.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10305 = static_cast<unsigned int>(v469.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10306 = static_cast<unsigned int>(v469.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10310 = static_cast<unsigned int>(v469.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10311 = static_cast<unsigned int>(v469.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10315 = static_cast<unsigned int>(v469.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10316 = static_cast<unsigned int>(v469.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10320 = static_cast<unsigned int>(v469.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10321 = static_cast<unsigned int>(v469.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10325 = static_cast<unsigned int>(v469.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10326 = static_cast<unsigned int>(v469.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10330 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10331 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10335 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10336 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10340 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10341 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10345 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10346 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10350 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10351 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10355 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10356 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10360 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10361 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10365 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10366 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10370 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10371 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10375 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10376 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10380 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10381 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10385 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10386 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10390 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10391 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10395 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10396 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10400 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10401 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10405 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10406 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10410 = static_cast<unsigned int>(v471.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10411 = static_cast<unsigned int>(v471.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10415 = static_cast<unsigned int>(v471.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10416 = static_cast<unsigned int>(v471.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10420 = static_cast<unsigned int>(v471.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10421 = static_cast<unsigned int>(v471.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10425 = static_cast<unsigned int>(v471.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10426 = static_cast<unsigned int>(v471.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10430 = static_cast<unsigned int>(v471.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10431 = static_cast<unsigned int>(v471.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10435 = static_cast<unsigned int>(v471.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10436 = static_cast<unsigned int>(v471.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10440 = static_cast<unsigned int>(v471.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10441 = static_cast<unsigned int>(v471.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10445 = static_cast<unsigned int>(v471.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10446 = static_cast<unsigned int>(v471.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10450 = static_cast<unsigned int>(v471.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10451 = static_cast<unsigned int>(v471.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10455 = static_cast<unsigned int>(v471.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10456 = static_cast<unsigned int>(v471.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10460 = static_cast<unsigned int>(v471.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10461 = static_cast<unsigned int>(v471.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10465 = static_cast<unsigned int>(v471.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10466 = static_cast<unsigned int>(v471.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10470 = static_cast<unsigned int>(v471.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10471 = static_cast<unsigned int>(v471.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10475 = static_cast<unsigned int>(v471.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10476 = static_cast<unsigned int>(v471.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10480 = static_cast<unsigned int>(v471.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10481 = static_cast<unsigned int>(v471.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10485 = static_cast<unsigned int>(v471.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10486 = static_cast<unsigned int>(v471.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10490 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10491 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10495 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10496 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10500 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10501 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10505 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10506 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10510 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10511 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10515 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10516 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10520 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10521 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10525 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10526 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10530 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10531 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10535 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10536 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10540 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10541 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10545 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10546 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10550 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10551 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10555 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10556 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10560 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10561 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10565 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10566 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10570 = static_cast<unsigned int>(v473.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10571 = static_cast<unsigned int>(v473.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10575 = static_cast<unsigned int>(v473.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10576 = static_cast<unsigned int>(v473.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10580 = static_cast<unsigned int>(v473.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10581 = static_cast<unsigned int>(v473.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10585 = static_cast<unsigned int>(v473.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10586 = static_cast<unsigned int>(v473.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10590 = static_cast<unsigned int>(v473.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10591 = static_cast<unsigned int>(v473.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10595 = static_cast<unsigned int>(v473.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10596 = static_cast<unsigned int>(v473.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10600 = static_cast<unsigned int>(v473.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10601 = static_cast<unsigned int>(v473.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10605 = static_cast<unsigned int>(v473.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10606 = static_cast<unsigned int>(v473.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10610 = static_cast<unsigned int>(v473.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10611 = static_cast<unsigned int>(v473.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10615 = static_cast<unsigned int>(v473.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10616 = static_cast<unsigned int>(v473.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10620 = static_cast<unsigned int>(v473.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10621 = static_cast<unsigned int>(v473.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10625 = static_cast<unsigned int>(v473.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10626 = static_cast<unsigned int>(v473.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10630 = static_cast<unsigned int>(v473.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10631 = static_cast<unsigned int>(v473.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10635 = static_cast<unsigned int>(v473.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10636 = static_cast<unsigned int>(v473.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10640 = static_cast<unsigned int>(v473.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10641 = static_cast<unsigned int>(v473.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10645 = static_cast<unsigned int>(v473.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10646 = static_cast<unsigned int>(v473.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10650 = static_cast<unsigned int>(v475.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10651 = static_cast<unsigned int>(v475.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10655 = static_cast<unsigned int>(v475.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10656 = static_cast<unsigned int>(v475.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10660 = static_cast<unsigned int>(v475.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10661 = static_cast<unsigned int>(v475.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10665 = static_cast<unsigned int>(v475.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10666 = static_cast<unsigned int>(v475.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10670 = static_cast<unsigned int>(v475.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10671 = static_cast<unsigned int>(v475.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10675 = static_cast<unsigned int>(v475.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10676 = static_cast<unsigned int>(v475.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10680 = static_cast<unsigned int>(v475.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10681 = static_cast<unsigned int>(v475.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10685 = static_cast<unsigned int>(v475.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10686 = static_cast<unsigned int>(v475.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10690 = static_cast<unsigned int>(v475.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10691 = static_cast<unsigned int>(v475.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10695 = static_cast<unsigned int>(v475.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10696 = static_cast<unsigned int>(v475.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10700 = static_cast<unsigned int>(v475.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10701 = static_cast<unsigned int>(v475.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10705 = static_cast<unsigned int>(v475.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10706 = static_cast<unsigned int>(v475.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10710 = static_cast<unsigned int>(v475.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10711 = static_cast<unsigned int>(v475.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10715 = static_cast<unsigned int>(v475.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10716 = static_cast<unsigned int>(v475.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10720 = static_cast<unsigned int>(v475.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10721 = static_cast<unsigned int>(v475.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10725 = static_cast<unsigned int>(v475.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10726 = static_cast<unsigned int>(v475.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10730 = static_cast<unsigned int>(v475.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10731 = static_cast<unsigned int>(v475.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10735 = static_cast<unsigned int>(v475.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10736 = static_cast<unsigned int>(v475.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10740 = static_cast<unsigned int>(v475.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10741 = static_cast<unsigned int>(v475.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10745 = static_cast<unsigned int>(v475.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10746 = static_cast<unsigned int>(v475.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10750 = static_cast<unsigned int>(v475.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10751 = static_cast<unsigned int>(v475.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10755 = static_cast<unsigned int>(v475.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10756 = static_cast<unsigned int>(v475.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10760 = static_cast<unsigned int>(v475.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10761 = static_cast<unsigned int>(v475.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10765 = static_cast<unsigned int>(v475.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10766 = static_cast<unsigned int>(v475.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10770 = static_cast<unsigned int>(v475.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10771 = static_cast<unsigned int>(v475.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10775 = static_cast<unsigned int>(v475.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10776 = static_cast<unsigned int>(v475.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10780 = static_cast<unsigned int>(v475.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10781 = static_cast<unsigned int>(v475.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10785 = static_cast<unsigned int>(v475.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10786 = static_cast<unsigned int>(v475.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10790 = static_cast<unsigned int>(v475.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10791 = static_cast<unsigned int>(v475.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10795 = static_cast<unsigned int>(v475.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10796 = static_cast<unsigned int>(v475.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10800 = static_cast<unsigned int>(v475.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10801 = static_cast<unsigned int>(v475.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10805 = static_cast<unsigned int>(v475.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10806 = static_cast<unsigned int>(v475.row(31, iron_linear_thread() & 31u));
 
     for (unsigned int v7020 = v461; v7020 < v445; v7020 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
       const unsigned int v7021 = v7020 - v461;
@@ -979,2730 +979,2730 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v7024 = v7022 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 32, 64> v7026;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v7026, 0.0f);
-      iron_frag<iron_f16, 1, 16, 64> v7028;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7028, iron_f32_to_f16(0.0f));
-      const unsigned int v7032 = v7024 << 13u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7028, shm1, v7032, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7035;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7035, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7035, shm0, v433, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7026, v7035, v7028);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7040;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7040, iron_f32_to_f16(0.0f));
-      const unsigned int v7045 = v7032 + 16u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7040, shm1, v7045, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7047;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7047, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7047, shm0, v7050, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7026, v7047, v7040);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7052;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7052, iron_f32_to_f16(0.0f));
-      const unsigned int v7057 = v7032 + 32u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7052, shm1, v7057, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7059;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7059, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7059, shm0, v7062, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7026, v7059, v7052);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7064;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7064, iron_f32_to_f16(0.0f));
-      const unsigned int v7069 = v7032 + 48u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7064, shm1, v7069, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7071;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7071, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7071, shm0, v7074, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7026, v7071, v7064);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7076;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7076, iron_f32_to_f16(0.0f));
-      const unsigned int v7081 = v7032 + 64u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7076, shm1, v7081, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7083;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7083, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7083, shm0, v7086, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7026, v7083, v7076);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7088;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7088, iron_f32_to_f16(0.0f));
-      const unsigned int v7093 = v7032 + 80u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7088, shm1, v7093, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7095;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7095, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7095, shm0, v7098, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7026, v7095, v7088);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7100;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7100, iron_f32_to_f16(0.0f));
-      const unsigned int v7105 = v7032 + 96u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7100, shm1, v7105, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7107;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7107, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7107, shm0, v7110, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7026, v7107, v7100);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7112;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7112, iron_f32_to_f16(0.0f));
-      const unsigned int v7117 = v7032 + 112u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7112, shm1, v7117, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7119;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7119, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7119, shm0, v7122, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7026, v7119, v7112);  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v7124 = v7020 + 64u;  // kernels/sdpa/flash_tile.hpp:164
-      const bool v7125 = v7124 <= v37;
-      const unsigned int v7133 = v7124 + v18;  // kernels/sdpa/flash_tile.hpp:165
-      const bool v7134 = v7133 <= v448;
-      const bool v7135 = v444 || v7134;
-      const bool v7136 = v7125 && v7135;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v7139 = v7020 + v7;  // kernels/sdpa/flash_tile.hpp:166
-      const unsigned int v7140 = v7139 + v18;
-      const bool v7142 = v437 <= v7140;
-      const bool v7143 = v7138 || v7142;
-      const bool v7144 = v7136 && v7143;  // kernels/sdpa/flash_tile.hpp:165
-      if (v7144) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v7147 = v7026.x[0];  // kernels/sdpa/flash_tile.hpp:168
-        const float v7148 = v7147 * v463;
-        v7026.x[0] = v7148;
-        const float v7151 = v7026.x[1];
-        const float v7152 = v7151 * v463;
-        v7026.x[1] = v7152;
-        const float v7155 = v7026.x[2];
-        const float v7156 = v7155 * v463;
-        v7026.x[2] = v7156;
-        const float v7159 = v7026.x[3];
-        const float v7160 = v7159 * v463;
-        v7026.x[3] = v7160;
-        const float v7163 = v7026.x[4];
-        const float v7164 = v7163 * v463;
-        v7026.x[4] = v7164;
-        const float v7167 = v7026.x[5];
-        const float v7168 = v7167 * v463;
-        v7026.x[5] = v7168;
-        const float v7171 = v7026.x[6];
-        const float v7172 = v7171 * v463;
-        v7026.x[6] = v7172;
-        const float v7175 = v7026.x[7];
-        const float v7176 = v7175 * v463;
-        v7026.x[7] = v7176;
-        const float v7179 = v7026.x[8];
-        const float v7180 = v7179 * v463;
-        v7026.x[8] = v7180;
-        const float v7183 = v7026.x[9];
-        const float v7184 = v7183 * v463;
-        v7026.x[9] = v7184;
-        const float v7187 = v7026.x[10];
-        const float v7188 = v7187 * v463;
-        v7026.x[10] = v7188;
-        const float v7191 = v7026.x[11];
-        const float v7192 = v7191 * v463;
-        v7026.x[11] = v7192;
-        const float v7195 = v7026.x[12];
-        const float v7196 = v7195 * v463;
-        v7026.x[12] = v7196;
-        const float v7199 = v7026.x[13];
-        const float v7200 = v7199 * v463;
-        v7026.x[13] = v7200;
-        const float v7203 = v7026.x[14];
-        const float v7204 = v7203 * v463;
-        v7026.x[14] = v7204;
-        const float v7207 = v7026.x[15];
-        const float v7208 = v7207 * v463;
-        v7026.x[15] = v7208;
-        const float v7211 = v7026.x[16];
-        const float v7212 = v7211 * v463;
-        v7026.x[16] = v7212;
-        const float v7215 = v7026.x[17];
-        const float v7216 = v7215 * v463;
-        v7026.x[17] = v7216;
-        const float v7219 = v7026.x[18];
-        const float v7220 = v7219 * v463;
-        v7026.x[18] = v7220;
-        const float v7223 = v7026.x[19];
-        const float v7224 = v7223 * v463;
-        v7026.x[19] = v7224;
-        const float v7227 = v7026.x[20];
-        const float v7228 = v7227 * v463;
-        v7026.x[20] = v7228;
-        const float v7231 = v7026.x[21];
-        const float v7232 = v7231 * v463;
-        v7026.x[21] = v7232;
-        const float v7235 = v7026.x[22];
-        const float v7236 = v7235 * v463;
-        v7026.x[22] = v7236;
-        const float v7239 = v7026.x[23];
-        const float v7240 = v7239 * v463;
-        v7026.x[23] = v7240;
-        const float v7243 = v7026.x[24];
-        const float v7244 = v7243 * v463;
-        v7026.x[24] = v7244;
-        const float v7247 = v7026.x[25];
-        const float v7248 = v7247 * v463;
-        v7026.x[25] = v7248;
-        const float v7251 = v7026.x[26];
-        const float v7252 = v7251 * v463;
-        v7026.x[26] = v7252;
-        const float v7255 = v7026.x[27];
-        const float v7256 = v7255 * v463;
-        v7026.x[27] = v7256;
-        const float v7259 = v7026.x[28];
-        const float v7260 = v7259 * v463;
-        v7026.x[28] = v7260;
-        const float v7263 = v7026.x[29];
-        const float v7264 = v7263 * v463;
-        v7026.x[29] = v7264;
-        const float v7267 = v7026.x[30];
-        const float v7268 = v7267 * v463;
-        v7026.x[30] = v7268;
-        const float v7271 = v7026.x[31];
-        const float v7272 = v7271 * v463;
-        v7026.x[31] = v7272;
-        const float v7275 = v7026.x[32];
-        const float v7276 = v7275 * v463;
-        v7026.x[32] = v7276;
-        const float v7279 = v7026.x[33];
-        const float v7280 = v7279 * v463;
-        v7026.x[33] = v7280;
-        const float v7283 = v7026.x[34];
-        const float v7284 = v7283 * v463;
-        v7026.x[34] = v7284;
-        const float v7287 = v7026.x[35];
-        const float v7288 = v7287 * v463;
-        v7026.x[35] = v7288;
-        const float v7291 = v7026.x[36];
-        const float v7292 = v7291 * v463;
-        v7026.x[36] = v7292;
-        const float v7295 = v7026.x[37];
-        const float v7296 = v7295 * v463;
-        v7026.x[37] = v7296;
-        const float v7299 = v7026.x[38];
-        const float v7300 = v7299 * v463;
-        v7026.x[38] = v7300;
-        const float v7303 = v7026.x[39];
-        const float v7304 = v7303 * v463;
-        v7026.x[39] = v7304;
-        const float v7307 = v7026.x[40];
-        const float v7308 = v7307 * v463;
-        v7026.x[40] = v7308;
-        const float v7311 = v7026.x[41];
-        const float v7312 = v7311 * v463;
-        v7026.x[41] = v7312;
-        const float v7315 = v7026.x[42];
-        const float v7316 = v7315 * v463;
-        v7026.x[42] = v7316;
-        const float v7319 = v7026.x[43];
-        const float v7320 = v7319 * v463;
-        v7026.x[43] = v7320;
-        const float v7323 = v7026.x[44];
-        const float v7324 = v7323 * v463;
-        v7026.x[44] = v7324;
-        const float v7327 = v7026.x[45];
-        const float v7328 = v7327 * v463;
-        v7026.x[45] = v7328;
-        const float v7331 = v7026.x[46];
-        const float v7332 = v7331 * v463;
-        v7026.x[46] = v7332;
-        const float v7335 = v7026.x[47];
-        const float v7336 = v7335 * v463;
-        v7026.x[47] = v7336;
-        const float v7339 = v7026.x[48];
-        const float v7340 = v7339 * v463;
-        v7026.x[48] = v7340;
-        const float v7343 = v7026.x[49];
-        const float v7344 = v7343 * v463;
-        v7026.x[49] = v7344;
-        const float v7347 = v7026.x[50];
-        const float v7348 = v7347 * v463;
-        v7026.x[50] = v7348;
-        const float v7351 = v7026.x[51];
-        const float v7352 = v7351 * v463;
-        v7026.x[51] = v7352;
-        const float v7355 = v7026.x[52];
-        const float v7356 = v7355 * v463;
-        v7026.x[52] = v7356;
-        const float v7359 = v7026.x[53];
-        const float v7360 = v7359 * v463;
-        v7026.x[53] = v7360;
-        const float v7363 = v7026.x[54];
-        const float v7364 = v7363 * v463;
-        v7026.x[54] = v7364;
-        const float v7367 = v7026.x[55];
-        const float v7368 = v7367 * v463;
-        v7026.x[55] = v7368;
-        const float v7371 = v7026.x[56];
-        const float v7372 = v7371 * v463;
-        v7026.x[56] = v7372;
-        const float v7375 = v7026.x[57];
-        const float v7376 = v7375 * v463;
-        v7026.x[57] = v7376;
-        const float v7379 = v7026.x[58];
-        const float v7380 = v7379 * v463;
-        v7026.x[58] = v7380;
-        const float v7383 = v7026.x[59];
-        const float v7384 = v7383 * v463;
-        v7026.x[59] = v7384;
-        const float v7387 = v7026.x[60];
-        const float v7388 = v7387 * v463;
-        v7026.x[60] = v7388;
-        const float v7391 = v7026.x[61];
-        const float v7392 = v7391 * v463;
-        v7026.x[61] = v7392;
-        const float v7395 = v7026.x[62];
-        const float v7396 = v7395 * v463;
-        v7026.x[62] = v7396;
-        const float v7399 = v7026.x[63];
-        const float v7400 = v7399 * v463;
-        v7026.x[63] = v7400;
-      } else {
-        const unsigned int v7401 = static_cast<unsigned int>(v7026.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7402 = static_cast<unsigned int>(v7026.row(0, iron_linear_thread() & 31u));
-        const float v7403 = v7026.x[0];
-        const unsigned int v7404 = v43 + v7402;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7405 = v7020 + v7401;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7406 = v7405 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7409 = v7404 + v37;
-        const unsigned int v7410 = v7405 + v18;
-        const bool v7411 = v7410 <= v7409;
-        const bool v7412 = v444 || v7411;
-        const bool v7413 = v7406 && v7412;
-        const unsigned int v7416 = v7405 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7417 = v7416 + v18;
-        const bool v7419 = v7409 < v7417;
-        const bool v7420 = v7138 || v7419;
-        const bool v7421 = v7413 && v7420;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7423 = v7403 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7424 = v7421 ? v7423 : __uint_as_float(0xff800000u);
-        v7026.x[0] = v7424;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7425 = static_cast<unsigned int>(v7026.col(1, iron_linear_thread() & 31u));
-        const unsigned int v7426 = static_cast<unsigned int>(v7026.row(1, iron_linear_thread() & 31u));
-        const float v7427 = v7026.x[1];
-        const unsigned int v7428 = v43 + v7426;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7429 = v7020 + v7425;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7430 = v7429 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7433 = v7428 + v37;
-        const unsigned int v7434 = v7429 + v18;
-        const bool v7435 = v7434 <= v7433;
-        const bool v7436 = v444 || v7435;
-        const bool v7437 = v7430 && v7436;
-        const unsigned int v7440 = v7429 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7441 = v7440 + v18;
-        const bool v7443 = v7433 < v7441;
-        const bool v7444 = v7138 || v7443;
-        const bool v7445 = v7437 && v7444;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7447 = v7427 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7448 = v7445 ? v7447 : __uint_as_float(0xff800000u);
-        v7026.x[1] = v7448;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7449 = static_cast<unsigned int>(v7026.col(2, iron_linear_thread() & 31u));
-        const unsigned int v7450 = static_cast<unsigned int>(v7026.row(2, iron_linear_thread() & 31u));
-        const float v7451 = v7026.x[2];
-        const unsigned int v7452 = v43 + v7450;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7453 = v7020 + v7449;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7454 = v7453 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7457 = v7452 + v37;
-        const unsigned int v7458 = v7453 + v18;
-        const bool v7459 = v7458 <= v7457;
-        const bool v7460 = v444 || v7459;
-        const bool v7461 = v7454 && v7460;
-        const unsigned int v7464 = v7453 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7465 = v7464 + v18;
-        const bool v7467 = v7457 < v7465;
-        const bool v7468 = v7138 || v7467;
-        const bool v7469 = v7461 && v7468;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7471 = v7451 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7472 = v7469 ? v7471 : __uint_as_float(0xff800000u);
-        v7026.x[2] = v7472;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7473 = static_cast<unsigned int>(v7026.col(3, iron_linear_thread() & 31u));
-        const unsigned int v7474 = static_cast<unsigned int>(v7026.row(3, iron_linear_thread() & 31u));
-        const float v7475 = v7026.x[3];
-        const unsigned int v7476 = v43 + v7474;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7477 = v7020 + v7473;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7478 = v7477 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7481 = v7476 + v37;
-        const unsigned int v7482 = v7477 + v18;
-        const bool v7483 = v7482 <= v7481;
-        const bool v7484 = v444 || v7483;
-        const bool v7485 = v7478 && v7484;
-        const unsigned int v7488 = v7477 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7489 = v7488 + v18;
-        const bool v7491 = v7481 < v7489;
-        const bool v7492 = v7138 || v7491;
-        const bool v7493 = v7485 && v7492;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7495 = v7475 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7496 = v7493 ? v7495 : __uint_as_float(0xff800000u);
-        v7026.x[3] = v7496;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7497 = static_cast<unsigned int>(v7026.col(4, iron_linear_thread() & 31u));
-        const unsigned int v7498 = static_cast<unsigned int>(v7026.row(4, iron_linear_thread() & 31u));
-        const float v7499 = v7026.x[4];
-        const unsigned int v7500 = v43 + v7498;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7501 = v7020 + v7497;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7502 = v7501 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7505 = v7500 + v37;
-        const unsigned int v7506 = v7501 + v18;
-        const bool v7507 = v7506 <= v7505;
-        const bool v7508 = v444 || v7507;
-        const bool v7509 = v7502 && v7508;
-        const unsigned int v7512 = v7501 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7513 = v7512 + v18;
-        const bool v7515 = v7505 < v7513;
-        const bool v7516 = v7138 || v7515;
-        const bool v7517 = v7509 && v7516;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7519 = v7499 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7520 = v7517 ? v7519 : __uint_as_float(0xff800000u);
-        v7026.x[4] = v7520;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7521 = static_cast<unsigned int>(v7026.col(5, iron_linear_thread() & 31u));
-        const unsigned int v7522 = static_cast<unsigned int>(v7026.row(5, iron_linear_thread() & 31u));
-        const float v7523 = v7026.x[5];
-        const unsigned int v7524 = v43 + v7522;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7525 = v7020 + v7521;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7526 = v7525 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7529 = v7524 + v37;
-        const unsigned int v7530 = v7525 + v18;
-        const bool v7531 = v7530 <= v7529;
-        const bool v7532 = v444 || v7531;
-        const bool v7533 = v7526 && v7532;
-        const unsigned int v7536 = v7525 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7537 = v7536 + v18;
-        const bool v7539 = v7529 < v7537;
-        const bool v7540 = v7138 || v7539;
-        const bool v7541 = v7533 && v7540;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7543 = v7523 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7544 = v7541 ? v7543 : __uint_as_float(0xff800000u);
-        v7026.x[5] = v7544;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7545 = static_cast<unsigned int>(v7026.col(6, iron_linear_thread() & 31u));
-        const unsigned int v7546 = static_cast<unsigned int>(v7026.row(6, iron_linear_thread() & 31u));
-        const float v7547 = v7026.x[6];
-        const unsigned int v7548 = v43 + v7546;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7549 = v7020 + v7545;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7550 = v7549 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7553 = v7548 + v37;
-        const unsigned int v7554 = v7549 + v18;
-        const bool v7555 = v7554 <= v7553;
-        const bool v7556 = v444 || v7555;
-        const bool v7557 = v7550 && v7556;
-        const unsigned int v7560 = v7549 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7561 = v7560 + v18;
-        const bool v7563 = v7553 < v7561;
-        const bool v7564 = v7138 || v7563;
-        const bool v7565 = v7557 && v7564;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7567 = v7547 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7568 = v7565 ? v7567 : __uint_as_float(0xff800000u);
-        v7026.x[6] = v7568;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7569 = static_cast<unsigned int>(v7026.col(7, iron_linear_thread() & 31u));
-        const unsigned int v7570 = static_cast<unsigned int>(v7026.row(7, iron_linear_thread() & 31u));
-        const float v7571 = v7026.x[7];
-        const unsigned int v7572 = v43 + v7570;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7573 = v7020 + v7569;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7574 = v7573 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7577 = v7572 + v37;
-        const unsigned int v7578 = v7573 + v18;
-        const bool v7579 = v7578 <= v7577;
-        const bool v7580 = v444 || v7579;
-        const bool v7581 = v7574 && v7580;
-        const unsigned int v7584 = v7573 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7585 = v7584 + v18;
-        const bool v7587 = v7577 < v7585;
-        const bool v7588 = v7138 || v7587;
-        const bool v7589 = v7581 && v7588;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7591 = v7571 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7592 = v7589 ? v7591 : __uint_as_float(0xff800000u);
-        v7026.x[7] = v7592;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7593 = static_cast<unsigned int>(v7026.col(8, iron_linear_thread() & 31u));
-        const unsigned int v7594 = static_cast<unsigned int>(v7026.row(8, iron_linear_thread() & 31u));
-        const float v7595 = v7026.x[8];
-        const unsigned int v7596 = v43 + v7594;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7597 = v7020 + v7593;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7598 = v7597 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7601 = v7596 + v37;
-        const unsigned int v7602 = v7597 + v18;
-        const bool v7603 = v7602 <= v7601;
-        const bool v7604 = v444 || v7603;
-        const bool v7605 = v7598 && v7604;
-        const unsigned int v7608 = v7597 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7609 = v7608 + v18;
-        const bool v7611 = v7601 < v7609;
-        const bool v7612 = v7138 || v7611;
-        const bool v7613 = v7605 && v7612;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7615 = v7595 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7616 = v7613 ? v7615 : __uint_as_float(0xff800000u);
-        v7026.x[8] = v7616;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7617 = static_cast<unsigned int>(v7026.col(9, iron_linear_thread() & 31u));
-        const unsigned int v7618 = static_cast<unsigned int>(v7026.row(9, iron_linear_thread() & 31u));
-        const float v7619 = v7026.x[9];
-        const unsigned int v7620 = v43 + v7618;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7621 = v7020 + v7617;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7622 = v7621 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7625 = v7620 + v37;
-        const unsigned int v7626 = v7621 + v18;
-        const bool v7627 = v7626 <= v7625;
-        const bool v7628 = v444 || v7627;
-        const bool v7629 = v7622 && v7628;
-        const unsigned int v7632 = v7621 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7633 = v7632 + v18;
-        const bool v7635 = v7625 < v7633;
-        const bool v7636 = v7138 || v7635;
-        const bool v7637 = v7629 && v7636;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7639 = v7619 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7640 = v7637 ? v7639 : __uint_as_float(0xff800000u);
-        v7026.x[9] = v7640;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7641 = static_cast<unsigned int>(v7026.col(10, iron_linear_thread() & 31u));
-        const unsigned int v7642 = static_cast<unsigned int>(v7026.row(10, iron_linear_thread() & 31u));
-        const float v7643 = v7026.x[10];
-        const unsigned int v7644 = v43 + v7642;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7645 = v7020 + v7641;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7646 = v7645 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7649 = v7644 + v37;
-        const unsigned int v7650 = v7645 + v18;
-        const bool v7651 = v7650 <= v7649;
-        const bool v7652 = v444 || v7651;
-        const bool v7653 = v7646 && v7652;
-        const unsigned int v7656 = v7645 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7657 = v7656 + v18;
-        const bool v7659 = v7649 < v7657;
-        const bool v7660 = v7138 || v7659;
-        const bool v7661 = v7653 && v7660;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7663 = v7643 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7664 = v7661 ? v7663 : __uint_as_float(0xff800000u);
-        v7026.x[10] = v7664;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7665 = static_cast<unsigned int>(v7026.col(11, iron_linear_thread() & 31u));
-        const unsigned int v7666 = static_cast<unsigned int>(v7026.row(11, iron_linear_thread() & 31u));
-        const float v7667 = v7026.x[11];
-        const unsigned int v7668 = v43 + v7666;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7669 = v7020 + v7665;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7670 = v7669 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7673 = v7668 + v37;
-        const unsigned int v7674 = v7669 + v18;
-        const bool v7675 = v7674 <= v7673;
-        const bool v7676 = v444 || v7675;
-        const bool v7677 = v7670 && v7676;
-        const unsigned int v7680 = v7669 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7681 = v7680 + v18;
-        const bool v7683 = v7673 < v7681;
-        const bool v7684 = v7138 || v7683;
-        const bool v7685 = v7677 && v7684;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7687 = v7667 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7688 = v7685 ? v7687 : __uint_as_float(0xff800000u);
-        v7026.x[11] = v7688;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7689 = static_cast<unsigned int>(v7026.col(12, iron_linear_thread() & 31u));
-        const unsigned int v7690 = static_cast<unsigned int>(v7026.row(12, iron_linear_thread() & 31u));
-        const float v7691 = v7026.x[12];
-        const unsigned int v7692 = v43 + v7690;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7693 = v7020 + v7689;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7694 = v7693 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7697 = v7692 + v37;
-        const unsigned int v7698 = v7693 + v18;
-        const bool v7699 = v7698 <= v7697;
-        const bool v7700 = v444 || v7699;
-        const bool v7701 = v7694 && v7700;
-        const unsigned int v7704 = v7693 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7705 = v7704 + v18;
-        const bool v7707 = v7697 < v7705;
-        const bool v7708 = v7138 || v7707;
-        const bool v7709 = v7701 && v7708;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7711 = v7691 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7712 = v7709 ? v7711 : __uint_as_float(0xff800000u);
-        v7026.x[12] = v7712;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7713 = static_cast<unsigned int>(v7026.col(13, iron_linear_thread() & 31u));
-        const unsigned int v7714 = static_cast<unsigned int>(v7026.row(13, iron_linear_thread() & 31u));
-        const float v7715 = v7026.x[13];
-        const unsigned int v7716 = v43 + v7714;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7717 = v7020 + v7713;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7718 = v7717 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7721 = v7716 + v37;
-        const unsigned int v7722 = v7717 + v18;
-        const bool v7723 = v7722 <= v7721;
-        const bool v7724 = v444 || v7723;
-        const bool v7725 = v7718 && v7724;
-        const unsigned int v7728 = v7717 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7729 = v7728 + v18;
-        const bool v7731 = v7721 < v7729;
-        const bool v7732 = v7138 || v7731;
-        const bool v7733 = v7725 && v7732;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7735 = v7715 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7736 = v7733 ? v7735 : __uint_as_float(0xff800000u);
-        v7026.x[13] = v7736;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7737 = static_cast<unsigned int>(v7026.col(14, iron_linear_thread() & 31u));
-        const unsigned int v7738 = static_cast<unsigned int>(v7026.row(14, iron_linear_thread() & 31u));
-        const float v7739 = v7026.x[14];
-        const unsigned int v7740 = v43 + v7738;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7741 = v7020 + v7737;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7742 = v7741 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7745 = v7740 + v37;
-        const unsigned int v7746 = v7741 + v18;
-        const bool v7747 = v7746 <= v7745;
-        const bool v7748 = v444 || v7747;
-        const bool v7749 = v7742 && v7748;
-        const unsigned int v7752 = v7741 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7753 = v7752 + v18;
-        const bool v7755 = v7745 < v7753;
-        const bool v7756 = v7138 || v7755;
-        const bool v7757 = v7749 && v7756;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7759 = v7739 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7760 = v7757 ? v7759 : __uint_as_float(0xff800000u);
-        v7026.x[14] = v7760;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7761 = static_cast<unsigned int>(v7026.col(15, iron_linear_thread() & 31u));
-        const unsigned int v7762 = static_cast<unsigned int>(v7026.row(15, iron_linear_thread() & 31u));
-        const float v7763 = v7026.x[15];
-        const unsigned int v7764 = v43 + v7762;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7765 = v7020 + v7761;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7766 = v7765 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7769 = v7764 + v37;
-        const unsigned int v7770 = v7765 + v18;
-        const bool v7771 = v7770 <= v7769;
-        const bool v7772 = v444 || v7771;
-        const bool v7773 = v7766 && v7772;
-        const unsigned int v7776 = v7765 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7777 = v7776 + v18;
-        const bool v7779 = v7769 < v7777;
-        const bool v7780 = v7138 || v7779;
-        const bool v7781 = v7773 && v7780;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7783 = v7763 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7784 = v7781 ? v7783 : __uint_as_float(0xff800000u);
-        v7026.x[15] = v7784;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7785 = static_cast<unsigned int>(v7026.col(16, iron_linear_thread() & 31u));
-        const unsigned int v7786 = static_cast<unsigned int>(v7026.row(16, iron_linear_thread() & 31u));
-        const float v7787 = v7026.x[16];
-        const unsigned int v7788 = v43 + v7786;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7789 = v7020 + v7785;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7790 = v7789 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7793 = v7788 + v37;
-        const unsigned int v7794 = v7789 + v18;
-        const bool v7795 = v7794 <= v7793;
-        const bool v7796 = v444 || v7795;
-        const bool v7797 = v7790 && v7796;
-        const unsigned int v7800 = v7789 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7801 = v7800 + v18;
-        const bool v7803 = v7793 < v7801;
-        const bool v7804 = v7138 || v7803;
-        const bool v7805 = v7797 && v7804;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7807 = v7787 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7808 = v7805 ? v7807 : __uint_as_float(0xff800000u);
-        v7026.x[16] = v7808;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7809 = static_cast<unsigned int>(v7026.col(17, iron_linear_thread() & 31u));
-        const unsigned int v7810 = static_cast<unsigned int>(v7026.row(17, iron_linear_thread() & 31u));
-        const float v7811 = v7026.x[17];
-        const unsigned int v7812 = v43 + v7810;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7813 = v7020 + v7809;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7814 = v7813 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7817 = v7812 + v37;
-        const unsigned int v7818 = v7813 + v18;
-        const bool v7819 = v7818 <= v7817;
-        const bool v7820 = v444 || v7819;
-        const bool v7821 = v7814 && v7820;
-        const unsigned int v7824 = v7813 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7825 = v7824 + v18;
-        const bool v7827 = v7817 < v7825;
-        const bool v7828 = v7138 || v7827;
-        const bool v7829 = v7821 && v7828;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7831 = v7811 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7832 = v7829 ? v7831 : __uint_as_float(0xff800000u);
-        v7026.x[17] = v7832;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7833 = static_cast<unsigned int>(v7026.col(18, iron_linear_thread() & 31u));
-        const unsigned int v7834 = static_cast<unsigned int>(v7026.row(18, iron_linear_thread() & 31u));
-        const float v7835 = v7026.x[18];
-        const unsigned int v7836 = v43 + v7834;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7837 = v7020 + v7833;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7838 = v7837 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7841 = v7836 + v37;
-        const unsigned int v7842 = v7837 + v18;
-        const bool v7843 = v7842 <= v7841;
-        const bool v7844 = v444 || v7843;
-        const bool v7845 = v7838 && v7844;
-        const unsigned int v7848 = v7837 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7849 = v7848 + v18;
-        const bool v7851 = v7841 < v7849;
-        const bool v7852 = v7138 || v7851;
-        const bool v7853 = v7845 && v7852;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7855 = v7835 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7856 = v7853 ? v7855 : __uint_as_float(0xff800000u);
-        v7026.x[18] = v7856;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7857 = static_cast<unsigned int>(v7026.col(19, iron_linear_thread() & 31u));
-        const unsigned int v7858 = static_cast<unsigned int>(v7026.row(19, iron_linear_thread() & 31u));
-        const float v7859 = v7026.x[19];
-        const unsigned int v7860 = v43 + v7858;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7861 = v7020 + v7857;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7862 = v7861 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7865 = v7860 + v37;
-        const unsigned int v7866 = v7861 + v18;
-        const bool v7867 = v7866 <= v7865;
-        const bool v7868 = v444 || v7867;
-        const bool v7869 = v7862 && v7868;
-        const unsigned int v7872 = v7861 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7873 = v7872 + v18;
-        const bool v7875 = v7865 < v7873;
-        const bool v7876 = v7138 || v7875;
-        const bool v7877 = v7869 && v7876;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7879 = v7859 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7880 = v7877 ? v7879 : __uint_as_float(0xff800000u);
-        v7026.x[19] = v7880;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7881 = static_cast<unsigned int>(v7026.col(20, iron_linear_thread() & 31u));
-        const unsigned int v7882 = static_cast<unsigned int>(v7026.row(20, iron_linear_thread() & 31u));
-        const float v7883 = v7026.x[20];
-        const unsigned int v7884 = v43 + v7882;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7885 = v7020 + v7881;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7886 = v7885 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7889 = v7884 + v37;
-        const unsigned int v7890 = v7885 + v18;
-        const bool v7891 = v7890 <= v7889;
-        const bool v7892 = v444 || v7891;
-        const bool v7893 = v7886 && v7892;
-        const unsigned int v7896 = v7885 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7897 = v7896 + v18;
-        const bool v7899 = v7889 < v7897;
-        const bool v7900 = v7138 || v7899;
-        const bool v7901 = v7893 && v7900;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7903 = v7883 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7904 = v7901 ? v7903 : __uint_as_float(0xff800000u);
-        v7026.x[20] = v7904;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7905 = static_cast<unsigned int>(v7026.col(21, iron_linear_thread() & 31u));
-        const unsigned int v7906 = static_cast<unsigned int>(v7026.row(21, iron_linear_thread() & 31u));
-        const float v7907 = v7026.x[21];
-        const unsigned int v7908 = v43 + v7906;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7909 = v7020 + v7905;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7910 = v7909 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7913 = v7908 + v37;
-        const unsigned int v7914 = v7909 + v18;
-        const bool v7915 = v7914 <= v7913;
-        const bool v7916 = v444 || v7915;
-        const bool v7917 = v7910 && v7916;
-        const unsigned int v7920 = v7909 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7921 = v7920 + v18;
-        const bool v7923 = v7913 < v7921;
-        const bool v7924 = v7138 || v7923;
-        const bool v7925 = v7917 && v7924;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7927 = v7907 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7928 = v7925 ? v7927 : __uint_as_float(0xff800000u);
-        v7026.x[21] = v7928;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7929 = static_cast<unsigned int>(v7026.col(22, iron_linear_thread() & 31u));
-        const unsigned int v7930 = static_cast<unsigned int>(v7026.row(22, iron_linear_thread() & 31u));
-        const float v7931 = v7026.x[22];
-        const unsigned int v7932 = v43 + v7930;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7933 = v7020 + v7929;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7934 = v7933 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7937 = v7932 + v37;
-        const unsigned int v7938 = v7933 + v18;
-        const bool v7939 = v7938 <= v7937;
-        const bool v7940 = v444 || v7939;
-        const bool v7941 = v7934 && v7940;
-        const unsigned int v7944 = v7933 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7945 = v7944 + v18;
-        const bool v7947 = v7937 < v7945;
-        const bool v7948 = v7138 || v7947;
-        const bool v7949 = v7941 && v7948;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7951 = v7931 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7952 = v7949 ? v7951 : __uint_as_float(0xff800000u);
-        v7026.x[22] = v7952;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7953 = static_cast<unsigned int>(v7026.col(23, iron_linear_thread() & 31u));
-        const unsigned int v7954 = static_cast<unsigned int>(v7026.row(23, iron_linear_thread() & 31u));
-        const float v7955 = v7026.x[23];
-        const unsigned int v7956 = v43 + v7954;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7957 = v7020 + v7953;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7958 = v7957 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7961 = v7956 + v37;
-        const unsigned int v7962 = v7957 + v18;
-        const bool v7963 = v7962 <= v7961;
-        const bool v7964 = v444 || v7963;
-        const bool v7965 = v7958 && v7964;
-        const unsigned int v7968 = v7957 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7969 = v7968 + v18;
-        const bool v7971 = v7961 < v7969;
-        const bool v7972 = v7138 || v7971;
-        const bool v7973 = v7965 && v7972;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7975 = v7955 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7976 = v7973 ? v7975 : __uint_as_float(0xff800000u);
-        v7026.x[23] = v7976;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7977 = static_cast<unsigned int>(v7026.col(24, iron_linear_thread() & 31u));
-        const unsigned int v7978 = static_cast<unsigned int>(v7026.row(24, iron_linear_thread() & 31u));
-        const float v7979 = v7026.x[24];
-        const unsigned int v7980 = v43 + v7978;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7981 = v7020 + v7977;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7982 = v7981 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7985 = v7980 + v37;
-        const unsigned int v7986 = v7981 + v18;
-        const bool v7987 = v7986 <= v7985;
-        const bool v7988 = v444 || v7987;
-        const bool v7989 = v7982 && v7988;
-        const unsigned int v7992 = v7981 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7993 = v7992 + v18;
-        const bool v7995 = v7985 < v7993;
-        const bool v7996 = v7138 || v7995;
-        const bool v7997 = v7989 && v7996;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7999 = v7979 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8000 = v7997 ? v7999 : __uint_as_float(0xff800000u);
-        v7026.x[24] = v8000;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8001 = static_cast<unsigned int>(v7026.col(25, iron_linear_thread() & 31u));
-        const unsigned int v8002 = static_cast<unsigned int>(v7026.row(25, iron_linear_thread() & 31u));
-        const float v8003 = v7026.x[25];
-        const unsigned int v8004 = v43 + v8002;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8005 = v7020 + v8001;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8006 = v8005 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8009 = v8004 + v37;
-        const unsigned int v8010 = v8005 + v18;
-        const bool v8011 = v8010 <= v8009;
-        const bool v8012 = v444 || v8011;
-        const bool v8013 = v8006 && v8012;
-        const unsigned int v8016 = v8005 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8017 = v8016 + v18;
-        const bool v8019 = v8009 < v8017;
-        const bool v8020 = v7138 || v8019;
-        const bool v8021 = v8013 && v8020;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8023 = v8003 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8024 = v8021 ? v8023 : __uint_as_float(0xff800000u);
-        v7026.x[25] = v8024;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8025 = static_cast<unsigned int>(v7026.col(26, iron_linear_thread() & 31u));
-        const unsigned int v8026 = static_cast<unsigned int>(v7026.row(26, iron_linear_thread() & 31u));
-        const float v8027 = v7026.x[26];
-        const unsigned int v8028 = v43 + v8026;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8029 = v7020 + v8025;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8030 = v8029 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8033 = v8028 + v37;
-        const unsigned int v8034 = v8029 + v18;
-        const bool v8035 = v8034 <= v8033;
-        const bool v8036 = v444 || v8035;
-        const bool v8037 = v8030 && v8036;
-        const unsigned int v8040 = v8029 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8041 = v8040 + v18;
-        const bool v8043 = v8033 < v8041;
-        const bool v8044 = v7138 || v8043;
-        const bool v8045 = v8037 && v8044;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8047 = v8027 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8048 = v8045 ? v8047 : __uint_as_float(0xff800000u);
-        v7026.x[26] = v8048;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8049 = static_cast<unsigned int>(v7026.col(27, iron_linear_thread() & 31u));
-        const unsigned int v8050 = static_cast<unsigned int>(v7026.row(27, iron_linear_thread() & 31u));
-        const float v8051 = v7026.x[27];
-        const unsigned int v8052 = v43 + v8050;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8053 = v7020 + v8049;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8054 = v8053 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8057 = v8052 + v37;
-        const unsigned int v8058 = v8053 + v18;
-        const bool v8059 = v8058 <= v8057;
-        const bool v8060 = v444 || v8059;
-        const bool v8061 = v8054 && v8060;
-        const unsigned int v8064 = v8053 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8065 = v8064 + v18;
-        const bool v8067 = v8057 < v8065;
-        const bool v8068 = v7138 || v8067;
-        const bool v8069 = v8061 && v8068;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8071 = v8051 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8072 = v8069 ? v8071 : __uint_as_float(0xff800000u);
-        v7026.x[27] = v8072;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8073 = static_cast<unsigned int>(v7026.col(28, iron_linear_thread() & 31u));
-        const unsigned int v8074 = static_cast<unsigned int>(v7026.row(28, iron_linear_thread() & 31u));
-        const float v8075 = v7026.x[28];
-        const unsigned int v8076 = v43 + v8074;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8077 = v7020 + v8073;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8078 = v8077 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8081 = v8076 + v37;
-        const unsigned int v8082 = v8077 + v18;
-        const bool v8083 = v8082 <= v8081;
-        const bool v8084 = v444 || v8083;
-        const bool v8085 = v8078 && v8084;
-        const unsigned int v8088 = v8077 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8089 = v8088 + v18;
-        const bool v8091 = v8081 < v8089;
-        const bool v8092 = v7138 || v8091;
-        const bool v8093 = v8085 && v8092;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8095 = v8075 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8096 = v8093 ? v8095 : __uint_as_float(0xff800000u);
-        v7026.x[28] = v8096;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8097 = static_cast<unsigned int>(v7026.col(29, iron_linear_thread() & 31u));
-        const unsigned int v8098 = static_cast<unsigned int>(v7026.row(29, iron_linear_thread() & 31u));
-        const float v8099 = v7026.x[29];
-        const unsigned int v8100 = v43 + v8098;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8101 = v7020 + v8097;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8102 = v8101 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8105 = v8100 + v37;
-        const unsigned int v8106 = v8101 + v18;
-        const bool v8107 = v8106 <= v8105;
-        const bool v8108 = v444 || v8107;
-        const bool v8109 = v8102 && v8108;
-        const unsigned int v8112 = v8101 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8113 = v8112 + v18;
-        const bool v8115 = v8105 < v8113;
-        const bool v8116 = v7138 || v8115;
-        const bool v8117 = v8109 && v8116;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8119 = v8099 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8120 = v8117 ? v8119 : __uint_as_float(0xff800000u);
-        v7026.x[29] = v8120;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8121 = static_cast<unsigned int>(v7026.col(30, iron_linear_thread() & 31u));
-        const unsigned int v8122 = static_cast<unsigned int>(v7026.row(30, iron_linear_thread() & 31u));
-        const float v8123 = v7026.x[30];
-        const unsigned int v8124 = v43 + v8122;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8125 = v7020 + v8121;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8126 = v8125 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8129 = v8124 + v37;
-        const unsigned int v8130 = v8125 + v18;
-        const bool v8131 = v8130 <= v8129;
-        const bool v8132 = v444 || v8131;
-        const bool v8133 = v8126 && v8132;
-        const unsigned int v8136 = v8125 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8137 = v8136 + v18;
-        const bool v8139 = v8129 < v8137;
-        const bool v8140 = v7138 || v8139;
-        const bool v8141 = v8133 && v8140;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8143 = v8123 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8144 = v8141 ? v8143 : __uint_as_float(0xff800000u);
-        v7026.x[30] = v8144;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8145 = static_cast<unsigned int>(v7026.col(31, iron_linear_thread() & 31u));
-        const unsigned int v8146 = static_cast<unsigned int>(v7026.row(31, iron_linear_thread() & 31u));
-        const float v8147 = v7026.x[31];
-        const unsigned int v8148 = v43 + v8146;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8149 = v7020 + v8145;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8150 = v8149 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8153 = v8148 + v37;
-        const unsigned int v8154 = v8149 + v18;
-        const bool v8155 = v8154 <= v8153;
-        const bool v8156 = v444 || v8155;
-        const bool v8157 = v8150 && v8156;
-        const unsigned int v8160 = v8149 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8161 = v8160 + v18;
-        const bool v8163 = v8153 < v8161;
-        const bool v8164 = v7138 || v8163;
-        const bool v8165 = v8157 && v8164;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8167 = v8147 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8168 = v8165 ? v8167 : __uint_as_float(0xff800000u);
-        v7026.x[31] = v8168;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8169 = static_cast<unsigned int>(v7026.col(32, iron_linear_thread() & 31u));
-        const unsigned int v8170 = static_cast<unsigned int>(v7026.row(32, iron_linear_thread() & 31u));
-        const float v8171 = v7026.x[32];
-        const unsigned int v8172 = v43 + v8170;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8173 = v7020 + v8169;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8174 = v8173 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8177 = v8172 + v37;
-        const unsigned int v8178 = v8173 + v18;
-        const bool v8179 = v8178 <= v8177;
-        const bool v8180 = v444 || v8179;
-        const bool v8181 = v8174 && v8180;
-        const unsigned int v8184 = v8173 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8185 = v8184 + v18;
-        const bool v8187 = v8177 < v8185;
-        const bool v8188 = v7138 || v8187;
-        const bool v8189 = v8181 && v8188;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8191 = v8171 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8192 = v8189 ? v8191 : __uint_as_float(0xff800000u);
-        v7026.x[32] = v8192;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8193 = static_cast<unsigned int>(v7026.col(33, iron_linear_thread() & 31u));
-        const unsigned int v8194 = static_cast<unsigned int>(v7026.row(33, iron_linear_thread() & 31u));
-        const float v8195 = v7026.x[33];
-        const unsigned int v8196 = v43 + v8194;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8197 = v7020 + v8193;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8198 = v8197 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8201 = v8196 + v37;
-        const unsigned int v8202 = v8197 + v18;
-        const bool v8203 = v8202 <= v8201;
-        const bool v8204 = v444 || v8203;
-        const bool v8205 = v8198 && v8204;
-        const unsigned int v8208 = v8197 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8209 = v8208 + v18;
-        const bool v8211 = v8201 < v8209;
-        const bool v8212 = v7138 || v8211;
-        const bool v8213 = v8205 && v8212;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8215 = v8195 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8216 = v8213 ? v8215 : __uint_as_float(0xff800000u);
-        v7026.x[33] = v8216;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8217 = static_cast<unsigned int>(v7026.col(34, iron_linear_thread() & 31u));
-        const unsigned int v8218 = static_cast<unsigned int>(v7026.row(34, iron_linear_thread() & 31u));
-        const float v8219 = v7026.x[34];
-        const unsigned int v8220 = v43 + v8218;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8221 = v7020 + v8217;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8222 = v8221 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8225 = v8220 + v37;
-        const unsigned int v8226 = v8221 + v18;
-        const bool v8227 = v8226 <= v8225;
-        const bool v8228 = v444 || v8227;
-        const bool v8229 = v8222 && v8228;
-        const unsigned int v8232 = v8221 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8233 = v8232 + v18;
-        const bool v8235 = v8225 < v8233;
-        const bool v8236 = v7138 || v8235;
-        const bool v8237 = v8229 && v8236;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8239 = v8219 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8240 = v8237 ? v8239 : __uint_as_float(0xff800000u);
-        v7026.x[34] = v8240;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8241 = static_cast<unsigned int>(v7026.col(35, iron_linear_thread() & 31u));
-        const unsigned int v8242 = static_cast<unsigned int>(v7026.row(35, iron_linear_thread() & 31u));
-        const float v8243 = v7026.x[35];
-        const unsigned int v8244 = v43 + v8242;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8245 = v7020 + v8241;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8246 = v8245 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8249 = v8244 + v37;
-        const unsigned int v8250 = v8245 + v18;
-        const bool v8251 = v8250 <= v8249;
-        const bool v8252 = v444 || v8251;
-        const bool v8253 = v8246 && v8252;
-        const unsigned int v8256 = v8245 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8257 = v8256 + v18;
-        const bool v8259 = v8249 < v8257;
-        const bool v8260 = v7138 || v8259;
-        const bool v8261 = v8253 && v8260;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8263 = v8243 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8264 = v8261 ? v8263 : __uint_as_float(0xff800000u);
-        v7026.x[35] = v8264;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8265 = static_cast<unsigned int>(v7026.col(36, iron_linear_thread() & 31u));
-        const unsigned int v8266 = static_cast<unsigned int>(v7026.row(36, iron_linear_thread() & 31u));
-        const float v8267 = v7026.x[36];
-        const unsigned int v8268 = v43 + v8266;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8269 = v7020 + v8265;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8270 = v8269 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8273 = v8268 + v37;
-        const unsigned int v8274 = v8269 + v18;
-        const bool v8275 = v8274 <= v8273;
-        const bool v8276 = v444 || v8275;
-        const bool v8277 = v8270 && v8276;
-        const unsigned int v8280 = v8269 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8281 = v8280 + v18;
-        const bool v8283 = v8273 < v8281;
-        const bool v8284 = v7138 || v8283;
-        const bool v8285 = v8277 && v8284;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8287 = v8267 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8288 = v8285 ? v8287 : __uint_as_float(0xff800000u);
-        v7026.x[36] = v8288;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8289 = static_cast<unsigned int>(v7026.col(37, iron_linear_thread() & 31u));
-        const unsigned int v8290 = static_cast<unsigned int>(v7026.row(37, iron_linear_thread() & 31u));
-        const float v8291 = v7026.x[37];
-        const unsigned int v8292 = v43 + v8290;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8293 = v7020 + v8289;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8294 = v8293 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8297 = v8292 + v37;
-        const unsigned int v8298 = v8293 + v18;
-        const bool v8299 = v8298 <= v8297;
-        const bool v8300 = v444 || v8299;
-        const bool v8301 = v8294 && v8300;
-        const unsigned int v8304 = v8293 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8305 = v8304 + v18;
-        const bool v8307 = v8297 < v8305;
-        const bool v8308 = v7138 || v8307;
-        const bool v8309 = v8301 && v8308;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8311 = v8291 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8312 = v8309 ? v8311 : __uint_as_float(0xff800000u);
-        v7026.x[37] = v8312;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8313 = static_cast<unsigned int>(v7026.col(38, iron_linear_thread() & 31u));
-        const unsigned int v8314 = static_cast<unsigned int>(v7026.row(38, iron_linear_thread() & 31u));
-        const float v8315 = v7026.x[38];
-        const unsigned int v8316 = v43 + v8314;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8317 = v7020 + v8313;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8318 = v8317 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8321 = v8316 + v37;
-        const unsigned int v8322 = v8317 + v18;
-        const bool v8323 = v8322 <= v8321;
-        const bool v8324 = v444 || v8323;
-        const bool v8325 = v8318 && v8324;
-        const unsigned int v8328 = v8317 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8329 = v8328 + v18;
-        const bool v8331 = v8321 < v8329;
-        const bool v8332 = v7138 || v8331;
-        const bool v8333 = v8325 && v8332;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8335 = v8315 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8336 = v8333 ? v8335 : __uint_as_float(0xff800000u);
-        v7026.x[38] = v8336;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8337 = static_cast<unsigned int>(v7026.col(39, iron_linear_thread() & 31u));
-        const unsigned int v8338 = static_cast<unsigned int>(v7026.row(39, iron_linear_thread() & 31u));
-        const float v8339 = v7026.x[39];
-        const unsigned int v8340 = v43 + v8338;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8341 = v7020 + v8337;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8342 = v8341 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8345 = v8340 + v37;
-        const unsigned int v8346 = v8341 + v18;
-        const bool v8347 = v8346 <= v8345;
-        const bool v8348 = v444 || v8347;
-        const bool v8349 = v8342 && v8348;
-        const unsigned int v8352 = v8341 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8353 = v8352 + v18;
-        const bool v8355 = v8345 < v8353;
-        const bool v8356 = v7138 || v8355;
-        const bool v8357 = v8349 && v8356;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8359 = v8339 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8360 = v8357 ? v8359 : __uint_as_float(0xff800000u);
-        v7026.x[39] = v8360;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8361 = static_cast<unsigned int>(v7026.col(40, iron_linear_thread() & 31u));
-        const unsigned int v8362 = static_cast<unsigned int>(v7026.row(40, iron_linear_thread() & 31u));
-        const float v8363 = v7026.x[40];
-        const unsigned int v8364 = v43 + v8362;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8365 = v7020 + v8361;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8366 = v8365 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8369 = v8364 + v37;
-        const unsigned int v8370 = v8365 + v18;
-        const bool v8371 = v8370 <= v8369;
-        const bool v8372 = v444 || v8371;
-        const bool v8373 = v8366 && v8372;
-        const unsigned int v8376 = v8365 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8377 = v8376 + v18;
-        const bool v8379 = v8369 < v8377;
-        const bool v8380 = v7138 || v8379;
-        const bool v8381 = v8373 && v8380;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8383 = v8363 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8384 = v8381 ? v8383 : __uint_as_float(0xff800000u);
-        v7026.x[40] = v8384;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8385 = static_cast<unsigned int>(v7026.col(41, iron_linear_thread() & 31u));
-        const unsigned int v8386 = static_cast<unsigned int>(v7026.row(41, iron_linear_thread() & 31u));
-        const float v8387 = v7026.x[41];
-        const unsigned int v8388 = v43 + v8386;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8389 = v7020 + v8385;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8390 = v8389 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8393 = v8388 + v37;
-        const unsigned int v8394 = v8389 + v18;
-        const bool v8395 = v8394 <= v8393;
-        const bool v8396 = v444 || v8395;
-        const bool v8397 = v8390 && v8396;
-        const unsigned int v8400 = v8389 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8401 = v8400 + v18;
-        const bool v8403 = v8393 < v8401;
-        const bool v8404 = v7138 || v8403;
-        const bool v8405 = v8397 && v8404;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8407 = v8387 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8408 = v8405 ? v8407 : __uint_as_float(0xff800000u);
-        v7026.x[41] = v8408;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8409 = static_cast<unsigned int>(v7026.col(42, iron_linear_thread() & 31u));
-        const unsigned int v8410 = static_cast<unsigned int>(v7026.row(42, iron_linear_thread() & 31u));
-        const float v8411 = v7026.x[42];
-        const unsigned int v8412 = v43 + v8410;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8413 = v7020 + v8409;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8414 = v8413 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8417 = v8412 + v37;
-        const unsigned int v8418 = v8413 + v18;
-        const bool v8419 = v8418 <= v8417;
-        const bool v8420 = v444 || v8419;
-        const bool v8421 = v8414 && v8420;
-        const unsigned int v8424 = v8413 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8425 = v8424 + v18;
-        const bool v8427 = v8417 < v8425;
-        const bool v8428 = v7138 || v8427;
-        const bool v8429 = v8421 && v8428;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8431 = v8411 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8432 = v8429 ? v8431 : __uint_as_float(0xff800000u);
-        v7026.x[42] = v8432;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8433 = static_cast<unsigned int>(v7026.col(43, iron_linear_thread() & 31u));
-        const unsigned int v8434 = static_cast<unsigned int>(v7026.row(43, iron_linear_thread() & 31u));
-        const float v8435 = v7026.x[43];
-        const unsigned int v8436 = v43 + v8434;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8437 = v7020 + v8433;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8438 = v8437 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8441 = v8436 + v37;
-        const unsigned int v8442 = v8437 + v18;
-        const bool v8443 = v8442 <= v8441;
-        const bool v8444 = v444 || v8443;
-        const bool v8445 = v8438 && v8444;
-        const unsigned int v8448 = v8437 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8449 = v8448 + v18;
-        const bool v8451 = v8441 < v8449;
-        const bool v8452 = v7138 || v8451;
-        const bool v8453 = v8445 && v8452;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8455 = v8435 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8456 = v8453 ? v8455 : __uint_as_float(0xff800000u);
-        v7026.x[43] = v8456;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8457 = static_cast<unsigned int>(v7026.col(44, iron_linear_thread() & 31u));
-        const unsigned int v8458 = static_cast<unsigned int>(v7026.row(44, iron_linear_thread() & 31u));
-        const float v8459 = v7026.x[44];
-        const unsigned int v8460 = v43 + v8458;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8461 = v7020 + v8457;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8462 = v8461 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8465 = v8460 + v37;
-        const unsigned int v8466 = v8461 + v18;
-        const bool v8467 = v8466 <= v8465;
-        const bool v8468 = v444 || v8467;
-        const bool v8469 = v8462 && v8468;
-        const unsigned int v8472 = v8461 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8473 = v8472 + v18;
-        const bool v8475 = v8465 < v8473;
-        const bool v8476 = v7138 || v8475;
-        const bool v8477 = v8469 && v8476;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8479 = v8459 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8480 = v8477 ? v8479 : __uint_as_float(0xff800000u);
-        v7026.x[44] = v8480;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8481 = static_cast<unsigned int>(v7026.col(45, iron_linear_thread() & 31u));
-        const unsigned int v8482 = static_cast<unsigned int>(v7026.row(45, iron_linear_thread() & 31u));
-        const float v8483 = v7026.x[45];
-        const unsigned int v8484 = v43 + v8482;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8485 = v7020 + v8481;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8486 = v8485 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8489 = v8484 + v37;
-        const unsigned int v8490 = v8485 + v18;
-        const bool v8491 = v8490 <= v8489;
-        const bool v8492 = v444 || v8491;
-        const bool v8493 = v8486 && v8492;
-        const unsigned int v8496 = v8485 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8497 = v8496 + v18;
-        const bool v8499 = v8489 < v8497;
-        const bool v8500 = v7138 || v8499;
-        const bool v8501 = v8493 && v8500;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8503 = v8483 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8504 = v8501 ? v8503 : __uint_as_float(0xff800000u);
-        v7026.x[45] = v8504;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8505 = static_cast<unsigned int>(v7026.col(46, iron_linear_thread() & 31u));
-        const unsigned int v8506 = static_cast<unsigned int>(v7026.row(46, iron_linear_thread() & 31u));
-        const float v8507 = v7026.x[46];
-        const unsigned int v8508 = v43 + v8506;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8509 = v7020 + v8505;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8510 = v8509 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8513 = v8508 + v37;
-        const unsigned int v8514 = v8509 + v18;
-        const bool v8515 = v8514 <= v8513;
-        const bool v8516 = v444 || v8515;
-        const bool v8517 = v8510 && v8516;
-        const unsigned int v8520 = v8509 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8521 = v8520 + v18;
-        const bool v8523 = v8513 < v8521;
-        const bool v8524 = v7138 || v8523;
-        const bool v8525 = v8517 && v8524;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8527 = v8507 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8528 = v8525 ? v8527 : __uint_as_float(0xff800000u);
-        v7026.x[46] = v8528;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8529 = static_cast<unsigned int>(v7026.col(47, iron_linear_thread() & 31u));
-        const unsigned int v8530 = static_cast<unsigned int>(v7026.row(47, iron_linear_thread() & 31u));
-        const float v8531 = v7026.x[47];
-        const unsigned int v8532 = v43 + v8530;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8533 = v7020 + v8529;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8534 = v8533 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8537 = v8532 + v37;
-        const unsigned int v8538 = v8533 + v18;
-        const bool v8539 = v8538 <= v8537;
-        const bool v8540 = v444 || v8539;
-        const bool v8541 = v8534 && v8540;
-        const unsigned int v8544 = v8533 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8545 = v8544 + v18;
-        const bool v8547 = v8537 < v8545;
-        const bool v8548 = v7138 || v8547;
-        const bool v8549 = v8541 && v8548;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8551 = v8531 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8552 = v8549 ? v8551 : __uint_as_float(0xff800000u);
-        v7026.x[47] = v8552;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8553 = static_cast<unsigned int>(v7026.col(48, iron_linear_thread() & 31u));
-        const unsigned int v8554 = static_cast<unsigned int>(v7026.row(48, iron_linear_thread() & 31u));
-        const float v8555 = v7026.x[48];
-        const unsigned int v8556 = v43 + v8554;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8557 = v7020 + v8553;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8558 = v8557 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8561 = v8556 + v37;
-        const unsigned int v8562 = v8557 + v18;
-        const bool v8563 = v8562 <= v8561;
-        const bool v8564 = v444 || v8563;
-        const bool v8565 = v8558 && v8564;
-        const unsigned int v8568 = v8557 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8569 = v8568 + v18;
-        const bool v8571 = v8561 < v8569;
-        const bool v8572 = v7138 || v8571;
-        const bool v8573 = v8565 && v8572;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8575 = v8555 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8576 = v8573 ? v8575 : __uint_as_float(0xff800000u);
-        v7026.x[48] = v8576;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8577 = static_cast<unsigned int>(v7026.col(49, iron_linear_thread() & 31u));
-        const unsigned int v8578 = static_cast<unsigned int>(v7026.row(49, iron_linear_thread() & 31u));
-        const float v8579 = v7026.x[49];
-        const unsigned int v8580 = v43 + v8578;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8581 = v7020 + v8577;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8582 = v8581 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8585 = v8580 + v37;
-        const unsigned int v8586 = v8581 + v18;
-        const bool v8587 = v8586 <= v8585;
-        const bool v8588 = v444 || v8587;
-        const bool v8589 = v8582 && v8588;
-        const unsigned int v8592 = v8581 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8593 = v8592 + v18;
-        const bool v8595 = v8585 < v8593;
-        const bool v8596 = v7138 || v8595;
-        const bool v8597 = v8589 && v8596;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8599 = v8579 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8600 = v8597 ? v8599 : __uint_as_float(0xff800000u);
-        v7026.x[49] = v8600;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8601 = static_cast<unsigned int>(v7026.col(50, iron_linear_thread() & 31u));
-        const unsigned int v8602 = static_cast<unsigned int>(v7026.row(50, iron_linear_thread() & 31u));
-        const float v8603 = v7026.x[50];
-        const unsigned int v8604 = v43 + v8602;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8605 = v7020 + v8601;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8606 = v8605 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8609 = v8604 + v37;
-        const unsigned int v8610 = v8605 + v18;
-        const bool v8611 = v8610 <= v8609;
-        const bool v8612 = v444 || v8611;
-        const bool v8613 = v8606 && v8612;
-        const unsigned int v8616 = v8605 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8617 = v8616 + v18;
-        const bool v8619 = v8609 < v8617;
-        const bool v8620 = v7138 || v8619;
-        const bool v8621 = v8613 && v8620;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8623 = v8603 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8624 = v8621 ? v8623 : __uint_as_float(0xff800000u);
-        v7026.x[50] = v8624;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8625 = static_cast<unsigned int>(v7026.col(51, iron_linear_thread() & 31u));
-        const unsigned int v8626 = static_cast<unsigned int>(v7026.row(51, iron_linear_thread() & 31u));
-        const float v8627 = v7026.x[51];
-        const unsigned int v8628 = v43 + v8626;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8629 = v7020 + v8625;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8630 = v8629 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8633 = v8628 + v37;
-        const unsigned int v8634 = v8629 + v18;
-        const bool v8635 = v8634 <= v8633;
-        const bool v8636 = v444 || v8635;
-        const bool v8637 = v8630 && v8636;
-        const unsigned int v8640 = v8629 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8641 = v8640 + v18;
-        const bool v8643 = v8633 < v8641;
-        const bool v8644 = v7138 || v8643;
-        const bool v8645 = v8637 && v8644;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8647 = v8627 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8648 = v8645 ? v8647 : __uint_as_float(0xff800000u);
-        v7026.x[51] = v8648;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8649 = static_cast<unsigned int>(v7026.col(52, iron_linear_thread() & 31u));
-        const unsigned int v8650 = static_cast<unsigned int>(v7026.row(52, iron_linear_thread() & 31u));
-        const float v8651 = v7026.x[52];
-        const unsigned int v8652 = v43 + v8650;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8653 = v7020 + v8649;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8654 = v8653 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8657 = v8652 + v37;
-        const unsigned int v8658 = v8653 + v18;
-        const bool v8659 = v8658 <= v8657;
-        const bool v8660 = v444 || v8659;
-        const bool v8661 = v8654 && v8660;
-        const unsigned int v8664 = v8653 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8665 = v8664 + v18;
-        const bool v8667 = v8657 < v8665;
-        const bool v8668 = v7138 || v8667;
-        const bool v8669 = v8661 && v8668;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8671 = v8651 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8672 = v8669 ? v8671 : __uint_as_float(0xff800000u);
-        v7026.x[52] = v8672;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8673 = static_cast<unsigned int>(v7026.col(53, iron_linear_thread() & 31u));
-        const unsigned int v8674 = static_cast<unsigned int>(v7026.row(53, iron_linear_thread() & 31u));
-        const float v8675 = v7026.x[53];
-        const unsigned int v8676 = v43 + v8674;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8677 = v7020 + v8673;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8678 = v8677 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8681 = v8676 + v37;
-        const unsigned int v8682 = v8677 + v18;
-        const bool v8683 = v8682 <= v8681;
-        const bool v8684 = v444 || v8683;
-        const bool v8685 = v8678 && v8684;
-        const unsigned int v8688 = v8677 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8689 = v8688 + v18;
-        const bool v8691 = v8681 < v8689;
-        const bool v8692 = v7138 || v8691;
-        const bool v8693 = v8685 && v8692;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8695 = v8675 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8696 = v8693 ? v8695 : __uint_as_float(0xff800000u);
-        v7026.x[53] = v8696;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8697 = static_cast<unsigned int>(v7026.col(54, iron_linear_thread() & 31u));
-        const unsigned int v8698 = static_cast<unsigned int>(v7026.row(54, iron_linear_thread() & 31u));
-        const float v8699 = v7026.x[54];
-        const unsigned int v8700 = v43 + v8698;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8701 = v7020 + v8697;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8702 = v8701 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8705 = v8700 + v37;
-        const unsigned int v8706 = v8701 + v18;
-        const bool v8707 = v8706 <= v8705;
-        const bool v8708 = v444 || v8707;
-        const bool v8709 = v8702 && v8708;
-        const unsigned int v8712 = v8701 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8713 = v8712 + v18;
-        const bool v8715 = v8705 < v8713;
-        const bool v8716 = v7138 || v8715;
-        const bool v8717 = v8709 && v8716;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8719 = v8699 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8720 = v8717 ? v8719 : __uint_as_float(0xff800000u);
-        v7026.x[54] = v8720;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8721 = static_cast<unsigned int>(v7026.col(55, iron_linear_thread() & 31u));
-        const unsigned int v8722 = static_cast<unsigned int>(v7026.row(55, iron_linear_thread() & 31u));
-        const float v8723 = v7026.x[55];
-        const unsigned int v8724 = v43 + v8722;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8725 = v7020 + v8721;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8726 = v8725 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8729 = v8724 + v37;
-        const unsigned int v8730 = v8725 + v18;
-        const bool v8731 = v8730 <= v8729;
-        const bool v8732 = v444 || v8731;
-        const bool v8733 = v8726 && v8732;
-        const unsigned int v8736 = v8725 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8737 = v8736 + v18;
-        const bool v8739 = v8729 < v8737;
-        const bool v8740 = v7138 || v8739;
-        const bool v8741 = v8733 && v8740;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8743 = v8723 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8744 = v8741 ? v8743 : __uint_as_float(0xff800000u);
-        v7026.x[55] = v8744;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8745 = static_cast<unsigned int>(v7026.col(56, iron_linear_thread() & 31u));
-        const unsigned int v8746 = static_cast<unsigned int>(v7026.row(56, iron_linear_thread() & 31u));
-        const float v8747 = v7026.x[56];
-        const unsigned int v8748 = v43 + v8746;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8749 = v7020 + v8745;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8750 = v8749 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8753 = v8748 + v37;
-        const unsigned int v8754 = v8749 + v18;
-        const bool v8755 = v8754 <= v8753;
-        const bool v8756 = v444 || v8755;
-        const bool v8757 = v8750 && v8756;
-        const unsigned int v8760 = v8749 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8761 = v8760 + v18;
-        const bool v8763 = v8753 < v8761;
-        const bool v8764 = v7138 || v8763;
-        const bool v8765 = v8757 && v8764;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8767 = v8747 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8768 = v8765 ? v8767 : __uint_as_float(0xff800000u);
-        v7026.x[56] = v8768;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8769 = static_cast<unsigned int>(v7026.col(57, iron_linear_thread() & 31u));
-        const unsigned int v8770 = static_cast<unsigned int>(v7026.row(57, iron_linear_thread() & 31u));
-        const float v8771 = v7026.x[57];
-        const unsigned int v8772 = v43 + v8770;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8773 = v7020 + v8769;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8774 = v8773 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8777 = v8772 + v37;
-        const unsigned int v8778 = v8773 + v18;
-        const bool v8779 = v8778 <= v8777;
-        const bool v8780 = v444 || v8779;
-        const bool v8781 = v8774 && v8780;
-        const unsigned int v8784 = v8773 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8785 = v8784 + v18;
-        const bool v8787 = v8777 < v8785;
-        const bool v8788 = v7138 || v8787;
-        const bool v8789 = v8781 && v8788;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8791 = v8771 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8792 = v8789 ? v8791 : __uint_as_float(0xff800000u);
-        v7026.x[57] = v8792;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8793 = static_cast<unsigned int>(v7026.col(58, iron_linear_thread() & 31u));
-        const unsigned int v8794 = static_cast<unsigned int>(v7026.row(58, iron_linear_thread() & 31u));
-        const float v8795 = v7026.x[58];
-        const unsigned int v8796 = v43 + v8794;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8797 = v7020 + v8793;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8798 = v8797 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8801 = v8796 + v37;
-        const unsigned int v8802 = v8797 + v18;
-        const bool v8803 = v8802 <= v8801;
-        const bool v8804 = v444 || v8803;
-        const bool v8805 = v8798 && v8804;
-        const unsigned int v8808 = v8797 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8809 = v8808 + v18;
-        const bool v8811 = v8801 < v8809;
-        const bool v8812 = v7138 || v8811;
-        const bool v8813 = v8805 && v8812;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8815 = v8795 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8816 = v8813 ? v8815 : __uint_as_float(0xff800000u);
-        v7026.x[58] = v8816;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8817 = static_cast<unsigned int>(v7026.col(59, iron_linear_thread() & 31u));
-        const unsigned int v8818 = static_cast<unsigned int>(v7026.row(59, iron_linear_thread() & 31u));
-        const float v8819 = v7026.x[59];
-        const unsigned int v8820 = v43 + v8818;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8821 = v7020 + v8817;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8822 = v8821 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8825 = v8820 + v37;
-        const unsigned int v8826 = v8821 + v18;
-        const bool v8827 = v8826 <= v8825;
-        const bool v8828 = v444 || v8827;
-        const bool v8829 = v8822 && v8828;
-        const unsigned int v8832 = v8821 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8833 = v8832 + v18;
-        const bool v8835 = v8825 < v8833;
-        const bool v8836 = v7138 || v8835;
-        const bool v8837 = v8829 && v8836;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8839 = v8819 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8840 = v8837 ? v8839 : __uint_as_float(0xff800000u);
-        v7026.x[59] = v8840;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8841 = static_cast<unsigned int>(v7026.col(60, iron_linear_thread() & 31u));
-        const unsigned int v8842 = static_cast<unsigned int>(v7026.row(60, iron_linear_thread() & 31u));
-        const float v8843 = v7026.x[60];
-        const unsigned int v8844 = v43 + v8842;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8845 = v7020 + v8841;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8846 = v8845 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8849 = v8844 + v37;
-        const unsigned int v8850 = v8845 + v18;
-        const bool v8851 = v8850 <= v8849;
-        const bool v8852 = v444 || v8851;
-        const bool v8853 = v8846 && v8852;
-        const unsigned int v8856 = v8845 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8857 = v8856 + v18;
-        const bool v8859 = v8849 < v8857;
-        const bool v8860 = v7138 || v8859;
-        const bool v8861 = v8853 && v8860;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8863 = v8843 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8864 = v8861 ? v8863 : __uint_as_float(0xff800000u);
-        v7026.x[60] = v8864;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8865 = static_cast<unsigned int>(v7026.col(61, iron_linear_thread() & 31u));
-        const unsigned int v8866 = static_cast<unsigned int>(v7026.row(61, iron_linear_thread() & 31u));
-        const float v8867 = v7026.x[61];
-        const unsigned int v8868 = v43 + v8866;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8869 = v7020 + v8865;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8870 = v8869 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8873 = v8868 + v37;
-        const unsigned int v8874 = v8869 + v18;
-        const bool v8875 = v8874 <= v8873;
-        const bool v8876 = v444 || v8875;
-        const bool v8877 = v8870 && v8876;
-        const unsigned int v8880 = v8869 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8881 = v8880 + v18;
-        const bool v8883 = v8873 < v8881;
-        const bool v8884 = v7138 || v8883;
-        const bool v8885 = v8877 && v8884;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8887 = v8867 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8888 = v8885 ? v8887 : __uint_as_float(0xff800000u);
-        v7026.x[61] = v8888;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8889 = static_cast<unsigned int>(v7026.col(62, iron_linear_thread() & 31u));
-        const unsigned int v8890 = static_cast<unsigned int>(v7026.row(62, iron_linear_thread() & 31u));
-        const float v8891 = v7026.x[62];
-        const unsigned int v8892 = v43 + v8890;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8893 = v7020 + v8889;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8894 = v8893 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8897 = v8892 + v37;
-        const unsigned int v8898 = v8893 + v18;
-        const bool v8899 = v8898 <= v8897;
-        const bool v8900 = v444 || v8899;
-        const bool v8901 = v8894 && v8900;
-        const unsigned int v8904 = v8893 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8905 = v8904 + v18;
-        const bool v8907 = v8897 < v8905;
-        const bool v8908 = v7138 || v8907;
-        const bool v8909 = v8901 && v8908;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8911 = v8891 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8912 = v8909 ? v8911 : __uint_as_float(0xff800000u);
-        v7026.x[62] = v8912;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8913 = static_cast<unsigned int>(v7026.col(63, iron_linear_thread() & 31u));
-        const unsigned int v8914 = static_cast<unsigned int>(v7026.row(63, iron_linear_thread() & 31u));
-        const float v8915 = v7026.x[63];
-        const unsigned int v8916 = v43 + v8914;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8917 = v7020 + v8913;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8918 = v8917 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8921 = v8916 + v37;
-        const unsigned int v8922 = v8917 + v18;
-        const bool v8923 = v8922 <= v8921;
-        const bool v8924 = v444 || v8923;
-        const bool v8925 = v8918 && v8924;
-        const unsigned int v8928 = v8917 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8929 = v8928 + v18;
-        const bool v8931 = v8921 < v8929;
-        const bool v8932 = v7138 || v8931;
-        const bool v8933 = v8925 && v8932;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8935 = v8915 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8936 = v8933 ? v8935 : __uint_as_float(0xff800000u);
-        v7026.x[63] = v8936;  // kernels/sdpa/flash_tile.hpp:171
-      }
-      iron_frag<float, 2, 32, 8> v8938;  // kernels/sdpa/flash_tile.hpp:180
-      iron_frag_fill(v8938, 0.0f);
-      iron_frag_row_reduce<false>(v8938, v7026);
-      iron_frag<float, 2, 32, 8> v8940;  // kernels/sdpa/flash_tile.hpp:181
-      iron_frag_fill(v8940, 0.0f);
-      const float v8944 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v8945 = v8938.x[0];  // kernels/sdpa/flash_tile.hpp:184
-      const float v8946 = fmaxf(v8944, v8945);
-      const bool v8949 = v8946 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8950 = v8949 ? 0.0f : v8946;
-      const float v8951 = v8944 - v8950;  // kernels/sdpa/flash_tile.hpp:184
-      const float v8952 = iron_exp2_approx(v8951);
-      v8940.x[0] = v8952;  // kernels/sdpa/flash_tile.hpp:182
-      const float v8956 = v465.x[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v8957 = v8938.x[1];  // kernels/sdpa/flash_tile.hpp:184
-      const float v8958 = fmaxf(v8956, v8957);
-      const bool v8961 = v8958 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8962 = v8961 ? 0.0f : v8958;
-      const float v8963 = v8956 - v8962;  // kernels/sdpa/flash_tile.hpp:184
-      const float v8964 = iron_exp2_approx(v8963);
-      v8940.x[1] = v8964;  // kernels/sdpa/flash_tile.hpp:182
-      const float v8968 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:183
-      const float v8969 = v8938.x[2];  // kernels/sdpa/flash_tile.hpp:184
-      const float v8970 = fmaxf(v8968, v8969);
-      const bool v8973 = v8970 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8974 = v8973 ? 0.0f : v8970;
-      const float v8975 = v8968 - v8974;  // kernels/sdpa/flash_tile.hpp:184
-      const float v8976 = iron_exp2_approx(v8975);
-      v8940.x[2] = v8976;  // kernels/sdpa/flash_tile.hpp:182
-      const float v8980 = v465.x[3];  // kernels/sdpa/flash_tile.hpp:183
-      const float v8981 = v8938.x[3];  // kernels/sdpa/flash_tile.hpp:184
-      const float v8982 = fmaxf(v8980, v8981);
-      const bool v8985 = v8982 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8986 = v8985 ? 0.0f : v8982;
-      const float v8987 = v8980 - v8986;  // kernels/sdpa/flash_tile.hpp:184
-      const float v8988 = iron_exp2_approx(v8987);
-      v8940.x[3] = v8988;  // kernels/sdpa/flash_tile.hpp:182
-      const float v8992 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:183
-      const float v8993 = v8938.x[4];  // kernels/sdpa/flash_tile.hpp:184
-      const float v8994 = fmaxf(v8992, v8993);
-      const bool v8997 = v8994 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8998 = v8997 ? 0.0f : v8994;
-      const float v8999 = v8992 - v8998;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9000 = iron_exp2_approx(v8999);
-      v8940.x[4] = v9000;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9004 = v465.x[5];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9005 = v8938.x[5];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9006 = fmaxf(v9004, v9005);
-      const bool v9009 = v9006 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9010 = v9009 ? 0.0f : v9006;
-      const float v9011 = v9004 - v9010;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9012 = iron_exp2_approx(v9011);
-      v8940.x[5] = v9012;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9016 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9017 = v8938.x[6];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9018 = fmaxf(v9016, v9017);
-      const bool v9021 = v9018 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9022 = v9021 ? 0.0f : v9018;
-      const float v9023 = v9016 - v9022;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9024 = iron_exp2_approx(v9023);
-      v8940.x[6] = v9024;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9028 = v465.x[7];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9029 = v8938.x[7];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9030 = fmaxf(v9028, v9029);
-      const bool v9033 = v9030 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9034 = v9033 ? 0.0f : v9030;
-      const float v9035 = v9028 - v9034;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9036 = iron_exp2_approx(v9035);
-      v8940.x[7] = v9036;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9039 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v9040 = v8938.x[0];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9041 = fmaxf(v9039, v9040);
-      v465.x[0] = v9041;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9044 = v465.x[1];
-      const float v9045 = v8938.x[1];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9046 = fmaxf(v9044, v9045);
-      v465.x[1] = v9046;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9049 = v465.x[2];
-      const float v9050 = v8938.x[2];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9051 = fmaxf(v9049, v9050);
-      v465.x[2] = v9051;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9054 = v465.x[3];
-      const float v9055 = v8938.x[3];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9056 = fmaxf(v9054, v9055);
-      v465.x[3] = v9056;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9059 = v465.x[4];
-      const float v9060 = v8938.x[4];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9061 = fmaxf(v9059, v9060);
-      v465.x[4] = v9061;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9064 = v465.x[5];
-      const float v9065 = v8938.x[5];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9066 = fmaxf(v9064, v9065);
-      v465.x[5] = v9066;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9069 = v465.x[6];
-      const float v9070 = v8938.x[6];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9071 = fmaxf(v9069, v9070);
-      v465.x[6] = v9071;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9074 = v465.x[7];
-      const float v9075 = v8938.x[7];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9076 = fmaxf(v9074, v9075);
-      v465.x[7] = v9076;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9079 = v7026.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v9080 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9083 = v9080 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9084 = v9083 ? 0.0f : v9080;
-      const float v9085 = v9079 - v9084;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9086 = iron_exp2_approx(v9085);
-      v7026.x[0] = v9086;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9089 = v7026.x[1];
-      const float v9090 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9093 = v9090 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9094 = v9093 ? 0.0f : v9090;
-      const float v9095 = v9089 - v9094;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9096 = iron_exp2_approx(v9095);
-      v7026.x[1] = v9096;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9099 = v7026.x[2];
-      const float v9100 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9103 = v9100 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9104 = v9103 ? 0.0f : v9100;
-      const float v9105 = v9099 - v9104;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9106 = iron_exp2_approx(v9105);
-      v7026.x[2] = v9106;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9109 = v7026.x[3];
-      const float v9110 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9113 = v9110 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9114 = v9113 ? 0.0f : v9110;
-      const float v9115 = v9109 - v9114;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9116 = iron_exp2_approx(v9115);
-      v7026.x[3] = v9116;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9119 = v7026.x[4];
-      const float v9120 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9123 = v9120 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9124 = v9123 ? 0.0f : v9120;
-      const float v9125 = v9119 - v9124;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9126 = iron_exp2_approx(v9125);
-      v7026.x[4] = v9126;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9129 = v7026.x[5];
-      const float v9130 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9133 = v9130 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9134 = v9133 ? 0.0f : v9130;
-      const float v9135 = v9129 - v9134;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9136 = iron_exp2_approx(v9135);
-      v7026.x[5] = v9136;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9139 = v7026.x[6];
-      const float v9140 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9143 = v9140 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9144 = v9143 ? 0.0f : v9140;
-      const float v9145 = v9139 - v9144;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9146 = iron_exp2_approx(v9145);
-      v7026.x[6] = v9146;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9149 = v7026.x[7];
-      const float v9150 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9153 = v9150 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9154 = v9153 ? 0.0f : v9150;
-      const float v9155 = v9149 - v9154;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9156 = iron_exp2_approx(v9155);
-      v7026.x[7] = v9156;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9159 = v7026.x[8];
-      const float v9160 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9163 = v9160 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9164 = v9163 ? 0.0f : v9160;
-      const float v9165 = v9159 - v9164;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9166 = iron_exp2_approx(v9165);
-      v7026.x[8] = v9166;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9169 = v7026.x[9];
-      const float v9170 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9173 = v9170 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9174 = v9173 ? 0.0f : v9170;
-      const float v9175 = v9169 - v9174;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9176 = iron_exp2_approx(v9175);
-      v7026.x[9] = v9176;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9179 = v7026.x[10];
-      const float v9180 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9183 = v9180 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9184 = v9183 ? 0.0f : v9180;
-      const float v9185 = v9179 - v9184;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9186 = iron_exp2_approx(v9185);
-      v7026.x[10] = v9186;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9189 = v7026.x[11];
-      const float v9190 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9193 = v9190 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9194 = v9193 ? 0.0f : v9190;
-      const float v9195 = v9189 - v9194;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9196 = iron_exp2_approx(v9195);
-      v7026.x[11] = v9196;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9199 = v7026.x[12];
-      const float v9200 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9203 = v9200 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9204 = v9203 ? 0.0f : v9200;
-      const float v9205 = v9199 - v9204;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9206 = iron_exp2_approx(v9205);
-      v7026.x[12] = v9206;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9209 = v7026.x[13];
-      const float v9210 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9213 = v9210 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9214 = v9213 ? 0.0f : v9210;
-      const float v9215 = v9209 - v9214;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9216 = iron_exp2_approx(v9215);
-      v7026.x[13] = v9216;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9219 = v7026.x[14];
-      const float v9220 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9223 = v9220 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9224 = v9223 ? 0.0f : v9220;
-      const float v9225 = v9219 - v9224;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9226 = iron_exp2_approx(v9225);
-      v7026.x[14] = v9226;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9229 = v7026.x[15];
-      const float v9230 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9233 = v9230 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9234 = v9233 ? 0.0f : v9230;
-      const float v9235 = v9229 - v9234;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9236 = iron_exp2_approx(v9235);
-      v7026.x[15] = v9236;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9239 = v7026.x[16];
-      const float v9240 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9243 = v9240 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9244 = v9243 ? 0.0f : v9240;
-      const float v9245 = v9239 - v9244;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9246 = iron_exp2_approx(v9245);
-      v7026.x[16] = v9246;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9249 = v7026.x[17];
-      const float v9250 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9253 = v9250 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9254 = v9253 ? 0.0f : v9250;
-      const float v9255 = v9249 - v9254;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9256 = iron_exp2_approx(v9255);
-      v7026.x[17] = v9256;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9259 = v7026.x[18];
-      const float v9260 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9263 = v9260 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9264 = v9263 ? 0.0f : v9260;
-      const float v9265 = v9259 - v9264;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9266 = iron_exp2_approx(v9265);
-      v7026.x[18] = v9266;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9269 = v7026.x[19];
-      const float v9270 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9273 = v9270 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9274 = v9273 ? 0.0f : v9270;
-      const float v9275 = v9269 - v9274;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9276 = iron_exp2_approx(v9275);
-      v7026.x[19] = v9276;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9279 = v7026.x[20];
-      const float v9280 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9283 = v9280 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9284 = v9283 ? 0.0f : v9280;
-      const float v9285 = v9279 - v9284;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9286 = iron_exp2_approx(v9285);
-      v7026.x[20] = v9286;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9289 = v7026.x[21];
-      const float v9290 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9293 = v9290 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9294 = v9293 ? 0.0f : v9290;
-      const float v9295 = v9289 - v9294;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9296 = iron_exp2_approx(v9295);
-      v7026.x[21] = v9296;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9299 = v7026.x[22];
-      const float v9300 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9303 = v9300 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9304 = v9303 ? 0.0f : v9300;
-      const float v9305 = v9299 - v9304;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9306 = iron_exp2_approx(v9305);
-      v7026.x[22] = v9306;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9309 = v7026.x[23];
-      const float v9310 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9313 = v9310 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9314 = v9313 ? 0.0f : v9310;
-      const float v9315 = v9309 - v9314;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9316 = iron_exp2_approx(v9315);
-      v7026.x[23] = v9316;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9319 = v7026.x[24];
-      const float v9320 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9323 = v9320 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9324 = v9323 ? 0.0f : v9320;
-      const float v9325 = v9319 - v9324;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9326 = iron_exp2_approx(v9325);
-      v7026.x[24] = v9326;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9329 = v7026.x[25];
-      const float v9330 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9333 = v9330 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9334 = v9333 ? 0.0f : v9330;
-      const float v9335 = v9329 - v9334;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9336 = iron_exp2_approx(v9335);
-      v7026.x[25] = v9336;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9339 = v7026.x[26];
-      const float v9340 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9343 = v9340 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9344 = v9343 ? 0.0f : v9340;
-      const float v9345 = v9339 - v9344;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9346 = iron_exp2_approx(v9345);
-      v7026.x[26] = v9346;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9349 = v7026.x[27];
-      const float v9350 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9353 = v9350 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9354 = v9353 ? 0.0f : v9350;
-      const float v9355 = v9349 - v9354;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9356 = iron_exp2_approx(v9355);
-      v7026.x[27] = v9356;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9359 = v7026.x[28];
-      const float v9360 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9363 = v9360 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9364 = v9363 ? 0.0f : v9360;
-      const float v9365 = v9359 - v9364;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9366 = iron_exp2_approx(v9365);
-      v7026.x[28] = v9366;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9369 = v7026.x[29];
-      const float v9370 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9373 = v9370 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9374 = v9373 ? 0.0f : v9370;
-      const float v9375 = v9369 - v9374;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9376 = iron_exp2_approx(v9375);
-      v7026.x[29] = v9376;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9379 = v7026.x[30];
-      const float v9380 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9383 = v9380 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9384 = v9383 ? 0.0f : v9380;
-      const float v9385 = v9379 - v9384;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9386 = iron_exp2_approx(v9385);
-      v7026.x[30] = v9386;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9389 = v7026.x[31];
-      const float v9390 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9393 = v9390 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9394 = v9393 ? 0.0f : v9390;
-      const float v9395 = v9389 - v9394;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9396 = iron_exp2_approx(v9395);
-      v7026.x[31] = v9396;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9399 = v7026.x[32];
-      const float v9400 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9403 = v9400 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9404 = v9403 ? 0.0f : v9400;
-      const float v9405 = v9399 - v9404;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9406 = iron_exp2_approx(v9405);
-      v7026.x[32] = v9406;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9409 = v7026.x[33];
-      const float v9410 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9413 = v9410 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9414 = v9413 ? 0.0f : v9410;
-      const float v9415 = v9409 - v9414;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9416 = iron_exp2_approx(v9415);
-      v7026.x[33] = v9416;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9419 = v7026.x[34];
-      const float v9420 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9423 = v9420 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9424 = v9423 ? 0.0f : v9420;
-      const float v9425 = v9419 - v9424;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9426 = iron_exp2_approx(v9425);
-      v7026.x[34] = v9426;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9429 = v7026.x[35];
-      const float v9430 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9433 = v9430 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9434 = v9433 ? 0.0f : v9430;
-      const float v9435 = v9429 - v9434;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9436 = iron_exp2_approx(v9435);
-      v7026.x[35] = v9436;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9439 = v7026.x[36];
-      const float v9440 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9443 = v9440 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9444 = v9443 ? 0.0f : v9440;
-      const float v9445 = v9439 - v9444;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9446 = iron_exp2_approx(v9445);
-      v7026.x[36] = v9446;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9449 = v7026.x[37];
-      const float v9450 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9453 = v9450 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9454 = v9453 ? 0.0f : v9450;
-      const float v9455 = v9449 - v9454;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9456 = iron_exp2_approx(v9455);
-      v7026.x[37] = v9456;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9459 = v7026.x[38];
-      const float v9460 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9463 = v9460 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9464 = v9463 ? 0.0f : v9460;
-      const float v9465 = v9459 - v9464;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9466 = iron_exp2_approx(v9465);
-      v7026.x[38] = v9466;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9469 = v7026.x[39];
-      const float v9470 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9473 = v9470 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9474 = v9473 ? 0.0f : v9470;
-      const float v9475 = v9469 - v9474;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9476 = iron_exp2_approx(v9475);
-      v7026.x[39] = v9476;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9479 = v7026.x[40];
-      const float v9480 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9483 = v9480 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9484 = v9483 ? 0.0f : v9480;
-      const float v9485 = v9479 - v9484;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9486 = iron_exp2_approx(v9485);
-      v7026.x[40] = v9486;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9489 = v7026.x[41];
-      const float v9490 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9493 = v9490 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9494 = v9493 ? 0.0f : v9490;
-      const float v9495 = v9489 - v9494;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9496 = iron_exp2_approx(v9495);
-      v7026.x[41] = v9496;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9499 = v7026.x[42];
-      const float v9500 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9503 = v9500 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9504 = v9503 ? 0.0f : v9500;
-      const float v9505 = v9499 - v9504;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9506 = iron_exp2_approx(v9505);
-      v7026.x[42] = v9506;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9509 = v7026.x[43];
-      const float v9510 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9513 = v9510 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9514 = v9513 ? 0.0f : v9510;
-      const float v9515 = v9509 - v9514;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9516 = iron_exp2_approx(v9515);
-      v7026.x[43] = v9516;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9519 = v7026.x[44];
-      const float v9520 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9523 = v9520 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9524 = v9523 ? 0.0f : v9520;
-      const float v9525 = v9519 - v9524;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9526 = iron_exp2_approx(v9525);
-      v7026.x[44] = v9526;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9529 = v7026.x[45];
-      const float v9530 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9533 = v9530 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9534 = v9533 ? 0.0f : v9530;
-      const float v9535 = v9529 - v9534;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9536 = iron_exp2_approx(v9535);
-      v7026.x[45] = v9536;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9539 = v7026.x[46];
-      const float v9540 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9543 = v9540 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9544 = v9543 ? 0.0f : v9540;
-      const float v9545 = v9539 - v9544;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9546 = iron_exp2_approx(v9545);
-      v7026.x[46] = v9546;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9549 = v7026.x[47];
-      const float v9550 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9553 = v9550 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9554 = v9553 ? 0.0f : v9550;
-      const float v9555 = v9549 - v9554;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9556 = iron_exp2_approx(v9555);
-      v7026.x[47] = v9556;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9559 = v7026.x[48];
-      const float v9560 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9563 = v9560 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9564 = v9563 ? 0.0f : v9560;
-      const float v9565 = v9559 - v9564;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9566 = iron_exp2_approx(v9565);
-      v7026.x[48] = v9566;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9569 = v7026.x[49];
-      const float v9570 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9573 = v9570 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9574 = v9573 ? 0.0f : v9570;
-      const float v9575 = v9569 - v9574;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9576 = iron_exp2_approx(v9575);
-      v7026.x[49] = v9576;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9579 = v7026.x[50];
-      const float v9580 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9583 = v9580 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9584 = v9583 ? 0.0f : v9580;
-      const float v9585 = v9579 - v9584;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9586 = iron_exp2_approx(v9585);
-      v7026.x[50] = v9586;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9589 = v7026.x[51];
-      const float v9590 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9593 = v9590 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9594 = v9593 ? 0.0f : v9590;
-      const float v9595 = v9589 - v9594;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9596 = iron_exp2_approx(v9595);
-      v7026.x[51] = v9596;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9599 = v7026.x[52];
-      const float v9600 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9603 = v9600 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9604 = v9603 ? 0.0f : v9600;
-      const float v9605 = v9599 - v9604;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9606 = iron_exp2_approx(v9605);
-      v7026.x[52] = v9606;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9609 = v7026.x[53];
-      const float v9610 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9613 = v9610 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9614 = v9613 ? 0.0f : v9610;
-      const float v9615 = v9609 - v9614;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9616 = iron_exp2_approx(v9615);
-      v7026.x[53] = v9616;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9619 = v7026.x[54];
-      const float v9620 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9623 = v9620 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9624 = v9623 ? 0.0f : v9620;
-      const float v9625 = v9619 - v9624;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9626 = iron_exp2_approx(v9625);
-      v7026.x[54] = v9626;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9629 = v7026.x[55];
-      const float v9630 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9633 = v9630 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9634 = v9633 ? 0.0f : v9630;
-      const float v9635 = v9629 - v9634;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9636 = iron_exp2_approx(v9635);
-      v7026.x[55] = v9636;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9639 = v7026.x[56];
-      const float v9640 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9643 = v9640 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9644 = v9643 ? 0.0f : v9640;
-      const float v9645 = v9639 - v9644;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9646 = iron_exp2_approx(v9645);
-      v7026.x[56] = v9646;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9649 = v7026.x[57];
-      const float v9650 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9653 = v9650 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9654 = v9653 ? 0.0f : v9650;
-      const float v9655 = v9649 - v9654;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9656 = iron_exp2_approx(v9655);
-      v7026.x[57] = v9656;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9659 = v7026.x[58];
-      const float v9660 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9663 = v9660 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9664 = v9663 ? 0.0f : v9660;
-      const float v9665 = v9659 - v9664;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9666 = iron_exp2_approx(v9665);
-      v7026.x[58] = v9666;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9669 = v7026.x[59];
-      const float v9670 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9673 = v9670 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9674 = v9673 ? 0.0f : v9670;
-      const float v9675 = v9669 - v9674;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9676 = iron_exp2_approx(v9675);
-      v7026.x[59] = v9676;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9679 = v7026.x[60];
-      const float v9680 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9683 = v9680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9684 = v9683 ? 0.0f : v9680;
-      const float v9685 = v9679 - v9684;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9686 = iron_exp2_approx(v9685);
-      v7026.x[60] = v9686;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9689 = v7026.x[61];
-      const float v9690 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9693 = v9690 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9694 = v9693 ? 0.0f : v9690;
-      const float v9695 = v9689 - v9694;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9696 = iron_exp2_approx(v9695);
-      v7026.x[61] = v9696;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9699 = v7026.x[62];
-      const float v9700 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9703 = v9700 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9704 = v9703 ? 0.0f : v9700;
-      const float v9705 = v9699 - v9704;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9706 = iron_exp2_approx(v9705);
-      v7026.x[62] = v9706;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9709 = v7026.x[63];
-      const float v9710 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9713 = v9710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9714 = v9713 ? 0.0f : v9710;
-      const float v9715 = v9709 - v9714;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9716 = iron_exp2_approx(v9715);
-      v7026.x[63] = v9716;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 2, 32, 8> v9718;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v9718, 0.0f);
-      iron_frag_row_reduce<true>(v9718, v7026);
-      const float v9721 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v9722 = v9718.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9723 = v8940.x[0];
-      const float v9724 = v9721 * v9723;
-      const float v9725 = v9724 + v9722;
-      v467.x[0] = v9725;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9728 = v467.x[1];
-      const float v9729 = v9718.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9730 = v8940.x[1];
-      const float v9731 = v9728 * v9730;
-      const float v9732 = v9731 + v9729;
-      v467.x[1] = v9732;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9735 = v467.x[2];
-      const float v9736 = v9718.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9737 = v8940.x[2];
-      const float v9738 = v9735 * v9737;
-      const float v9739 = v9738 + v9736;
-      v467.x[2] = v9739;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9742 = v467.x[3];
-      const float v9743 = v9718.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9744 = v8940.x[3];
-      const float v9745 = v9742 * v9744;
-      const float v9746 = v9745 + v9743;
-      v467.x[3] = v9746;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9749 = v467.x[4];
-      const float v9750 = v9718.x[4];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9751 = v8940.x[4];
-      const float v9752 = v9749 * v9751;
-      const float v9753 = v9752 + v9750;
-      v467.x[4] = v9753;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9756 = v467.x[5];
-      const float v9757 = v9718.x[5];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9758 = v8940.x[5];
-      const float v9759 = v9756 * v9758;
-      const float v9760 = v9759 + v9757;
-      v467.x[5] = v9760;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9763 = v467.x[6];
-      const float v9764 = v9718.x[6];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9765 = v8940.x[6];
-      const float v9766 = v9763 * v9765;
-      const float v9767 = v9766 + v9764;
-      v467.x[6] = v9767;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9770 = v467.x[7];
-      const float v9771 = v9718.x[7];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9772 = v8940.x[7];
-      const float v9773 = v9770 * v9772;
-      const float v9774 = v9773 + v9771;
-      v467.x[7] = v9774;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9777 = v469.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v9778 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9779 = v9777 * v9778;
-      v469.x[0] = v9779;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9782 = v469.x[1];
-      const float v9783 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9784 = v9782 * v9783;
-      v469.x[1] = v9784;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9787 = v469.x[2];
-      const float v9788 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9789 = v9787 * v9788;
-      v469.x[2] = v9789;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9792 = v469.x[3];
-      const float v9793 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9794 = v9792 * v9793;
-      v469.x[3] = v9794;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9797 = v469.x[4];
-      const float v9798 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9799 = v9797 * v9798;
-      v469.x[4] = v9799;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9802 = v469.x[5];
-      const float v9803 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9804 = v9802 * v9803;
-      v469.x[5] = v9804;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9807 = v469.x[6];
-      const float v9808 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9809 = v9807 * v9808;
-      v469.x[6] = v9809;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9812 = v469.x[7];
-      const float v9813 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9814 = v9812 * v9813;
-      v469.x[7] = v9814;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9817 = v469.x[8];
-      const float v9818 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9819 = v9817 * v9818;
-      v469.x[8] = v9819;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9822 = v469.x[9];
-      const float v9823 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9824 = v9822 * v9823;
-      v469.x[9] = v9824;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9827 = v469.x[10];
-      const float v9828 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9829 = v9827 * v9828;
-      v469.x[10] = v9829;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9832 = v469.x[11];
-      const float v9833 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9834 = v9832 * v9833;
-      v469.x[11] = v9834;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9837 = v469.x[12];
-      const float v9838 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9839 = v9837 * v9838;
-      v469.x[12] = v9839;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9842 = v469.x[13];
-      const float v9843 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9844 = v9842 * v9843;
-      v469.x[13] = v9844;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9847 = v469.x[14];
-      const float v9848 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9849 = v9847 * v9848;
-      v469.x[14] = v9849;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9852 = v469.x[15];
-      const float v9853 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9854 = v9852 * v9853;
-      v469.x[15] = v9854;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9857 = v469.x[16];
-      const float v9858 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9859 = v9857 * v9858;
-      v469.x[16] = v9859;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9862 = v469.x[17];
-      const float v9863 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9864 = v9862 * v9863;
-      v469.x[17] = v9864;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9867 = v469.x[18];
-      const float v9868 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9869 = v9867 * v9868;
-      v469.x[18] = v9869;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9872 = v469.x[19];
-      const float v9873 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9874 = v9872 * v9873;
-      v469.x[19] = v9874;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9877 = v469.x[20];
-      const float v9878 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9879 = v9877 * v9878;
-      v469.x[20] = v9879;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9882 = v469.x[21];
-      const float v9883 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9884 = v9882 * v9883;
-      v469.x[21] = v9884;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9887 = v469.x[22];
-      const float v9888 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9889 = v9887 * v9888;
-      v469.x[22] = v9889;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9892 = v469.x[23];
-      const float v9893 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9894 = v9892 * v9893;
-      v469.x[23] = v9894;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9897 = v469.x[24];
-      const float v9898 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9899 = v9897 * v9898;
-      v469.x[24] = v9899;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9902 = v469.x[25];
-      const float v9903 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9904 = v9902 * v9903;
-      v469.x[25] = v9904;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9907 = v469.x[26];
-      const float v9908 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9909 = v9907 * v9908;
-      v469.x[26] = v9909;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9912 = v469.x[27];
-      const float v9913 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9914 = v9912 * v9913;
-      v469.x[27] = v9914;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9917 = v469.x[28];
-      const float v9918 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9919 = v9917 * v9918;
-      v469.x[28] = v9919;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9922 = v469.x[29];
-      const float v9923 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9924 = v9922 * v9923;
-      v469.x[29] = v9924;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9927 = v469.x[30];
-      const float v9928 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9929 = v9927 * v9928;
-      v469.x[30] = v9929;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9932 = v469.x[31];
-      const float v9933 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9934 = v9932 * v9933;
-      v469.x[31] = v9934;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9937 = v471.x[0];
-      const float v9938 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9939 = v9937 * v9938;
-      v471.x[0] = v9939;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9942 = v471.x[1];
-      const float v9943 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9944 = v9942 * v9943;
-      v471.x[1] = v9944;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9947 = v471.x[2];
-      const float v9948 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9949 = v9947 * v9948;
-      v471.x[2] = v9949;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9952 = v471.x[3];
-      const float v9953 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9954 = v9952 * v9953;
-      v471.x[3] = v9954;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9957 = v471.x[4];
-      const float v9958 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9959 = v9957 * v9958;
-      v471.x[4] = v9959;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9962 = v471.x[5];
-      const float v9963 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9964 = v9962 * v9963;
-      v471.x[5] = v9964;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9967 = v471.x[6];
-      const float v9968 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9969 = v9967 * v9968;
-      v471.x[6] = v9969;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9972 = v471.x[7];
-      const float v9973 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9974 = v9972 * v9973;
-      v471.x[7] = v9974;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9977 = v471.x[8];
-      const float v9978 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9979 = v9977 * v9978;
-      v471.x[8] = v9979;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9982 = v471.x[9];
-      const float v9983 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9984 = v9982 * v9983;
-      v471.x[9] = v9984;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9987 = v471.x[10];
-      const float v9988 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9989 = v9987 * v9988;
-      v471.x[10] = v9989;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9992 = v471.x[11];
-      const float v9993 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9994 = v9992 * v9993;
-      v471.x[11] = v9994;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9997 = v471.x[12];
-      const float v9998 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9999 = v9997 * v9998;
-      v471.x[12] = v9999;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10002 = v471.x[13];
-      const float v10003 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10004 = v10002 * v10003;
-      v471.x[13] = v10004;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10007 = v471.x[14];
-      const float v10008 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10009 = v10007 * v10008;
-      v471.x[14] = v10009;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10012 = v471.x[15];
-      const float v10013 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10014 = v10012 * v10013;
-      v471.x[15] = v10014;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10017 = v471.x[16];
-      const float v10018 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10019 = v10017 * v10018;
-      v471.x[16] = v10019;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10022 = v471.x[17];
-      const float v10023 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10024 = v10022 * v10023;
-      v471.x[17] = v10024;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10027 = v471.x[18];
-      const float v10028 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10029 = v10027 * v10028;
-      v471.x[18] = v10029;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10032 = v471.x[19];
-      const float v10033 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10034 = v10032 * v10033;
-      v471.x[19] = v10034;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10037 = v471.x[20];
-      const float v10038 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10039 = v10037 * v10038;
-      v471.x[20] = v10039;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10042 = v471.x[21];
-      const float v10043 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10044 = v10042 * v10043;
-      v471.x[21] = v10044;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10047 = v471.x[22];
-      const float v10048 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10049 = v10047 * v10048;
-      v471.x[22] = v10049;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10052 = v471.x[23];
-      const float v10053 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10054 = v10052 * v10053;
-      v471.x[23] = v10054;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10057 = v471.x[24];
-      const float v10058 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10059 = v10057 * v10058;
-      v471.x[24] = v10059;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10062 = v471.x[25];
-      const float v10063 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10064 = v10062 * v10063;
-      v471.x[25] = v10064;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10067 = v471.x[26];
-      const float v10068 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10069 = v10067 * v10068;
-      v471.x[26] = v10069;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10072 = v471.x[27];
-      const float v10073 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10074 = v10072 * v10073;
-      v471.x[27] = v10074;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10077 = v471.x[28];
-      const float v10078 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10079 = v10077 * v10078;
-      v471.x[28] = v10079;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10082 = v471.x[29];
-      const float v10083 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10084 = v10082 * v10083;
-      v471.x[29] = v10084;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10087 = v471.x[30];
-      const float v10088 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10089 = v10087 * v10088;
-      v471.x[30] = v10089;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10092 = v471.x[31];
-      const float v10093 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10094 = v10092 * v10093;
-      v471.x[31] = v10094;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10097 = v473.x[0];
-      const float v10098 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10099 = v10097 * v10098;
-      v473.x[0] = v10099;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10102 = v473.x[1];
-      const float v10103 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10104 = v10102 * v10103;
-      v473.x[1] = v10104;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10107 = v473.x[2];
-      const float v10108 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10109 = v10107 * v10108;
-      v473.x[2] = v10109;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10112 = v473.x[3];
-      const float v10113 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10114 = v10112 * v10113;
-      v473.x[3] = v10114;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10117 = v473.x[4];
-      const float v10118 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10119 = v10117 * v10118;
-      v473.x[4] = v10119;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10122 = v473.x[5];
-      const float v10123 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10124 = v10122 * v10123;
-      v473.x[5] = v10124;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10127 = v473.x[6];
-      const float v10128 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10129 = v10127 * v10128;
-      v473.x[6] = v10129;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10132 = v473.x[7];
-      const float v10133 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10134 = v10132 * v10133;
-      v473.x[7] = v10134;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10137 = v473.x[8];
-      const float v10138 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10139 = v10137 * v10138;
-      v473.x[8] = v10139;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10142 = v473.x[9];
-      const float v10143 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10144 = v10142 * v10143;
-      v473.x[9] = v10144;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10147 = v473.x[10];
-      const float v10148 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10149 = v10147 * v10148;
-      v473.x[10] = v10149;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10152 = v473.x[11];
-      const float v10153 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10154 = v10152 * v10153;
-      v473.x[11] = v10154;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10157 = v473.x[12];
-      const float v10158 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10159 = v10157 * v10158;
-      v473.x[12] = v10159;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10162 = v473.x[13];
-      const float v10163 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10164 = v10162 * v10163;
-      v473.x[13] = v10164;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10167 = v473.x[14];
-      const float v10168 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10169 = v10167 * v10168;
-      v473.x[14] = v10169;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10172 = v473.x[15];
-      const float v10173 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10174 = v10172 * v10173;
-      v473.x[15] = v10174;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10177 = v473.x[16];
-      const float v10178 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10179 = v10177 * v10178;
-      v473.x[16] = v10179;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10182 = v473.x[17];
-      const float v10183 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10184 = v10182 * v10183;
-      v473.x[17] = v10184;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10187 = v473.x[18];
-      const float v10188 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10189 = v10187 * v10188;
-      v473.x[18] = v10189;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10192 = v473.x[19];
-      const float v10193 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10194 = v10192 * v10193;
-      v473.x[19] = v10194;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10197 = v473.x[20];
-      const float v10198 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10199 = v10197 * v10198;
-      v473.x[20] = v10199;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10202 = v473.x[21];
-      const float v10203 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10204 = v10202 * v10203;
-      v473.x[21] = v10204;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10207 = v473.x[22];
-      const float v10208 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10209 = v10207 * v10208;
-      v473.x[22] = v10209;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10212 = v473.x[23];
-      const float v10213 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10214 = v10212 * v10213;
-      v473.x[23] = v10214;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10217 = v473.x[24];
-      const float v10218 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10219 = v10217 * v10218;
-      v473.x[24] = v10219;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10222 = v473.x[25];
-      const float v10223 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10224 = v10222 * v10223;
-      v473.x[25] = v10224;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10227 = v473.x[26];
-      const float v10228 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10229 = v10227 * v10228;
-      v473.x[26] = v10229;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10232 = v473.x[27];
-      const float v10233 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10234 = v10232 * v10233;
-      v473.x[27] = v10234;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10237 = v473.x[28];
-      const float v10238 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10239 = v10237 * v10238;
-      v473.x[28] = v10239;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10242 = v473.x[29];
-      const float v10243 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10244 = v10242 * v10243;
-      v473.x[29] = v10244;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10247 = v473.x[30];
-      const float v10248 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10249 = v10247 * v10248;
-      v473.x[30] = v10249;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10252 = v473.x[31];
-      const float v10253 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10254 = v10252 * v10253;
-      v473.x[31] = v10254;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10257 = v475.x[0];
-      const float v10258 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10259 = v10257 * v10258;
-      v475.x[0] = v10259;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10262 = v475.x[1];
-      const float v10263 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10264 = v10262 * v10263;
-      v475.x[1] = v10264;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10267 = v475.x[2];
-      const float v10268 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10269 = v10267 * v10268;
-      v475.x[2] = v10269;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10272 = v475.x[3];
-      const float v10273 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10274 = v10272 * v10273;
-      v475.x[3] = v10274;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10277 = v475.x[4];
-      const float v10278 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10279 = v10277 * v10278;
-      v475.x[4] = v10279;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10282 = v475.x[5];
-      const float v10283 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10284 = v10282 * v10283;
-      v475.x[5] = v10284;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10287 = v475.x[6];
-      const float v10288 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10289 = v10287 * v10288;
-      v475.x[6] = v10289;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10292 = v475.x[7];
-      const float v10293 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10294 = v10292 * v10293;
-      v475.x[7] = v10294;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10297 = v475.x[8];
-      const float v10298 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10299 = v10297 * v10298;
-      v475.x[8] = v10299;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10302 = v475.x[9];
-      const float v10303 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10304 = v10302 * v10303;
-      v475.x[9] = v10304;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10307 = v475.x[10];
-      const float v10308 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10309 = v10307 * v10308;
-      v475.x[10] = v10309;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10312 = v475.x[11];
-      const float v10313 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10314 = v10312 * v10313;
-      v475.x[11] = v10314;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10317 = v475.x[12];
-      const float v10318 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10319 = v10317 * v10318;
-      v475.x[12] = v10319;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10322 = v475.x[13];
-      const float v10323 = v8940.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10324 = v10322 * v10323;
-      v475.x[13] = v10324;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10327 = v475.x[14];
-      const float v10328 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10329 = v10327 * v10328;
-      v475.x[14] = v10329;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10332 = v475.x[15];
-      const float v10333 = v8940.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10334 = v10332 * v10333;
-      v475.x[15] = v10334;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10337 = v475.x[16];
-      const float v10338 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10339 = v10337 * v10338;
-      v475.x[16] = v10339;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10342 = v475.x[17];
-      const float v10343 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10344 = v10342 * v10343;
-      v475.x[17] = v10344;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10347 = v475.x[18];
-      const float v10348 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10349 = v10347 * v10348;
-      v475.x[18] = v10349;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10352 = v475.x[19];
-      const float v10353 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10354 = v10352 * v10353;
-      v475.x[19] = v10354;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10357 = v475.x[20];
-      const float v10358 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10359 = v10357 * v10358;
-      v475.x[20] = v10359;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10362 = v475.x[21];
-      const float v10363 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10364 = v10362 * v10363;
-      v475.x[21] = v10364;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10367 = v475.x[22];
-      const float v10368 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10369 = v10367 * v10368;
-      v475.x[22] = v10369;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10372 = v475.x[23];
-      const float v10373 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10374 = v10372 * v10373;
-      v475.x[23] = v10374;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10377 = v475.x[24];
-      const float v10378 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10379 = v10377 * v10378;
-      v475.x[24] = v10379;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10382 = v475.x[25];
-      const float v10383 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10384 = v10382 * v10383;
-      v475.x[25] = v10384;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10387 = v475.x[26];
-      const float v10388 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10389 = v10387 * v10388;
-      v475.x[26] = v10389;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10392 = v475.x[27];
-      const float v10393 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10394 = v10392 * v10393;
-      v475.x[27] = v10394;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10397 = v475.x[28];
-      const float v10398 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10399 = v10397 * v10398;
-      v475.x[28] = v10399;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10402 = v475.x[29];
-      const float v10403 = v8940.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10404 = v10402 * v10403;
-      v475.x[29] = v10404;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10407 = v475.x[30];
-      const float v10408 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10409 = v10407 * v10408;
-      v475.x[30] = v10409;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10412 = v475.x[31];
-      const float v10413 = v8940.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10414 = v10412 * v10413;
-      v475.x[31] = v10414;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<iron_f16, 0, 32, 64> v10416;  // kernels/sdpa/flash_tile.hpp:202
-      iron_frag_fill(v10416, iron_f32_to_f16(0.0f));
-      iron_frag_convert(v10416, v7026);
-      iron_frag<iron_f16, 1, 64, 32> v10418;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v10418, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v10418, shm2, v7032, 128u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v469, v10416, v10418);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v10425;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v10425, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v10425, shm2, v7057, 128u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v471, v10416, v10425);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v10432;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v10432, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v10432, shm2, v7081, 128u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v473, v10416, v10432);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v10439;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v10439, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v10439, shm2, v7105, 128u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v475, v10416, v10439);  // kernels/sdpa/flash_tile.hpp:206
-      const unsigned int v10449 = v7022 + 1u;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v10450 = v10449 & 1u;
-      const bool v10451 = v7124 < v445;
-      if (v10451) {
-        const unsigned int v10453 = v10450 << 13u;  // kernels/sdpa/flash_tile.hpp:146
-        const unsigned int v10463 = v7124 + v49;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10464 = v10463 < v37;
-        const unsigned int v10467 = v10464 ? v10463 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10469 = v31 + v10467;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10470 = v10469 * v2;
-        const unsigned int v10471 = v10470 + v28;
-        const unsigned int v10472 = v10471 << 7u;
-        const unsigned int v10473 = v10472 + v53;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10476 = v10453 + v66;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10477 = v10476 + v53;
-        iron_copy_async<16>(shm1 + (v10477 ^ (((v10477 >> 7u) & 7u) << 3u)), k + v10473, v10464);
-        const unsigned int v10487 = v7124 + v73;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10488 = v10487 < v37;
-        const unsigned int v10491 = v10488 ? v10487 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10493 = v31 + v10491;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10494 = v10493 * v2;
-        const unsigned int v10495 = v10494 + v28;
-        const unsigned int v10496 = v10495 << 7u;
-        const unsigned int v10497 = v10496 + v77;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10500 = v10453 + v90;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10501 = v10500 + v77;
-        iron_copy_async<16>(shm1 + (v10501 ^ (((v10501 >> 7u) & 7u) << 3u)), k + v10497, v10488);
-        const unsigned int v10511 = v7124 + v97;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10512 = v10511 < v37;
-        const unsigned int v10515 = v10512 ? v10511 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10517 = v31 + v10515;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10518 = v10517 * v2;
-        const unsigned int v10519 = v10518 + v28;
-        const unsigned int v10520 = v10519 << 7u;
-        const unsigned int v10521 = v10520 + v101;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10524 = v10453 + v114;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10525 = v10524 + v101;
-        iron_copy_async<16>(shm1 + (v10525 ^ (((v10525 >> 7u) & 7u) << 3u)), k + v10521, v10512);
-        const unsigned int v10535 = v7124 + v121;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10536 = v10535 < v37;
-        const unsigned int v10539 = v10536 ? v10535 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10541 = v31 + v10539;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10542 = v10541 * v2;
-        const unsigned int v10543 = v10542 + v28;
-        const unsigned int v10544 = v10543 << 7u;
-        const unsigned int v10545 = v10544 + v125;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10548 = v10453 + v138;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10549 = v10548 + v125;
-        iron_copy_async<16>(shm1 + (v10549 ^ (((v10549 >> 7u) & 7u) << 3u)), k + v10545, v10536);
-        const unsigned int v10559 = v7124 + v145;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10560 = v10559 < v37;
-        const unsigned int v10563 = v10560 ? v10559 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10565 = v31 + v10563;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10566 = v10565 * v2;
-        const unsigned int v10567 = v10566 + v28;
-        const unsigned int v10568 = v10567 << 7u;
-        const unsigned int v10569 = v10568 + v149;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10572 = v10453 + v162;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10573 = v10572 + v149;
-        iron_copy_async<16>(shm1 + (v10573 ^ (((v10573 >> 7u) & 7u) << 3u)), k + v10569, v10560);
-        const unsigned int v10583 = v7124 + v169;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10584 = v10583 < v37;
-        const unsigned int v10587 = v10584 ? v10583 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10589 = v31 + v10587;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10590 = v10589 * v2;
-        const unsigned int v10591 = v10590 + v28;
-        const unsigned int v10592 = v10591 << 7u;
-        const unsigned int v10593 = v10592 + v173;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10596 = v10453 + v186;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10597 = v10596 + v173;
-        iron_copy_async<16>(shm1 + (v10597 ^ (((v10597 >> 7u) & 7u) << 3u)), k + v10593, v10584);
-        const unsigned int v10607 = v7124 + v193;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10608 = v10607 < v37;
-        const unsigned int v10611 = v10608 ? v10607 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10613 = v31 + v10611;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10614 = v10613 * v2;
-        const unsigned int v10615 = v10614 + v28;
-        const unsigned int v10616 = v10615 << 7u;
-        const unsigned int v10617 = v10616 + v197;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10620 = v10453 + v210;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10621 = v10620 + v197;
-        iron_copy_async<16>(shm1 + (v10621 ^ (((v10621 >> 7u) & 7u) << 3u)), k + v10617, v10608);
-        const unsigned int v10631 = v7124 + v217;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10632 = v10631 < v37;
-        const unsigned int v10635 = v10632 ? v10631 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10637 = v31 + v10635;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10638 = v10637 * v2;
-        const unsigned int v10639 = v10638 + v28;
-        const unsigned int v10640 = v10639 << 7u;
-        const unsigned int v10641 = v10640 + v221;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10644 = v10453 + v234;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10645 = v10644 + v221;
-        iron_copy_async<16>(shm1 + (v10645 ^ (((v10645 >> 7u) & 7u) << 3u)), k + v10641, v10632);
-        iron_copy_async<16>(shm2 + (v10477 ^ (((v10477 >> 7u) & 7u) << 3u)), v + v10473, v10464);
-        iron_copy_async<16>(shm2 + (v10501 ^ (((v10501 >> 7u) & 7u) << 3u)), v + v10497, v10488);
-        iron_copy_async<16>(shm2 + (v10525 ^ (((v10525 >> 7u) & 7u) << 3u)), v + v10521, v10512);
-        iron_copy_async<16>(shm2 + (v10549 ^ (((v10549 >> 7u) & 7u) << 3u)), v + v10545, v10536);
-        iron_copy_async<16>(shm2 + (v10573 ^ (((v10573 >> 7u) & 7u) << 3u)), v + v10569, v10560);
-        iron_copy_async<16>(shm2 + (v10597 ^ (((v10597 >> 7u) & 7u) << 3u)), v + v10593, v10584);
-        iron_copy_async<16>(shm2 + (v10621 ^ (((v10621 >> 7u) & 7u) << 3u)), v + v10617, v10608);
-        iron_copy_async<16>(shm2 + (v10645 ^ (((v10645 >> 7u) & 7u) << 3u)), v + v10641, v10632);
+      const unsigned int v7027 = v7020 + 64u;
+      const unsigned int v7029 = v7022 + 1u;
+      const unsigned int v7030 = v7029 & 1u;
+      const bool v7031 = v7027 < v445;
+      if (v7031) {
+        const unsigned int v7033 = v7030 << 13u;  // kernels/sdpa/flash_tile.hpp:146
+        const unsigned int v7043 = v7027 + v49;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7044 = v7043 < v37;
+        const unsigned int v7047 = v7044 ? v7043 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7049 = v31 + v7047;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7050 = v7049 * v2;
+        const unsigned int v7051 = v7050 + v28;
+        const unsigned int v7052 = v7051 << 7u;
+        const unsigned int v7053 = v7052 + v53;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7056 = v7033 + v66;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7057 = v7056 + v53;
+        iron_copy_async<16>(shm1 + (v7057 ^ (((v7057 >> 7u) & 7u) << 3u)), k + v7053, v7044);
+        const unsigned int v7067 = v7027 + v73;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7068 = v7067 < v37;
+        const unsigned int v7071 = v7068 ? v7067 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7073 = v31 + v7071;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7074 = v7073 * v2;
+        const unsigned int v7075 = v7074 + v28;
+        const unsigned int v7076 = v7075 << 7u;
+        const unsigned int v7077 = v7076 + v77;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7080 = v7033 + v90;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7081 = v7080 + v77;
+        iron_copy_async<16>(shm1 + (v7081 ^ (((v7081 >> 7u) & 7u) << 3u)), k + v7077, v7068);
+        const unsigned int v7091 = v7027 + v97;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7092 = v7091 < v37;
+        const unsigned int v7095 = v7092 ? v7091 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7097 = v31 + v7095;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7098 = v7097 * v2;
+        const unsigned int v7099 = v7098 + v28;
+        const unsigned int v7100 = v7099 << 7u;
+        const unsigned int v7101 = v7100 + v101;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7104 = v7033 + v114;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7105 = v7104 + v101;
+        iron_copy_async<16>(shm1 + (v7105 ^ (((v7105 >> 7u) & 7u) << 3u)), k + v7101, v7092);
+        const unsigned int v7115 = v7027 + v121;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7116 = v7115 < v37;
+        const unsigned int v7119 = v7116 ? v7115 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7121 = v31 + v7119;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7122 = v7121 * v2;
+        const unsigned int v7123 = v7122 + v28;
+        const unsigned int v7124 = v7123 << 7u;
+        const unsigned int v7125 = v7124 + v125;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7128 = v7033 + v138;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7129 = v7128 + v125;
+        iron_copy_async<16>(shm1 + (v7129 ^ (((v7129 >> 7u) & 7u) << 3u)), k + v7125, v7116);
+        const unsigned int v7139 = v7027 + v145;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7140 = v7139 < v37;
+        const unsigned int v7143 = v7140 ? v7139 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7145 = v31 + v7143;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7146 = v7145 * v2;
+        const unsigned int v7147 = v7146 + v28;
+        const unsigned int v7148 = v7147 << 7u;
+        const unsigned int v7149 = v7148 + v149;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7152 = v7033 + v162;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7153 = v7152 + v149;
+        iron_copy_async<16>(shm1 + (v7153 ^ (((v7153 >> 7u) & 7u) << 3u)), k + v7149, v7140);
+        const unsigned int v7163 = v7027 + v169;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7164 = v7163 < v37;
+        const unsigned int v7167 = v7164 ? v7163 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7169 = v31 + v7167;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7170 = v7169 * v2;
+        const unsigned int v7171 = v7170 + v28;
+        const unsigned int v7172 = v7171 << 7u;
+        const unsigned int v7173 = v7172 + v173;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7176 = v7033 + v186;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7177 = v7176 + v173;
+        iron_copy_async<16>(shm1 + (v7177 ^ (((v7177 >> 7u) & 7u) << 3u)), k + v7173, v7164);
+        const unsigned int v7187 = v7027 + v193;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7188 = v7187 < v37;
+        const unsigned int v7191 = v7188 ? v7187 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7193 = v31 + v7191;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7194 = v7193 * v2;
+        const unsigned int v7195 = v7194 + v28;
+        const unsigned int v7196 = v7195 << 7u;
+        const unsigned int v7197 = v7196 + v197;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7200 = v7033 + v210;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7201 = v7200 + v197;
+        iron_copy_async<16>(shm1 + (v7201 ^ (((v7201 >> 7u) & 7u) << 3u)), k + v7197, v7188);
+        const unsigned int v7211 = v7027 + v217;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7212 = v7211 < v37;
+        const unsigned int v7215 = v7212 ? v7211 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7217 = v31 + v7215;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7218 = v7217 * v2;
+        const unsigned int v7219 = v7218 + v28;
+        const unsigned int v7220 = v7219 << 7u;
+        const unsigned int v7221 = v7220 + v221;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7224 = v7033 + v234;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7225 = v7224 + v221;
+        iron_copy_async<16>(shm1 + (v7225 ^ (((v7225 >> 7u) & 7u) << 3u)), k + v7221, v7212);
+        iron_copy_async<16>(shm2 + (v7057 ^ (((v7057 >> 7u) & 7u) << 3u)), v + v7053, v7044);
+        iron_copy_async<16>(shm2 + (v7081 ^ (((v7081 >> 7u) & 7u) << 3u)), v + v7077, v7068);
+        iron_copy_async<16>(shm2 + (v7105 ^ (((v7105 >> 7u) & 7u) << 3u)), v + v7101, v7092);
+        iron_copy_async<16>(shm2 + (v7129 ^ (((v7129 >> 7u) & 7u) << 3u)), v + v7125, v7116);
+        iron_copy_async<16>(shm2 + (v7153 ^ (((v7153 >> 7u) & 7u) << 3u)), v + v7149, v7140);
+        iron_copy_async<16>(shm2 + (v7177 ^ (((v7177 >> 7u) & 7u) << 3u)), v + v7173, v7164);
+        iron_copy_async<16>(shm2 + (v7201 ^ (((v7201 >> 7u) & 7u) << 3u)), v + v7197, v7188);
+        iron_copy_async<16>(shm2 + (v7225 ^ (((v7225 >> 7u) & 7u) << 3u)), v + v7221, v7212);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
+      iron_frag<float, 2, 32, 64> v7421;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v7421, 0.0f);
+      iron_frag<iron_f16, 1, 16, 64> v7423;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7423, iron_f32_to_f16(0.0f));
+      const unsigned int v7427 = v7024 << 13u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7423, shm1, v7427, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7430;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7430, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7430, shm0, v433, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7421, v7430, v7423);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7435;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7435, iron_f32_to_f16(0.0f));
+      const unsigned int v7440 = v7427 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7435, shm1, v7440, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7442;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7442, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7442, shm0, v7445, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7421, v7442, v7435);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7447;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7447, iron_f32_to_f16(0.0f));
+      const unsigned int v7452 = v7427 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7447, shm1, v7452, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7454;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7454, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7454, shm0, v7457, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7421, v7454, v7447);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7459;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7459, iron_f32_to_f16(0.0f));
+      const unsigned int v7464 = v7427 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7459, shm1, v7464, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7466;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7466, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7466, shm0, v7469, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7421, v7466, v7459);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7471;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7471, iron_f32_to_f16(0.0f));
+      const unsigned int v7476 = v7427 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7471, shm1, v7476, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7478;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7478, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7478, shm0, v7481, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7421, v7478, v7471);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7483;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7483, iron_f32_to_f16(0.0f));
+      const unsigned int v7488 = v7427 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7483, shm1, v7488, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7490;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7490, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7490, shm0, v7493, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7421, v7490, v7483);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7495;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7495, iron_f32_to_f16(0.0f));
+      const unsigned int v7500 = v7427 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7495, shm1, v7500, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7502;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7502, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7502, shm0, v7505, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7421, v7502, v7495);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7507;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7507, iron_f32_to_f16(0.0f));
+      const unsigned int v7512 = v7427 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7507, shm1, v7512, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7514;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7514, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7514, shm0, v7517, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7421, v7514, v7507);  // kernels/sdpa/flash_tile.hpp:160
+      const bool v7520 = v7027 <= v37;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v7528 = v7027 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v7529 = v7528 <= v448;
+      const bool v7530 = v444 || v7529;
+      const bool v7531 = v7520 && v7530;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v7534 = v7020 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v7535 = v7534 + v18;
+      const bool v7537 = v437 <= v7535;
+      const bool v7538 = v7533 || v7537;
+      const bool v7539 = v7531 && v7538;  // kernels/sdpa/flash_tile.hpp:165
+      if (v7539) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v7542 = v7421.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v7543 = v7542 * v463;
+        v7421.x[0] = v7543;
+        const float v7546 = v7421.x[1];
+        const float v7547 = v7546 * v463;
+        v7421.x[1] = v7547;
+        const float v7550 = v7421.x[2];
+        const float v7551 = v7550 * v463;
+        v7421.x[2] = v7551;
+        const float v7554 = v7421.x[3];
+        const float v7555 = v7554 * v463;
+        v7421.x[3] = v7555;
+        const float v7558 = v7421.x[4];
+        const float v7559 = v7558 * v463;
+        v7421.x[4] = v7559;
+        const float v7562 = v7421.x[5];
+        const float v7563 = v7562 * v463;
+        v7421.x[5] = v7563;
+        const float v7566 = v7421.x[6];
+        const float v7567 = v7566 * v463;
+        v7421.x[6] = v7567;
+        const float v7570 = v7421.x[7];
+        const float v7571 = v7570 * v463;
+        v7421.x[7] = v7571;
+        const float v7574 = v7421.x[8];
+        const float v7575 = v7574 * v463;
+        v7421.x[8] = v7575;
+        const float v7578 = v7421.x[9];
+        const float v7579 = v7578 * v463;
+        v7421.x[9] = v7579;
+        const float v7582 = v7421.x[10];
+        const float v7583 = v7582 * v463;
+        v7421.x[10] = v7583;
+        const float v7586 = v7421.x[11];
+        const float v7587 = v7586 * v463;
+        v7421.x[11] = v7587;
+        const float v7590 = v7421.x[12];
+        const float v7591 = v7590 * v463;
+        v7421.x[12] = v7591;
+        const float v7594 = v7421.x[13];
+        const float v7595 = v7594 * v463;
+        v7421.x[13] = v7595;
+        const float v7598 = v7421.x[14];
+        const float v7599 = v7598 * v463;
+        v7421.x[14] = v7599;
+        const float v7602 = v7421.x[15];
+        const float v7603 = v7602 * v463;
+        v7421.x[15] = v7603;
+        const float v7606 = v7421.x[16];
+        const float v7607 = v7606 * v463;
+        v7421.x[16] = v7607;
+        const float v7610 = v7421.x[17];
+        const float v7611 = v7610 * v463;
+        v7421.x[17] = v7611;
+        const float v7614 = v7421.x[18];
+        const float v7615 = v7614 * v463;
+        v7421.x[18] = v7615;
+        const float v7618 = v7421.x[19];
+        const float v7619 = v7618 * v463;
+        v7421.x[19] = v7619;
+        const float v7622 = v7421.x[20];
+        const float v7623 = v7622 * v463;
+        v7421.x[20] = v7623;
+        const float v7626 = v7421.x[21];
+        const float v7627 = v7626 * v463;
+        v7421.x[21] = v7627;
+        const float v7630 = v7421.x[22];
+        const float v7631 = v7630 * v463;
+        v7421.x[22] = v7631;
+        const float v7634 = v7421.x[23];
+        const float v7635 = v7634 * v463;
+        v7421.x[23] = v7635;
+        const float v7638 = v7421.x[24];
+        const float v7639 = v7638 * v463;
+        v7421.x[24] = v7639;
+        const float v7642 = v7421.x[25];
+        const float v7643 = v7642 * v463;
+        v7421.x[25] = v7643;
+        const float v7646 = v7421.x[26];
+        const float v7647 = v7646 * v463;
+        v7421.x[26] = v7647;
+        const float v7650 = v7421.x[27];
+        const float v7651 = v7650 * v463;
+        v7421.x[27] = v7651;
+        const float v7654 = v7421.x[28];
+        const float v7655 = v7654 * v463;
+        v7421.x[28] = v7655;
+        const float v7658 = v7421.x[29];
+        const float v7659 = v7658 * v463;
+        v7421.x[29] = v7659;
+        const float v7662 = v7421.x[30];
+        const float v7663 = v7662 * v463;
+        v7421.x[30] = v7663;
+        const float v7666 = v7421.x[31];
+        const float v7667 = v7666 * v463;
+        v7421.x[31] = v7667;
+        const float v7670 = v7421.x[32];
+        const float v7671 = v7670 * v463;
+        v7421.x[32] = v7671;
+        const float v7674 = v7421.x[33];
+        const float v7675 = v7674 * v463;
+        v7421.x[33] = v7675;
+        const float v7678 = v7421.x[34];
+        const float v7679 = v7678 * v463;
+        v7421.x[34] = v7679;
+        const float v7682 = v7421.x[35];
+        const float v7683 = v7682 * v463;
+        v7421.x[35] = v7683;
+        const float v7686 = v7421.x[36];
+        const float v7687 = v7686 * v463;
+        v7421.x[36] = v7687;
+        const float v7690 = v7421.x[37];
+        const float v7691 = v7690 * v463;
+        v7421.x[37] = v7691;
+        const float v7694 = v7421.x[38];
+        const float v7695 = v7694 * v463;
+        v7421.x[38] = v7695;
+        const float v7698 = v7421.x[39];
+        const float v7699 = v7698 * v463;
+        v7421.x[39] = v7699;
+        const float v7702 = v7421.x[40];
+        const float v7703 = v7702 * v463;
+        v7421.x[40] = v7703;
+        const float v7706 = v7421.x[41];
+        const float v7707 = v7706 * v463;
+        v7421.x[41] = v7707;
+        const float v7710 = v7421.x[42];
+        const float v7711 = v7710 * v463;
+        v7421.x[42] = v7711;
+        const float v7714 = v7421.x[43];
+        const float v7715 = v7714 * v463;
+        v7421.x[43] = v7715;
+        const float v7718 = v7421.x[44];
+        const float v7719 = v7718 * v463;
+        v7421.x[44] = v7719;
+        const float v7722 = v7421.x[45];
+        const float v7723 = v7722 * v463;
+        v7421.x[45] = v7723;
+        const float v7726 = v7421.x[46];
+        const float v7727 = v7726 * v463;
+        v7421.x[46] = v7727;
+        const float v7730 = v7421.x[47];
+        const float v7731 = v7730 * v463;
+        v7421.x[47] = v7731;
+        const float v7734 = v7421.x[48];
+        const float v7735 = v7734 * v463;
+        v7421.x[48] = v7735;
+        const float v7738 = v7421.x[49];
+        const float v7739 = v7738 * v463;
+        v7421.x[49] = v7739;
+        const float v7742 = v7421.x[50];
+        const float v7743 = v7742 * v463;
+        v7421.x[50] = v7743;
+        const float v7746 = v7421.x[51];
+        const float v7747 = v7746 * v463;
+        v7421.x[51] = v7747;
+        const float v7750 = v7421.x[52];
+        const float v7751 = v7750 * v463;
+        v7421.x[52] = v7751;
+        const float v7754 = v7421.x[53];
+        const float v7755 = v7754 * v463;
+        v7421.x[53] = v7755;
+        const float v7758 = v7421.x[54];
+        const float v7759 = v7758 * v463;
+        v7421.x[54] = v7759;
+        const float v7762 = v7421.x[55];
+        const float v7763 = v7762 * v463;
+        v7421.x[55] = v7763;
+        const float v7766 = v7421.x[56];
+        const float v7767 = v7766 * v463;
+        v7421.x[56] = v7767;
+        const float v7770 = v7421.x[57];
+        const float v7771 = v7770 * v463;
+        v7421.x[57] = v7771;
+        const float v7774 = v7421.x[58];
+        const float v7775 = v7774 * v463;
+        v7421.x[58] = v7775;
+        const float v7778 = v7421.x[59];
+        const float v7779 = v7778 * v463;
+        v7421.x[59] = v7779;
+        const float v7782 = v7421.x[60];
+        const float v7783 = v7782 * v463;
+        v7421.x[60] = v7783;
+        const float v7786 = v7421.x[61];
+        const float v7787 = v7786 * v463;
+        v7421.x[61] = v7787;
+        const float v7790 = v7421.x[62];
+        const float v7791 = v7790 * v463;
+        v7421.x[62] = v7791;
+        const float v7794 = v7421.x[63];
+        const float v7795 = v7794 * v463;
+        v7421.x[63] = v7795;
+      } else {
+        const unsigned int v7796 = static_cast<unsigned int>(v7421.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7797 = static_cast<unsigned int>(v7421.row(0, iron_linear_thread() & 31u));
+        const float v7798 = v7421.x[0];
+        const unsigned int v7799 = v43 + v7797;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7800 = v7020 + v7796;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7801 = v7800 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7804 = v7799 + v37;
+        const unsigned int v7805 = v7800 + v18;
+        const bool v7806 = v7805 <= v7804;
+        const bool v7807 = v444 || v7806;
+        const bool v7808 = v7801 && v7807;
+        const unsigned int v7811 = v7800 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7812 = v7811 + v18;
+        const bool v7814 = v7804 < v7812;
+        const bool v7815 = v7533 || v7814;
+        const bool v7816 = v7808 && v7815;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7818 = v7798 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7819 = v7816 ? v7818 : __uint_as_float(0xff800000u);
+        v7421.x[0] = v7819;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7820 = static_cast<unsigned int>(v7421.col(1, iron_linear_thread() & 31u));
+        const unsigned int v7821 = static_cast<unsigned int>(v7421.row(1, iron_linear_thread() & 31u));
+        const float v7822 = v7421.x[1];
+        const unsigned int v7823 = v43 + v7821;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7824 = v7020 + v7820;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7825 = v7824 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7828 = v7823 + v37;
+        const unsigned int v7829 = v7824 + v18;
+        const bool v7830 = v7829 <= v7828;
+        const bool v7831 = v444 || v7830;
+        const bool v7832 = v7825 && v7831;
+        const unsigned int v7835 = v7824 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7836 = v7835 + v18;
+        const bool v7838 = v7828 < v7836;
+        const bool v7839 = v7533 || v7838;
+        const bool v7840 = v7832 && v7839;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7842 = v7822 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7843 = v7840 ? v7842 : __uint_as_float(0xff800000u);
+        v7421.x[1] = v7843;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7844 = static_cast<unsigned int>(v7421.col(2, iron_linear_thread() & 31u));
+        const unsigned int v7845 = static_cast<unsigned int>(v7421.row(2, iron_linear_thread() & 31u));
+        const float v7846 = v7421.x[2];
+        const unsigned int v7847 = v43 + v7845;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7848 = v7020 + v7844;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7849 = v7848 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7852 = v7847 + v37;
+        const unsigned int v7853 = v7848 + v18;
+        const bool v7854 = v7853 <= v7852;
+        const bool v7855 = v444 || v7854;
+        const bool v7856 = v7849 && v7855;
+        const unsigned int v7859 = v7848 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7860 = v7859 + v18;
+        const bool v7862 = v7852 < v7860;
+        const bool v7863 = v7533 || v7862;
+        const bool v7864 = v7856 && v7863;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7866 = v7846 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7867 = v7864 ? v7866 : __uint_as_float(0xff800000u);
+        v7421.x[2] = v7867;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7868 = static_cast<unsigned int>(v7421.col(3, iron_linear_thread() & 31u));
+        const unsigned int v7869 = static_cast<unsigned int>(v7421.row(3, iron_linear_thread() & 31u));
+        const float v7870 = v7421.x[3];
+        const unsigned int v7871 = v43 + v7869;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7872 = v7020 + v7868;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7873 = v7872 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7876 = v7871 + v37;
+        const unsigned int v7877 = v7872 + v18;
+        const bool v7878 = v7877 <= v7876;
+        const bool v7879 = v444 || v7878;
+        const bool v7880 = v7873 && v7879;
+        const unsigned int v7883 = v7872 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7884 = v7883 + v18;
+        const bool v7886 = v7876 < v7884;
+        const bool v7887 = v7533 || v7886;
+        const bool v7888 = v7880 && v7887;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7890 = v7870 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7891 = v7888 ? v7890 : __uint_as_float(0xff800000u);
+        v7421.x[3] = v7891;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7892 = static_cast<unsigned int>(v7421.col(4, iron_linear_thread() & 31u));
+        const unsigned int v7893 = static_cast<unsigned int>(v7421.row(4, iron_linear_thread() & 31u));
+        const float v7894 = v7421.x[4];
+        const unsigned int v7895 = v43 + v7893;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7896 = v7020 + v7892;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7897 = v7896 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7900 = v7895 + v37;
+        const unsigned int v7901 = v7896 + v18;
+        const bool v7902 = v7901 <= v7900;
+        const bool v7903 = v444 || v7902;
+        const bool v7904 = v7897 && v7903;
+        const unsigned int v7907 = v7896 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7908 = v7907 + v18;
+        const bool v7910 = v7900 < v7908;
+        const bool v7911 = v7533 || v7910;
+        const bool v7912 = v7904 && v7911;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7914 = v7894 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7915 = v7912 ? v7914 : __uint_as_float(0xff800000u);
+        v7421.x[4] = v7915;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7916 = static_cast<unsigned int>(v7421.col(5, iron_linear_thread() & 31u));
+        const unsigned int v7917 = static_cast<unsigned int>(v7421.row(5, iron_linear_thread() & 31u));
+        const float v7918 = v7421.x[5];
+        const unsigned int v7919 = v43 + v7917;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7920 = v7020 + v7916;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7921 = v7920 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7924 = v7919 + v37;
+        const unsigned int v7925 = v7920 + v18;
+        const bool v7926 = v7925 <= v7924;
+        const bool v7927 = v444 || v7926;
+        const bool v7928 = v7921 && v7927;
+        const unsigned int v7931 = v7920 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7932 = v7931 + v18;
+        const bool v7934 = v7924 < v7932;
+        const bool v7935 = v7533 || v7934;
+        const bool v7936 = v7928 && v7935;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7938 = v7918 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7939 = v7936 ? v7938 : __uint_as_float(0xff800000u);
+        v7421.x[5] = v7939;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7940 = static_cast<unsigned int>(v7421.col(6, iron_linear_thread() & 31u));
+        const unsigned int v7941 = static_cast<unsigned int>(v7421.row(6, iron_linear_thread() & 31u));
+        const float v7942 = v7421.x[6];
+        const unsigned int v7943 = v43 + v7941;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7944 = v7020 + v7940;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7945 = v7944 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7948 = v7943 + v37;
+        const unsigned int v7949 = v7944 + v18;
+        const bool v7950 = v7949 <= v7948;
+        const bool v7951 = v444 || v7950;
+        const bool v7952 = v7945 && v7951;
+        const unsigned int v7955 = v7944 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7956 = v7955 + v18;
+        const bool v7958 = v7948 < v7956;
+        const bool v7959 = v7533 || v7958;
+        const bool v7960 = v7952 && v7959;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7962 = v7942 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7963 = v7960 ? v7962 : __uint_as_float(0xff800000u);
+        v7421.x[6] = v7963;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7964 = static_cast<unsigned int>(v7421.col(7, iron_linear_thread() & 31u));
+        const unsigned int v7965 = static_cast<unsigned int>(v7421.row(7, iron_linear_thread() & 31u));
+        const float v7966 = v7421.x[7];
+        const unsigned int v7967 = v43 + v7965;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7968 = v7020 + v7964;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7969 = v7968 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7972 = v7967 + v37;
+        const unsigned int v7973 = v7968 + v18;
+        const bool v7974 = v7973 <= v7972;
+        const bool v7975 = v444 || v7974;
+        const bool v7976 = v7969 && v7975;
+        const unsigned int v7979 = v7968 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7980 = v7979 + v18;
+        const bool v7982 = v7972 < v7980;
+        const bool v7983 = v7533 || v7982;
+        const bool v7984 = v7976 && v7983;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7986 = v7966 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7987 = v7984 ? v7986 : __uint_as_float(0xff800000u);
+        v7421.x[7] = v7987;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7988 = static_cast<unsigned int>(v7421.col(8, iron_linear_thread() & 31u));
+        const unsigned int v7989 = static_cast<unsigned int>(v7421.row(8, iron_linear_thread() & 31u));
+        const float v7990 = v7421.x[8];
+        const unsigned int v7991 = v43 + v7989;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7992 = v7020 + v7988;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7993 = v7992 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7996 = v7991 + v37;
+        const unsigned int v7997 = v7992 + v18;
+        const bool v7998 = v7997 <= v7996;
+        const bool v7999 = v444 || v7998;
+        const bool v8000 = v7993 && v7999;
+        const unsigned int v8003 = v7992 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8004 = v8003 + v18;
+        const bool v8006 = v7996 < v8004;
+        const bool v8007 = v7533 || v8006;
+        const bool v8008 = v8000 && v8007;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8010 = v7990 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8011 = v8008 ? v8010 : __uint_as_float(0xff800000u);
+        v7421.x[8] = v8011;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8012 = static_cast<unsigned int>(v7421.col(9, iron_linear_thread() & 31u));
+        const unsigned int v8013 = static_cast<unsigned int>(v7421.row(9, iron_linear_thread() & 31u));
+        const float v8014 = v7421.x[9];
+        const unsigned int v8015 = v43 + v8013;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8016 = v7020 + v8012;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8017 = v8016 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8020 = v8015 + v37;
+        const unsigned int v8021 = v8016 + v18;
+        const bool v8022 = v8021 <= v8020;
+        const bool v8023 = v444 || v8022;
+        const bool v8024 = v8017 && v8023;
+        const unsigned int v8027 = v8016 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8028 = v8027 + v18;
+        const bool v8030 = v8020 < v8028;
+        const bool v8031 = v7533 || v8030;
+        const bool v8032 = v8024 && v8031;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8034 = v8014 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8035 = v8032 ? v8034 : __uint_as_float(0xff800000u);
+        v7421.x[9] = v8035;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8036 = static_cast<unsigned int>(v7421.col(10, iron_linear_thread() & 31u));
+        const unsigned int v8037 = static_cast<unsigned int>(v7421.row(10, iron_linear_thread() & 31u));
+        const float v8038 = v7421.x[10];
+        const unsigned int v8039 = v43 + v8037;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8040 = v7020 + v8036;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8041 = v8040 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8044 = v8039 + v37;
+        const unsigned int v8045 = v8040 + v18;
+        const bool v8046 = v8045 <= v8044;
+        const bool v8047 = v444 || v8046;
+        const bool v8048 = v8041 && v8047;
+        const unsigned int v8051 = v8040 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8052 = v8051 + v18;
+        const bool v8054 = v8044 < v8052;
+        const bool v8055 = v7533 || v8054;
+        const bool v8056 = v8048 && v8055;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8058 = v8038 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8059 = v8056 ? v8058 : __uint_as_float(0xff800000u);
+        v7421.x[10] = v8059;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8060 = static_cast<unsigned int>(v7421.col(11, iron_linear_thread() & 31u));
+        const unsigned int v8061 = static_cast<unsigned int>(v7421.row(11, iron_linear_thread() & 31u));
+        const float v8062 = v7421.x[11];
+        const unsigned int v8063 = v43 + v8061;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8064 = v7020 + v8060;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8065 = v8064 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8068 = v8063 + v37;
+        const unsigned int v8069 = v8064 + v18;
+        const bool v8070 = v8069 <= v8068;
+        const bool v8071 = v444 || v8070;
+        const bool v8072 = v8065 && v8071;
+        const unsigned int v8075 = v8064 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8076 = v8075 + v18;
+        const bool v8078 = v8068 < v8076;
+        const bool v8079 = v7533 || v8078;
+        const bool v8080 = v8072 && v8079;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8082 = v8062 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8083 = v8080 ? v8082 : __uint_as_float(0xff800000u);
+        v7421.x[11] = v8083;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8084 = static_cast<unsigned int>(v7421.col(12, iron_linear_thread() & 31u));
+        const unsigned int v8085 = static_cast<unsigned int>(v7421.row(12, iron_linear_thread() & 31u));
+        const float v8086 = v7421.x[12];
+        const unsigned int v8087 = v43 + v8085;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8088 = v7020 + v8084;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8089 = v8088 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8092 = v8087 + v37;
+        const unsigned int v8093 = v8088 + v18;
+        const bool v8094 = v8093 <= v8092;
+        const bool v8095 = v444 || v8094;
+        const bool v8096 = v8089 && v8095;
+        const unsigned int v8099 = v8088 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8100 = v8099 + v18;
+        const bool v8102 = v8092 < v8100;
+        const bool v8103 = v7533 || v8102;
+        const bool v8104 = v8096 && v8103;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8106 = v8086 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8107 = v8104 ? v8106 : __uint_as_float(0xff800000u);
+        v7421.x[12] = v8107;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8108 = static_cast<unsigned int>(v7421.col(13, iron_linear_thread() & 31u));
+        const unsigned int v8109 = static_cast<unsigned int>(v7421.row(13, iron_linear_thread() & 31u));
+        const float v8110 = v7421.x[13];
+        const unsigned int v8111 = v43 + v8109;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8112 = v7020 + v8108;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8113 = v8112 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8116 = v8111 + v37;
+        const unsigned int v8117 = v8112 + v18;
+        const bool v8118 = v8117 <= v8116;
+        const bool v8119 = v444 || v8118;
+        const bool v8120 = v8113 && v8119;
+        const unsigned int v8123 = v8112 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8124 = v8123 + v18;
+        const bool v8126 = v8116 < v8124;
+        const bool v8127 = v7533 || v8126;
+        const bool v8128 = v8120 && v8127;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8130 = v8110 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8131 = v8128 ? v8130 : __uint_as_float(0xff800000u);
+        v7421.x[13] = v8131;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8132 = static_cast<unsigned int>(v7421.col(14, iron_linear_thread() & 31u));
+        const unsigned int v8133 = static_cast<unsigned int>(v7421.row(14, iron_linear_thread() & 31u));
+        const float v8134 = v7421.x[14];
+        const unsigned int v8135 = v43 + v8133;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8136 = v7020 + v8132;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8137 = v8136 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8140 = v8135 + v37;
+        const unsigned int v8141 = v8136 + v18;
+        const bool v8142 = v8141 <= v8140;
+        const bool v8143 = v444 || v8142;
+        const bool v8144 = v8137 && v8143;
+        const unsigned int v8147 = v8136 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8148 = v8147 + v18;
+        const bool v8150 = v8140 < v8148;
+        const bool v8151 = v7533 || v8150;
+        const bool v8152 = v8144 && v8151;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8154 = v8134 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8155 = v8152 ? v8154 : __uint_as_float(0xff800000u);
+        v7421.x[14] = v8155;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8156 = static_cast<unsigned int>(v7421.col(15, iron_linear_thread() & 31u));
+        const unsigned int v8157 = static_cast<unsigned int>(v7421.row(15, iron_linear_thread() & 31u));
+        const float v8158 = v7421.x[15];
+        const unsigned int v8159 = v43 + v8157;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8160 = v7020 + v8156;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8161 = v8160 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8164 = v8159 + v37;
+        const unsigned int v8165 = v8160 + v18;
+        const bool v8166 = v8165 <= v8164;
+        const bool v8167 = v444 || v8166;
+        const bool v8168 = v8161 && v8167;
+        const unsigned int v8171 = v8160 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8172 = v8171 + v18;
+        const bool v8174 = v8164 < v8172;
+        const bool v8175 = v7533 || v8174;
+        const bool v8176 = v8168 && v8175;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8178 = v8158 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8179 = v8176 ? v8178 : __uint_as_float(0xff800000u);
+        v7421.x[15] = v8179;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8180 = static_cast<unsigned int>(v7421.col(16, iron_linear_thread() & 31u));
+        const unsigned int v8181 = static_cast<unsigned int>(v7421.row(16, iron_linear_thread() & 31u));
+        const float v8182 = v7421.x[16];
+        const unsigned int v8183 = v43 + v8181;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8184 = v7020 + v8180;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8185 = v8184 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8188 = v8183 + v37;
+        const unsigned int v8189 = v8184 + v18;
+        const bool v8190 = v8189 <= v8188;
+        const bool v8191 = v444 || v8190;
+        const bool v8192 = v8185 && v8191;
+        const unsigned int v8195 = v8184 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8196 = v8195 + v18;
+        const bool v8198 = v8188 < v8196;
+        const bool v8199 = v7533 || v8198;
+        const bool v8200 = v8192 && v8199;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8202 = v8182 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8203 = v8200 ? v8202 : __uint_as_float(0xff800000u);
+        v7421.x[16] = v8203;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8204 = static_cast<unsigned int>(v7421.col(17, iron_linear_thread() & 31u));
+        const unsigned int v8205 = static_cast<unsigned int>(v7421.row(17, iron_linear_thread() & 31u));
+        const float v8206 = v7421.x[17];
+        const unsigned int v8207 = v43 + v8205;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8208 = v7020 + v8204;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8209 = v8208 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8212 = v8207 + v37;
+        const unsigned int v8213 = v8208 + v18;
+        const bool v8214 = v8213 <= v8212;
+        const bool v8215 = v444 || v8214;
+        const bool v8216 = v8209 && v8215;
+        const unsigned int v8219 = v8208 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8220 = v8219 + v18;
+        const bool v8222 = v8212 < v8220;
+        const bool v8223 = v7533 || v8222;
+        const bool v8224 = v8216 && v8223;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8226 = v8206 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8227 = v8224 ? v8226 : __uint_as_float(0xff800000u);
+        v7421.x[17] = v8227;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8228 = static_cast<unsigned int>(v7421.col(18, iron_linear_thread() & 31u));
+        const unsigned int v8229 = static_cast<unsigned int>(v7421.row(18, iron_linear_thread() & 31u));
+        const float v8230 = v7421.x[18];
+        const unsigned int v8231 = v43 + v8229;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8232 = v7020 + v8228;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8233 = v8232 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8236 = v8231 + v37;
+        const unsigned int v8237 = v8232 + v18;
+        const bool v8238 = v8237 <= v8236;
+        const bool v8239 = v444 || v8238;
+        const bool v8240 = v8233 && v8239;
+        const unsigned int v8243 = v8232 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8244 = v8243 + v18;
+        const bool v8246 = v8236 < v8244;
+        const bool v8247 = v7533 || v8246;
+        const bool v8248 = v8240 && v8247;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8250 = v8230 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8251 = v8248 ? v8250 : __uint_as_float(0xff800000u);
+        v7421.x[18] = v8251;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8252 = static_cast<unsigned int>(v7421.col(19, iron_linear_thread() & 31u));
+        const unsigned int v8253 = static_cast<unsigned int>(v7421.row(19, iron_linear_thread() & 31u));
+        const float v8254 = v7421.x[19];
+        const unsigned int v8255 = v43 + v8253;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8256 = v7020 + v8252;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8257 = v8256 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8260 = v8255 + v37;
+        const unsigned int v8261 = v8256 + v18;
+        const bool v8262 = v8261 <= v8260;
+        const bool v8263 = v444 || v8262;
+        const bool v8264 = v8257 && v8263;
+        const unsigned int v8267 = v8256 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8268 = v8267 + v18;
+        const bool v8270 = v8260 < v8268;
+        const bool v8271 = v7533 || v8270;
+        const bool v8272 = v8264 && v8271;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8274 = v8254 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8275 = v8272 ? v8274 : __uint_as_float(0xff800000u);
+        v7421.x[19] = v8275;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8276 = static_cast<unsigned int>(v7421.col(20, iron_linear_thread() & 31u));
+        const unsigned int v8277 = static_cast<unsigned int>(v7421.row(20, iron_linear_thread() & 31u));
+        const float v8278 = v7421.x[20];
+        const unsigned int v8279 = v43 + v8277;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8280 = v7020 + v8276;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8281 = v8280 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8284 = v8279 + v37;
+        const unsigned int v8285 = v8280 + v18;
+        const bool v8286 = v8285 <= v8284;
+        const bool v8287 = v444 || v8286;
+        const bool v8288 = v8281 && v8287;
+        const unsigned int v8291 = v8280 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8292 = v8291 + v18;
+        const bool v8294 = v8284 < v8292;
+        const bool v8295 = v7533 || v8294;
+        const bool v8296 = v8288 && v8295;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8298 = v8278 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8299 = v8296 ? v8298 : __uint_as_float(0xff800000u);
+        v7421.x[20] = v8299;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8300 = static_cast<unsigned int>(v7421.col(21, iron_linear_thread() & 31u));
+        const unsigned int v8301 = static_cast<unsigned int>(v7421.row(21, iron_linear_thread() & 31u));
+        const float v8302 = v7421.x[21];
+        const unsigned int v8303 = v43 + v8301;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8304 = v7020 + v8300;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8305 = v8304 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8308 = v8303 + v37;
+        const unsigned int v8309 = v8304 + v18;
+        const bool v8310 = v8309 <= v8308;
+        const bool v8311 = v444 || v8310;
+        const bool v8312 = v8305 && v8311;
+        const unsigned int v8315 = v8304 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8316 = v8315 + v18;
+        const bool v8318 = v8308 < v8316;
+        const bool v8319 = v7533 || v8318;
+        const bool v8320 = v8312 && v8319;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8322 = v8302 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8323 = v8320 ? v8322 : __uint_as_float(0xff800000u);
+        v7421.x[21] = v8323;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8324 = static_cast<unsigned int>(v7421.col(22, iron_linear_thread() & 31u));
+        const unsigned int v8325 = static_cast<unsigned int>(v7421.row(22, iron_linear_thread() & 31u));
+        const float v8326 = v7421.x[22];
+        const unsigned int v8327 = v43 + v8325;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8328 = v7020 + v8324;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8329 = v8328 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8332 = v8327 + v37;
+        const unsigned int v8333 = v8328 + v18;
+        const bool v8334 = v8333 <= v8332;
+        const bool v8335 = v444 || v8334;
+        const bool v8336 = v8329 && v8335;
+        const unsigned int v8339 = v8328 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8340 = v8339 + v18;
+        const bool v8342 = v8332 < v8340;
+        const bool v8343 = v7533 || v8342;
+        const bool v8344 = v8336 && v8343;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8346 = v8326 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8347 = v8344 ? v8346 : __uint_as_float(0xff800000u);
+        v7421.x[22] = v8347;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8348 = static_cast<unsigned int>(v7421.col(23, iron_linear_thread() & 31u));
+        const unsigned int v8349 = static_cast<unsigned int>(v7421.row(23, iron_linear_thread() & 31u));
+        const float v8350 = v7421.x[23];
+        const unsigned int v8351 = v43 + v8349;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8352 = v7020 + v8348;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8353 = v8352 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8356 = v8351 + v37;
+        const unsigned int v8357 = v8352 + v18;
+        const bool v8358 = v8357 <= v8356;
+        const bool v8359 = v444 || v8358;
+        const bool v8360 = v8353 && v8359;
+        const unsigned int v8363 = v8352 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8364 = v8363 + v18;
+        const bool v8366 = v8356 < v8364;
+        const bool v8367 = v7533 || v8366;
+        const bool v8368 = v8360 && v8367;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8370 = v8350 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8371 = v8368 ? v8370 : __uint_as_float(0xff800000u);
+        v7421.x[23] = v8371;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8372 = static_cast<unsigned int>(v7421.col(24, iron_linear_thread() & 31u));
+        const unsigned int v8373 = static_cast<unsigned int>(v7421.row(24, iron_linear_thread() & 31u));
+        const float v8374 = v7421.x[24];
+        const unsigned int v8375 = v43 + v8373;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8376 = v7020 + v8372;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8377 = v8376 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8380 = v8375 + v37;
+        const unsigned int v8381 = v8376 + v18;
+        const bool v8382 = v8381 <= v8380;
+        const bool v8383 = v444 || v8382;
+        const bool v8384 = v8377 && v8383;
+        const unsigned int v8387 = v8376 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8388 = v8387 + v18;
+        const bool v8390 = v8380 < v8388;
+        const bool v8391 = v7533 || v8390;
+        const bool v8392 = v8384 && v8391;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8394 = v8374 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8395 = v8392 ? v8394 : __uint_as_float(0xff800000u);
+        v7421.x[24] = v8395;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8396 = static_cast<unsigned int>(v7421.col(25, iron_linear_thread() & 31u));
+        const unsigned int v8397 = static_cast<unsigned int>(v7421.row(25, iron_linear_thread() & 31u));
+        const float v8398 = v7421.x[25];
+        const unsigned int v8399 = v43 + v8397;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8400 = v7020 + v8396;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8401 = v8400 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8404 = v8399 + v37;
+        const unsigned int v8405 = v8400 + v18;
+        const bool v8406 = v8405 <= v8404;
+        const bool v8407 = v444 || v8406;
+        const bool v8408 = v8401 && v8407;
+        const unsigned int v8411 = v8400 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8412 = v8411 + v18;
+        const bool v8414 = v8404 < v8412;
+        const bool v8415 = v7533 || v8414;
+        const bool v8416 = v8408 && v8415;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8418 = v8398 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8419 = v8416 ? v8418 : __uint_as_float(0xff800000u);
+        v7421.x[25] = v8419;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8420 = static_cast<unsigned int>(v7421.col(26, iron_linear_thread() & 31u));
+        const unsigned int v8421 = static_cast<unsigned int>(v7421.row(26, iron_linear_thread() & 31u));
+        const float v8422 = v7421.x[26];
+        const unsigned int v8423 = v43 + v8421;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8424 = v7020 + v8420;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8425 = v8424 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8428 = v8423 + v37;
+        const unsigned int v8429 = v8424 + v18;
+        const bool v8430 = v8429 <= v8428;
+        const bool v8431 = v444 || v8430;
+        const bool v8432 = v8425 && v8431;
+        const unsigned int v8435 = v8424 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8436 = v8435 + v18;
+        const bool v8438 = v8428 < v8436;
+        const bool v8439 = v7533 || v8438;
+        const bool v8440 = v8432 && v8439;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8442 = v8422 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8443 = v8440 ? v8442 : __uint_as_float(0xff800000u);
+        v7421.x[26] = v8443;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8444 = static_cast<unsigned int>(v7421.col(27, iron_linear_thread() & 31u));
+        const unsigned int v8445 = static_cast<unsigned int>(v7421.row(27, iron_linear_thread() & 31u));
+        const float v8446 = v7421.x[27];
+        const unsigned int v8447 = v43 + v8445;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8448 = v7020 + v8444;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8449 = v8448 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8452 = v8447 + v37;
+        const unsigned int v8453 = v8448 + v18;
+        const bool v8454 = v8453 <= v8452;
+        const bool v8455 = v444 || v8454;
+        const bool v8456 = v8449 && v8455;
+        const unsigned int v8459 = v8448 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8460 = v8459 + v18;
+        const bool v8462 = v8452 < v8460;
+        const bool v8463 = v7533 || v8462;
+        const bool v8464 = v8456 && v8463;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8466 = v8446 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8467 = v8464 ? v8466 : __uint_as_float(0xff800000u);
+        v7421.x[27] = v8467;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8468 = static_cast<unsigned int>(v7421.col(28, iron_linear_thread() & 31u));
+        const unsigned int v8469 = static_cast<unsigned int>(v7421.row(28, iron_linear_thread() & 31u));
+        const float v8470 = v7421.x[28];
+        const unsigned int v8471 = v43 + v8469;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8472 = v7020 + v8468;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8473 = v8472 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8476 = v8471 + v37;
+        const unsigned int v8477 = v8472 + v18;
+        const bool v8478 = v8477 <= v8476;
+        const bool v8479 = v444 || v8478;
+        const bool v8480 = v8473 && v8479;
+        const unsigned int v8483 = v8472 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8484 = v8483 + v18;
+        const bool v8486 = v8476 < v8484;
+        const bool v8487 = v7533 || v8486;
+        const bool v8488 = v8480 && v8487;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8490 = v8470 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8491 = v8488 ? v8490 : __uint_as_float(0xff800000u);
+        v7421.x[28] = v8491;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8492 = static_cast<unsigned int>(v7421.col(29, iron_linear_thread() & 31u));
+        const unsigned int v8493 = static_cast<unsigned int>(v7421.row(29, iron_linear_thread() & 31u));
+        const float v8494 = v7421.x[29];
+        const unsigned int v8495 = v43 + v8493;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8496 = v7020 + v8492;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8497 = v8496 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8500 = v8495 + v37;
+        const unsigned int v8501 = v8496 + v18;
+        const bool v8502 = v8501 <= v8500;
+        const bool v8503 = v444 || v8502;
+        const bool v8504 = v8497 && v8503;
+        const unsigned int v8507 = v8496 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8508 = v8507 + v18;
+        const bool v8510 = v8500 < v8508;
+        const bool v8511 = v7533 || v8510;
+        const bool v8512 = v8504 && v8511;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8514 = v8494 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8515 = v8512 ? v8514 : __uint_as_float(0xff800000u);
+        v7421.x[29] = v8515;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8516 = static_cast<unsigned int>(v7421.col(30, iron_linear_thread() & 31u));
+        const unsigned int v8517 = static_cast<unsigned int>(v7421.row(30, iron_linear_thread() & 31u));
+        const float v8518 = v7421.x[30];
+        const unsigned int v8519 = v43 + v8517;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8520 = v7020 + v8516;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8521 = v8520 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8524 = v8519 + v37;
+        const unsigned int v8525 = v8520 + v18;
+        const bool v8526 = v8525 <= v8524;
+        const bool v8527 = v444 || v8526;
+        const bool v8528 = v8521 && v8527;
+        const unsigned int v8531 = v8520 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8532 = v8531 + v18;
+        const bool v8534 = v8524 < v8532;
+        const bool v8535 = v7533 || v8534;
+        const bool v8536 = v8528 && v8535;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8538 = v8518 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8539 = v8536 ? v8538 : __uint_as_float(0xff800000u);
+        v7421.x[30] = v8539;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8540 = static_cast<unsigned int>(v7421.col(31, iron_linear_thread() & 31u));
+        const unsigned int v8541 = static_cast<unsigned int>(v7421.row(31, iron_linear_thread() & 31u));
+        const float v8542 = v7421.x[31];
+        const unsigned int v8543 = v43 + v8541;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8544 = v7020 + v8540;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8545 = v8544 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8548 = v8543 + v37;
+        const unsigned int v8549 = v8544 + v18;
+        const bool v8550 = v8549 <= v8548;
+        const bool v8551 = v444 || v8550;
+        const bool v8552 = v8545 && v8551;
+        const unsigned int v8555 = v8544 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8556 = v8555 + v18;
+        const bool v8558 = v8548 < v8556;
+        const bool v8559 = v7533 || v8558;
+        const bool v8560 = v8552 && v8559;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8562 = v8542 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8563 = v8560 ? v8562 : __uint_as_float(0xff800000u);
+        v7421.x[31] = v8563;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8564 = static_cast<unsigned int>(v7421.col(32, iron_linear_thread() & 31u));
+        const unsigned int v8565 = static_cast<unsigned int>(v7421.row(32, iron_linear_thread() & 31u));
+        const float v8566 = v7421.x[32];
+        const unsigned int v8567 = v43 + v8565;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8568 = v7020 + v8564;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8569 = v8568 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8572 = v8567 + v37;
+        const unsigned int v8573 = v8568 + v18;
+        const bool v8574 = v8573 <= v8572;
+        const bool v8575 = v444 || v8574;
+        const bool v8576 = v8569 && v8575;
+        const unsigned int v8579 = v8568 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8580 = v8579 + v18;
+        const bool v8582 = v8572 < v8580;
+        const bool v8583 = v7533 || v8582;
+        const bool v8584 = v8576 && v8583;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8586 = v8566 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8587 = v8584 ? v8586 : __uint_as_float(0xff800000u);
+        v7421.x[32] = v8587;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8588 = static_cast<unsigned int>(v7421.col(33, iron_linear_thread() & 31u));
+        const unsigned int v8589 = static_cast<unsigned int>(v7421.row(33, iron_linear_thread() & 31u));
+        const float v8590 = v7421.x[33];
+        const unsigned int v8591 = v43 + v8589;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8592 = v7020 + v8588;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8593 = v8592 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8596 = v8591 + v37;
+        const unsigned int v8597 = v8592 + v18;
+        const bool v8598 = v8597 <= v8596;
+        const bool v8599 = v444 || v8598;
+        const bool v8600 = v8593 && v8599;
+        const unsigned int v8603 = v8592 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8604 = v8603 + v18;
+        const bool v8606 = v8596 < v8604;
+        const bool v8607 = v7533 || v8606;
+        const bool v8608 = v8600 && v8607;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8610 = v8590 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8611 = v8608 ? v8610 : __uint_as_float(0xff800000u);
+        v7421.x[33] = v8611;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8612 = static_cast<unsigned int>(v7421.col(34, iron_linear_thread() & 31u));
+        const unsigned int v8613 = static_cast<unsigned int>(v7421.row(34, iron_linear_thread() & 31u));
+        const float v8614 = v7421.x[34];
+        const unsigned int v8615 = v43 + v8613;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8616 = v7020 + v8612;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8617 = v8616 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8620 = v8615 + v37;
+        const unsigned int v8621 = v8616 + v18;
+        const bool v8622 = v8621 <= v8620;
+        const bool v8623 = v444 || v8622;
+        const bool v8624 = v8617 && v8623;
+        const unsigned int v8627 = v8616 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8628 = v8627 + v18;
+        const bool v8630 = v8620 < v8628;
+        const bool v8631 = v7533 || v8630;
+        const bool v8632 = v8624 && v8631;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8634 = v8614 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8635 = v8632 ? v8634 : __uint_as_float(0xff800000u);
+        v7421.x[34] = v8635;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8636 = static_cast<unsigned int>(v7421.col(35, iron_linear_thread() & 31u));
+        const unsigned int v8637 = static_cast<unsigned int>(v7421.row(35, iron_linear_thread() & 31u));
+        const float v8638 = v7421.x[35];
+        const unsigned int v8639 = v43 + v8637;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8640 = v7020 + v8636;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8641 = v8640 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8644 = v8639 + v37;
+        const unsigned int v8645 = v8640 + v18;
+        const bool v8646 = v8645 <= v8644;
+        const bool v8647 = v444 || v8646;
+        const bool v8648 = v8641 && v8647;
+        const unsigned int v8651 = v8640 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8652 = v8651 + v18;
+        const bool v8654 = v8644 < v8652;
+        const bool v8655 = v7533 || v8654;
+        const bool v8656 = v8648 && v8655;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8658 = v8638 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8659 = v8656 ? v8658 : __uint_as_float(0xff800000u);
+        v7421.x[35] = v8659;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8660 = static_cast<unsigned int>(v7421.col(36, iron_linear_thread() & 31u));
+        const unsigned int v8661 = static_cast<unsigned int>(v7421.row(36, iron_linear_thread() & 31u));
+        const float v8662 = v7421.x[36];
+        const unsigned int v8663 = v43 + v8661;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8664 = v7020 + v8660;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8665 = v8664 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8668 = v8663 + v37;
+        const unsigned int v8669 = v8664 + v18;
+        const bool v8670 = v8669 <= v8668;
+        const bool v8671 = v444 || v8670;
+        const bool v8672 = v8665 && v8671;
+        const unsigned int v8675 = v8664 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8676 = v8675 + v18;
+        const bool v8678 = v8668 < v8676;
+        const bool v8679 = v7533 || v8678;
+        const bool v8680 = v8672 && v8679;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8682 = v8662 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8683 = v8680 ? v8682 : __uint_as_float(0xff800000u);
+        v7421.x[36] = v8683;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8684 = static_cast<unsigned int>(v7421.col(37, iron_linear_thread() & 31u));
+        const unsigned int v8685 = static_cast<unsigned int>(v7421.row(37, iron_linear_thread() & 31u));
+        const float v8686 = v7421.x[37];
+        const unsigned int v8687 = v43 + v8685;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8688 = v7020 + v8684;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8689 = v8688 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8692 = v8687 + v37;
+        const unsigned int v8693 = v8688 + v18;
+        const bool v8694 = v8693 <= v8692;
+        const bool v8695 = v444 || v8694;
+        const bool v8696 = v8689 && v8695;
+        const unsigned int v8699 = v8688 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8700 = v8699 + v18;
+        const bool v8702 = v8692 < v8700;
+        const bool v8703 = v7533 || v8702;
+        const bool v8704 = v8696 && v8703;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8706 = v8686 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8707 = v8704 ? v8706 : __uint_as_float(0xff800000u);
+        v7421.x[37] = v8707;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8708 = static_cast<unsigned int>(v7421.col(38, iron_linear_thread() & 31u));
+        const unsigned int v8709 = static_cast<unsigned int>(v7421.row(38, iron_linear_thread() & 31u));
+        const float v8710 = v7421.x[38];
+        const unsigned int v8711 = v43 + v8709;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8712 = v7020 + v8708;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8713 = v8712 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8716 = v8711 + v37;
+        const unsigned int v8717 = v8712 + v18;
+        const bool v8718 = v8717 <= v8716;
+        const bool v8719 = v444 || v8718;
+        const bool v8720 = v8713 && v8719;
+        const unsigned int v8723 = v8712 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8724 = v8723 + v18;
+        const bool v8726 = v8716 < v8724;
+        const bool v8727 = v7533 || v8726;
+        const bool v8728 = v8720 && v8727;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8730 = v8710 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8731 = v8728 ? v8730 : __uint_as_float(0xff800000u);
+        v7421.x[38] = v8731;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8732 = static_cast<unsigned int>(v7421.col(39, iron_linear_thread() & 31u));
+        const unsigned int v8733 = static_cast<unsigned int>(v7421.row(39, iron_linear_thread() & 31u));
+        const float v8734 = v7421.x[39];
+        const unsigned int v8735 = v43 + v8733;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8736 = v7020 + v8732;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8737 = v8736 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8740 = v8735 + v37;
+        const unsigned int v8741 = v8736 + v18;
+        const bool v8742 = v8741 <= v8740;
+        const bool v8743 = v444 || v8742;
+        const bool v8744 = v8737 && v8743;
+        const unsigned int v8747 = v8736 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8748 = v8747 + v18;
+        const bool v8750 = v8740 < v8748;
+        const bool v8751 = v7533 || v8750;
+        const bool v8752 = v8744 && v8751;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8754 = v8734 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8755 = v8752 ? v8754 : __uint_as_float(0xff800000u);
+        v7421.x[39] = v8755;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8756 = static_cast<unsigned int>(v7421.col(40, iron_linear_thread() & 31u));
+        const unsigned int v8757 = static_cast<unsigned int>(v7421.row(40, iron_linear_thread() & 31u));
+        const float v8758 = v7421.x[40];
+        const unsigned int v8759 = v43 + v8757;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8760 = v7020 + v8756;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8761 = v8760 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8764 = v8759 + v37;
+        const unsigned int v8765 = v8760 + v18;
+        const bool v8766 = v8765 <= v8764;
+        const bool v8767 = v444 || v8766;
+        const bool v8768 = v8761 && v8767;
+        const unsigned int v8771 = v8760 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8772 = v8771 + v18;
+        const bool v8774 = v8764 < v8772;
+        const bool v8775 = v7533 || v8774;
+        const bool v8776 = v8768 && v8775;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8778 = v8758 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8779 = v8776 ? v8778 : __uint_as_float(0xff800000u);
+        v7421.x[40] = v8779;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8780 = static_cast<unsigned int>(v7421.col(41, iron_linear_thread() & 31u));
+        const unsigned int v8781 = static_cast<unsigned int>(v7421.row(41, iron_linear_thread() & 31u));
+        const float v8782 = v7421.x[41];
+        const unsigned int v8783 = v43 + v8781;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8784 = v7020 + v8780;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8785 = v8784 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8788 = v8783 + v37;
+        const unsigned int v8789 = v8784 + v18;
+        const bool v8790 = v8789 <= v8788;
+        const bool v8791 = v444 || v8790;
+        const bool v8792 = v8785 && v8791;
+        const unsigned int v8795 = v8784 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8796 = v8795 + v18;
+        const bool v8798 = v8788 < v8796;
+        const bool v8799 = v7533 || v8798;
+        const bool v8800 = v8792 && v8799;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8802 = v8782 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8803 = v8800 ? v8802 : __uint_as_float(0xff800000u);
+        v7421.x[41] = v8803;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8804 = static_cast<unsigned int>(v7421.col(42, iron_linear_thread() & 31u));
+        const unsigned int v8805 = static_cast<unsigned int>(v7421.row(42, iron_linear_thread() & 31u));
+        const float v8806 = v7421.x[42];
+        const unsigned int v8807 = v43 + v8805;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8808 = v7020 + v8804;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8809 = v8808 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8812 = v8807 + v37;
+        const unsigned int v8813 = v8808 + v18;
+        const bool v8814 = v8813 <= v8812;
+        const bool v8815 = v444 || v8814;
+        const bool v8816 = v8809 && v8815;
+        const unsigned int v8819 = v8808 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8820 = v8819 + v18;
+        const bool v8822 = v8812 < v8820;
+        const bool v8823 = v7533 || v8822;
+        const bool v8824 = v8816 && v8823;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8826 = v8806 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8827 = v8824 ? v8826 : __uint_as_float(0xff800000u);
+        v7421.x[42] = v8827;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8828 = static_cast<unsigned int>(v7421.col(43, iron_linear_thread() & 31u));
+        const unsigned int v8829 = static_cast<unsigned int>(v7421.row(43, iron_linear_thread() & 31u));
+        const float v8830 = v7421.x[43];
+        const unsigned int v8831 = v43 + v8829;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8832 = v7020 + v8828;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8833 = v8832 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8836 = v8831 + v37;
+        const unsigned int v8837 = v8832 + v18;
+        const bool v8838 = v8837 <= v8836;
+        const bool v8839 = v444 || v8838;
+        const bool v8840 = v8833 && v8839;
+        const unsigned int v8843 = v8832 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8844 = v8843 + v18;
+        const bool v8846 = v8836 < v8844;
+        const bool v8847 = v7533 || v8846;
+        const bool v8848 = v8840 && v8847;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8850 = v8830 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8851 = v8848 ? v8850 : __uint_as_float(0xff800000u);
+        v7421.x[43] = v8851;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8852 = static_cast<unsigned int>(v7421.col(44, iron_linear_thread() & 31u));
+        const unsigned int v8853 = static_cast<unsigned int>(v7421.row(44, iron_linear_thread() & 31u));
+        const float v8854 = v7421.x[44];
+        const unsigned int v8855 = v43 + v8853;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8856 = v7020 + v8852;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8857 = v8856 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8860 = v8855 + v37;
+        const unsigned int v8861 = v8856 + v18;
+        const bool v8862 = v8861 <= v8860;
+        const bool v8863 = v444 || v8862;
+        const bool v8864 = v8857 && v8863;
+        const unsigned int v8867 = v8856 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8868 = v8867 + v18;
+        const bool v8870 = v8860 < v8868;
+        const bool v8871 = v7533 || v8870;
+        const bool v8872 = v8864 && v8871;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8874 = v8854 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8875 = v8872 ? v8874 : __uint_as_float(0xff800000u);
+        v7421.x[44] = v8875;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8876 = static_cast<unsigned int>(v7421.col(45, iron_linear_thread() & 31u));
+        const unsigned int v8877 = static_cast<unsigned int>(v7421.row(45, iron_linear_thread() & 31u));
+        const float v8878 = v7421.x[45];
+        const unsigned int v8879 = v43 + v8877;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8880 = v7020 + v8876;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8881 = v8880 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8884 = v8879 + v37;
+        const unsigned int v8885 = v8880 + v18;
+        const bool v8886 = v8885 <= v8884;
+        const bool v8887 = v444 || v8886;
+        const bool v8888 = v8881 && v8887;
+        const unsigned int v8891 = v8880 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8892 = v8891 + v18;
+        const bool v8894 = v8884 < v8892;
+        const bool v8895 = v7533 || v8894;
+        const bool v8896 = v8888 && v8895;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8898 = v8878 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8899 = v8896 ? v8898 : __uint_as_float(0xff800000u);
+        v7421.x[45] = v8899;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8900 = static_cast<unsigned int>(v7421.col(46, iron_linear_thread() & 31u));
+        const unsigned int v8901 = static_cast<unsigned int>(v7421.row(46, iron_linear_thread() & 31u));
+        const float v8902 = v7421.x[46];
+        const unsigned int v8903 = v43 + v8901;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8904 = v7020 + v8900;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8905 = v8904 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8908 = v8903 + v37;
+        const unsigned int v8909 = v8904 + v18;
+        const bool v8910 = v8909 <= v8908;
+        const bool v8911 = v444 || v8910;
+        const bool v8912 = v8905 && v8911;
+        const unsigned int v8915 = v8904 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8916 = v8915 + v18;
+        const bool v8918 = v8908 < v8916;
+        const bool v8919 = v7533 || v8918;
+        const bool v8920 = v8912 && v8919;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8922 = v8902 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8923 = v8920 ? v8922 : __uint_as_float(0xff800000u);
+        v7421.x[46] = v8923;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8924 = static_cast<unsigned int>(v7421.col(47, iron_linear_thread() & 31u));
+        const unsigned int v8925 = static_cast<unsigned int>(v7421.row(47, iron_linear_thread() & 31u));
+        const float v8926 = v7421.x[47];
+        const unsigned int v8927 = v43 + v8925;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8928 = v7020 + v8924;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8929 = v8928 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8932 = v8927 + v37;
+        const unsigned int v8933 = v8928 + v18;
+        const bool v8934 = v8933 <= v8932;
+        const bool v8935 = v444 || v8934;
+        const bool v8936 = v8929 && v8935;
+        const unsigned int v8939 = v8928 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8940 = v8939 + v18;
+        const bool v8942 = v8932 < v8940;
+        const bool v8943 = v7533 || v8942;
+        const bool v8944 = v8936 && v8943;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8946 = v8926 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8947 = v8944 ? v8946 : __uint_as_float(0xff800000u);
+        v7421.x[47] = v8947;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8948 = static_cast<unsigned int>(v7421.col(48, iron_linear_thread() & 31u));
+        const unsigned int v8949 = static_cast<unsigned int>(v7421.row(48, iron_linear_thread() & 31u));
+        const float v8950 = v7421.x[48];
+        const unsigned int v8951 = v43 + v8949;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8952 = v7020 + v8948;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8953 = v8952 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8956 = v8951 + v37;
+        const unsigned int v8957 = v8952 + v18;
+        const bool v8958 = v8957 <= v8956;
+        const bool v8959 = v444 || v8958;
+        const bool v8960 = v8953 && v8959;
+        const unsigned int v8963 = v8952 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8964 = v8963 + v18;
+        const bool v8966 = v8956 < v8964;
+        const bool v8967 = v7533 || v8966;
+        const bool v8968 = v8960 && v8967;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8970 = v8950 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8971 = v8968 ? v8970 : __uint_as_float(0xff800000u);
+        v7421.x[48] = v8971;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8972 = static_cast<unsigned int>(v7421.col(49, iron_linear_thread() & 31u));
+        const unsigned int v8973 = static_cast<unsigned int>(v7421.row(49, iron_linear_thread() & 31u));
+        const float v8974 = v7421.x[49];
+        const unsigned int v8975 = v43 + v8973;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8976 = v7020 + v8972;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8977 = v8976 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8980 = v8975 + v37;
+        const unsigned int v8981 = v8976 + v18;
+        const bool v8982 = v8981 <= v8980;
+        const bool v8983 = v444 || v8982;
+        const bool v8984 = v8977 && v8983;
+        const unsigned int v8987 = v8976 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8988 = v8987 + v18;
+        const bool v8990 = v8980 < v8988;
+        const bool v8991 = v7533 || v8990;
+        const bool v8992 = v8984 && v8991;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8994 = v8974 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8995 = v8992 ? v8994 : __uint_as_float(0xff800000u);
+        v7421.x[49] = v8995;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8996 = static_cast<unsigned int>(v7421.col(50, iron_linear_thread() & 31u));
+        const unsigned int v8997 = static_cast<unsigned int>(v7421.row(50, iron_linear_thread() & 31u));
+        const float v8998 = v7421.x[50];
+        const unsigned int v8999 = v43 + v8997;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9000 = v7020 + v8996;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9001 = v9000 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9004 = v8999 + v37;
+        const unsigned int v9005 = v9000 + v18;
+        const bool v9006 = v9005 <= v9004;
+        const bool v9007 = v444 || v9006;
+        const bool v9008 = v9001 && v9007;
+        const unsigned int v9011 = v9000 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9012 = v9011 + v18;
+        const bool v9014 = v9004 < v9012;
+        const bool v9015 = v7533 || v9014;
+        const bool v9016 = v9008 && v9015;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9018 = v8998 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9019 = v9016 ? v9018 : __uint_as_float(0xff800000u);
+        v7421.x[50] = v9019;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9020 = static_cast<unsigned int>(v7421.col(51, iron_linear_thread() & 31u));
+        const unsigned int v9021 = static_cast<unsigned int>(v7421.row(51, iron_linear_thread() & 31u));
+        const float v9022 = v7421.x[51];
+        const unsigned int v9023 = v43 + v9021;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9024 = v7020 + v9020;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9025 = v9024 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9028 = v9023 + v37;
+        const unsigned int v9029 = v9024 + v18;
+        const bool v9030 = v9029 <= v9028;
+        const bool v9031 = v444 || v9030;
+        const bool v9032 = v9025 && v9031;
+        const unsigned int v9035 = v9024 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9036 = v9035 + v18;
+        const bool v9038 = v9028 < v9036;
+        const bool v9039 = v7533 || v9038;
+        const bool v9040 = v9032 && v9039;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9042 = v9022 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9043 = v9040 ? v9042 : __uint_as_float(0xff800000u);
+        v7421.x[51] = v9043;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9044 = static_cast<unsigned int>(v7421.col(52, iron_linear_thread() & 31u));
+        const unsigned int v9045 = static_cast<unsigned int>(v7421.row(52, iron_linear_thread() & 31u));
+        const float v9046 = v7421.x[52];
+        const unsigned int v9047 = v43 + v9045;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9048 = v7020 + v9044;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9049 = v9048 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9052 = v9047 + v37;
+        const unsigned int v9053 = v9048 + v18;
+        const bool v9054 = v9053 <= v9052;
+        const bool v9055 = v444 || v9054;
+        const bool v9056 = v9049 && v9055;
+        const unsigned int v9059 = v9048 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9060 = v9059 + v18;
+        const bool v9062 = v9052 < v9060;
+        const bool v9063 = v7533 || v9062;
+        const bool v9064 = v9056 && v9063;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9066 = v9046 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9067 = v9064 ? v9066 : __uint_as_float(0xff800000u);
+        v7421.x[52] = v9067;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9068 = static_cast<unsigned int>(v7421.col(53, iron_linear_thread() & 31u));
+        const unsigned int v9069 = static_cast<unsigned int>(v7421.row(53, iron_linear_thread() & 31u));
+        const float v9070 = v7421.x[53];
+        const unsigned int v9071 = v43 + v9069;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9072 = v7020 + v9068;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9073 = v9072 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9076 = v9071 + v37;
+        const unsigned int v9077 = v9072 + v18;
+        const bool v9078 = v9077 <= v9076;
+        const bool v9079 = v444 || v9078;
+        const bool v9080 = v9073 && v9079;
+        const unsigned int v9083 = v9072 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9084 = v9083 + v18;
+        const bool v9086 = v9076 < v9084;
+        const bool v9087 = v7533 || v9086;
+        const bool v9088 = v9080 && v9087;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9090 = v9070 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9091 = v9088 ? v9090 : __uint_as_float(0xff800000u);
+        v7421.x[53] = v9091;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9092 = static_cast<unsigned int>(v7421.col(54, iron_linear_thread() & 31u));
+        const unsigned int v9093 = static_cast<unsigned int>(v7421.row(54, iron_linear_thread() & 31u));
+        const float v9094 = v7421.x[54];
+        const unsigned int v9095 = v43 + v9093;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9096 = v7020 + v9092;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9097 = v9096 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9100 = v9095 + v37;
+        const unsigned int v9101 = v9096 + v18;
+        const bool v9102 = v9101 <= v9100;
+        const bool v9103 = v444 || v9102;
+        const bool v9104 = v9097 && v9103;
+        const unsigned int v9107 = v9096 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9108 = v9107 + v18;
+        const bool v9110 = v9100 < v9108;
+        const bool v9111 = v7533 || v9110;
+        const bool v9112 = v9104 && v9111;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9114 = v9094 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9115 = v9112 ? v9114 : __uint_as_float(0xff800000u);
+        v7421.x[54] = v9115;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9116 = static_cast<unsigned int>(v7421.col(55, iron_linear_thread() & 31u));
+        const unsigned int v9117 = static_cast<unsigned int>(v7421.row(55, iron_linear_thread() & 31u));
+        const float v9118 = v7421.x[55];
+        const unsigned int v9119 = v43 + v9117;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9120 = v7020 + v9116;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9121 = v9120 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9124 = v9119 + v37;
+        const unsigned int v9125 = v9120 + v18;
+        const bool v9126 = v9125 <= v9124;
+        const bool v9127 = v444 || v9126;
+        const bool v9128 = v9121 && v9127;
+        const unsigned int v9131 = v9120 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9132 = v9131 + v18;
+        const bool v9134 = v9124 < v9132;
+        const bool v9135 = v7533 || v9134;
+        const bool v9136 = v9128 && v9135;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9138 = v9118 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9139 = v9136 ? v9138 : __uint_as_float(0xff800000u);
+        v7421.x[55] = v9139;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9140 = static_cast<unsigned int>(v7421.col(56, iron_linear_thread() & 31u));
+        const unsigned int v9141 = static_cast<unsigned int>(v7421.row(56, iron_linear_thread() & 31u));
+        const float v9142 = v7421.x[56];
+        const unsigned int v9143 = v43 + v9141;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9144 = v7020 + v9140;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9145 = v9144 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9148 = v9143 + v37;
+        const unsigned int v9149 = v9144 + v18;
+        const bool v9150 = v9149 <= v9148;
+        const bool v9151 = v444 || v9150;
+        const bool v9152 = v9145 && v9151;
+        const unsigned int v9155 = v9144 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9156 = v9155 + v18;
+        const bool v9158 = v9148 < v9156;
+        const bool v9159 = v7533 || v9158;
+        const bool v9160 = v9152 && v9159;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9162 = v9142 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9163 = v9160 ? v9162 : __uint_as_float(0xff800000u);
+        v7421.x[56] = v9163;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9164 = static_cast<unsigned int>(v7421.col(57, iron_linear_thread() & 31u));
+        const unsigned int v9165 = static_cast<unsigned int>(v7421.row(57, iron_linear_thread() & 31u));
+        const float v9166 = v7421.x[57];
+        const unsigned int v9167 = v43 + v9165;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9168 = v7020 + v9164;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9169 = v9168 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9172 = v9167 + v37;
+        const unsigned int v9173 = v9168 + v18;
+        const bool v9174 = v9173 <= v9172;
+        const bool v9175 = v444 || v9174;
+        const bool v9176 = v9169 && v9175;
+        const unsigned int v9179 = v9168 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9180 = v9179 + v18;
+        const bool v9182 = v9172 < v9180;
+        const bool v9183 = v7533 || v9182;
+        const bool v9184 = v9176 && v9183;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9186 = v9166 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9187 = v9184 ? v9186 : __uint_as_float(0xff800000u);
+        v7421.x[57] = v9187;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9188 = static_cast<unsigned int>(v7421.col(58, iron_linear_thread() & 31u));
+        const unsigned int v9189 = static_cast<unsigned int>(v7421.row(58, iron_linear_thread() & 31u));
+        const float v9190 = v7421.x[58];
+        const unsigned int v9191 = v43 + v9189;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9192 = v7020 + v9188;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9193 = v9192 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9196 = v9191 + v37;
+        const unsigned int v9197 = v9192 + v18;
+        const bool v9198 = v9197 <= v9196;
+        const bool v9199 = v444 || v9198;
+        const bool v9200 = v9193 && v9199;
+        const unsigned int v9203 = v9192 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9204 = v9203 + v18;
+        const bool v9206 = v9196 < v9204;
+        const bool v9207 = v7533 || v9206;
+        const bool v9208 = v9200 && v9207;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9210 = v9190 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9211 = v9208 ? v9210 : __uint_as_float(0xff800000u);
+        v7421.x[58] = v9211;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9212 = static_cast<unsigned int>(v7421.col(59, iron_linear_thread() & 31u));
+        const unsigned int v9213 = static_cast<unsigned int>(v7421.row(59, iron_linear_thread() & 31u));
+        const float v9214 = v7421.x[59];
+        const unsigned int v9215 = v43 + v9213;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9216 = v7020 + v9212;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9217 = v9216 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9220 = v9215 + v37;
+        const unsigned int v9221 = v9216 + v18;
+        const bool v9222 = v9221 <= v9220;
+        const bool v9223 = v444 || v9222;
+        const bool v9224 = v9217 && v9223;
+        const unsigned int v9227 = v9216 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9228 = v9227 + v18;
+        const bool v9230 = v9220 < v9228;
+        const bool v9231 = v7533 || v9230;
+        const bool v9232 = v9224 && v9231;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9234 = v9214 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9235 = v9232 ? v9234 : __uint_as_float(0xff800000u);
+        v7421.x[59] = v9235;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9236 = static_cast<unsigned int>(v7421.col(60, iron_linear_thread() & 31u));
+        const unsigned int v9237 = static_cast<unsigned int>(v7421.row(60, iron_linear_thread() & 31u));
+        const float v9238 = v7421.x[60];
+        const unsigned int v9239 = v43 + v9237;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9240 = v7020 + v9236;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9241 = v9240 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9244 = v9239 + v37;
+        const unsigned int v9245 = v9240 + v18;
+        const bool v9246 = v9245 <= v9244;
+        const bool v9247 = v444 || v9246;
+        const bool v9248 = v9241 && v9247;
+        const unsigned int v9251 = v9240 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9252 = v9251 + v18;
+        const bool v9254 = v9244 < v9252;
+        const bool v9255 = v7533 || v9254;
+        const bool v9256 = v9248 && v9255;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9258 = v9238 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9259 = v9256 ? v9258 : __uint_as_float(0xff800000u);
+        v7421.x[60] = v9259;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9260 = static_cast<unsigned int>(v7421.col(61, iron_linear_thread() & 31u));
+        const unsigned int v9261 = static_cast<unsigned int>(v7421.row(61, iron_linear_thread() & 31u));
+        const float v9262 = v7421.x[61];
+        const unsigned int v9263 = v43 + v9261;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9264 = v7020 + v9260;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9265 = v9264 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9268 = v9263 + v37;
+        const unsigned int v9269 = v9264 + v18;
+        const bool v9270 = v9269 <= v9268;
+        const bool v9271 = v444 || v9270;
+        const bool v9272 = v9265 && v9271;
+        const unsigned int v9275 = v9264 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9276 = v9275 + v18;
+        const bool v9278 = v9268 < v9276;
+        const bool v9279 = v7533 || v9278;
+        const bool v9280 = v9272 && v9279;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9282 = v9262 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9283 = v9280 ? v9282 : __uint_as_float(0xff800000u);
+        v7421.x[61] = v9283;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9284 = static_cast<unsigned int>(v7421.col(62, iron_linear_thread() & 31u));
+        const unsigned int v9285 = static_cast<unsigned int>(v7421.row(62, iron_linear_thread() & 31u));
+        const float v9286 = v7421.x[62];
+        const unsigned int v9287 = v43 + v9285;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9288 = v7020 + v9284;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9289 = v9288 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9292 = v9287 + v37;
+        const unsigned int v9293 = v9288 + v18;
+        const bool v9294 = v9293 <= v9292;
+        const bool v9295 = v444 || v9294;
+        const bool v9296 = v9289 && v9295;
+        const unsigned int v9299 = v9288 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9300 = v9299 + v18;
+        const bool v9302 = v9292 < v9300;
+        const bool v9303 = v7533 || v9302;
+        const bool v9304 = v9296 && v9303;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9306 = v9286 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9307 = v9304 ? v9306 : __uint_as_float(0xff800000u);
+        v7421.x[62] = v9307;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9308 = static_cast<unsigned int>(v7421.col(63, iron_linear_thread() & 31u));
+        const unsigned int v9309 = static_cast<unsigned int>(v7421.row(63, iron_linear_thread() & 31u));
+        const float v9310 = v7421.x[63];
+        const unsigned int v9311 = v43 + v9309;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9312 = v7020 + v9308;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9313 = v9312 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9316 = v9311 + v37;
+        const unsigned int v9317 = v9312 + v18;
+        const bool v9318 = v9317 <= v9316;
+        const bool v9319 = v444 || v9318;
+        const bool v9320 = v9313 && v9319;
+        const unsigned int v9323 = v9312 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9324 = v9323 + v18;
+        const bool v9326 = v9316 < v9324;
+        const bool v9327 = v7533 || v9326;
+        const bool v9328 = v9320 && v9327;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9330 = v9310 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9331 = v9328 ? v9330 : __uint_as_float(0xff800000u);
+        v7421.x[63] = v9331;  // kernels/sdpa/flash_tile.hpp:171
+      }
+      iron_frag<float, 2, 32, 8> v9333;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v9333, 0.0f);
+      iron_frag_row_reduce<false>(v9333, v7421);
+      iron_frag<float, 2, 32, 8> v9335;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v9335, 0.0f);
+      const float v9339 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9340 = v9333.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9341 = fmaxf(v9339, v9340);
+      const bool v9344 = v9341 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9345 = v9344 ? 0.0f : v9341;
+      const float v9346 = v9339 - v9345;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9347 = iron_exp2_approx(v9346);
+      v9335.x[0] = v9347;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9351 = v465.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9352 = v9333.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9353 = fmaxf(v9351, v9352);
+      const bool v9356 = v9353 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9357 = v9356 ? 0.0f : v9353;
+      const float v9358 = v9351 - v9357;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9359 = iron_exp2_approx(v9358);
+      v9335.x[1] = v9359;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9363 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9364 = v9333.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9365 = fmaxf(v9363, v9364);
+      const bool v9368 = v9365 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9369 = v9368 ? 0.0f : v9365;
+      const float v9370 = v9363 - v9369;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9371 = iron_exp2_approx(v9370);
+      v9335.x[2] = v9371;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9375 = v465.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9376 = v9333.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9377 = fmaxf(v9375, v9376);
+      const bool v9380 = v9377 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9381 = v9380 ? 0.0f : v9377;
+      const float v9382 = v9375 - v9381;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9383 = iron_exp2_approx(v9382);
+      v9335.x[3] = v9383;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9387 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9388 = v9333.x[4];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9389 = fmaxf(v9387, v9388);
+      const bool v9392 = v9389 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9393 = v9392 ? 0.0f : v9389;
+      const float v9394 = v9387 - v9393;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9395 = iron_exp2_approx(v9394);
+      v9335.x[4] = v9395;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9399 = v465.x[5];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9400 = v9333.x[5];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9401 = fmaxf(v9399, v9400);
+      const bool v9404 = v9401 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9405 = v9404 ? 0.0f : v9401;
+      const float v9406 = v9399 - v9405;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9407 = iron_exp2_approx(v9406);
+      v9335.x[5] = v9407;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9411 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9412 = v9333.x[6];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9413 = fmaxf(v9411, v9412);
+      const bool v9416 = v9413 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9417 = v9416 ? 0.0f : v9413;
+      const float v9418 = v9411 - v9417;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9419 = iron_exp2_approx(v9418);
+      v9335.x[6] = v9419;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9423 = v465.x[7];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9424 = v9333.x[7];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9425 = fmaxf(v9423, v9424);
+      const bool v9428 = v9425 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9429 = v9428 ? 0.0f : v9425;
+      const float v9430 = v9423 - v9429;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9431 = iron_exp2_approx(v9430);
+      v9335.x[7] = v9431;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9434 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9435 = v9333.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9436 = fmaxf(v9434, v9435);
+      v465.x[0] = v9436;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9439 = v465.x[1];
+      const float v9440 = v9333.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9441 = fmaxf(v9439, v9440);
+      v465.x[1] = v9441;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9444 = v465.x[2];
+      const float v9445 = v9333.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9446 = fmaxf(v9444, v9445);
+      v465.x[2] = v9446;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9449 = v465.x[3];
+      const float v9450 = v9333.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9451 = fmaxf(v9449, v9450);
+      v465.x[3] = v9451;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9454 = v465.x[4];
+      const float v9455 = v9333.x[4];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9456 = fmaxf(v9454, v9455);
+      v465.x[4] = v9456;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9459 = v465.x[5];
+      const float v9460 = v9333.x[5];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9461 = fmaxf(v9459, v9460);
+      v465.x[5] = v9461;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9464 = v465.x[6];
+      const float v9465 = v9333.x[6];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9466 = fmaxf(v9464, v9465);
+      v465.x[6] = v9466;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9469 = v465.x[7];
+      const float v9470 = v9333.x[7];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9471 = fmaxf(v9469, v9470);
+      v465.x[7] = v9471;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9474 = v7421.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9475 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9478 = v9475 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9479 = v9478 ? 0.0f : v9475;
+      const float v9480 = v9474 - v9479;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9481 = iron_exp2_approx(v9480);
+      v7421.x[0] = v9481;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9484 = v7421.x[1];
+      const float v9485 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9488 = v9485 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9489 = v9488 ? 0.0f : v9485;
+      const float v9490 = v9484 - v9489;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9491 = iron_exp2_approx(v9490);
+      v7421.x[1] = v9491;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9494 = v7421.x[2];
+      const float v9495 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9498 = v9495 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9499 = v9498 ? 0.0f : v9495;
+      const float v9500 = v9494 - v9499;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9501 = iron_exp2_approx(v9500);
+      v7421.x[2] = v9501;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9504 = v7421.x[3];
+      const float v9505 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9508 = v9505 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9509 = v9508 ? 0.0f : v9505;
+      const float v9510 = v9504 - v9509;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9511 = iron_exp2_approx(v9510);
+      v7421.x[3] = v9511;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9514 = v7421.x[4];
+      const float v9515 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9518 = v9515 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9519 = v9518 ? 0.0f : v9515;
+      const float v9520 = v9514 - v9519;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9521 = iron_exp2_approx(v9520);
+      v7421.x[4] = v9521;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9524 = v7421.x[5];
+      const float v9525 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9528 = v9525 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9529 = v9528 ? 0.0f : v9525;
+      const float v9530 = v9524 - v9529;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9531 = iron_exp2_approx(v9530);
+      v7421.x[5] = v9531;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9534 = v7421.x[6];
+      const float v9535 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9538 = v9535 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9539 = v9538 ? 0.0f : v9535;
+      const float v9540 = v9534 - v9539;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9541 = iron_exp2_approx(v9540);
+      v7421.x[6] = v9541;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9544 = v7421.x[7];
+      const float v9545 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9548 = v9545 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9549 = v9548 ? 0.0f : v9545;
+      const float v9550 = v9544 - v9549;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9551 = iron_exp2_approx(v9550);
+      v7421.x[7] = v9551;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9554 = v7421.x[8];
+      const float v9555 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9558 = v9555 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9559 = v9558 ? 0.0f : v9555;
+      const float v9560 = v9554 - v9559;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9561 = iron_exp2_approx(v9560);
+      v7421.x[8] = v9561;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9564 = v7421.x[9];
+      const float v9565 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9568 = v9565 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9569 = v9568 ? 0.0f : v9565;
+      const float v9570 = v9564 - v9569;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9571 = iron_exp2_approx(v9570);
+      v7421.x[9] = v9571;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9574 = v7421.x[10];
+      const float v9575 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9578 = v9575 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9579 = v9578 ? 0.0f : v9575;
+      const float v9580 = v9574 - v9579;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9581 = iron_exp2_approx(v9580);
+      v7421.x[10] = v9581;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9584 = v7421.x[11];
+      const float v9585 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9588 = v9585 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9589 = v9588 ? 0.0f : v9585;
+      const float v9590 = v9584 - v9589;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9591 = iron_exp2_approx(v9590);
+      v7421.x[11] = v9591;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9594 = v7421.x[12];
+      const float v9595 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9598 = v9595 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9599 = v9598 ? 0.0f : v9595;
+      const float v9600 = v9594 - v9599;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9601 = iron_exp2_approx(v9600);
+      v7421.x[12] = v9601;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9604 = v7421.x[13];
+      const float v9605 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9608 = v9605 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9609 = v9608 ? 0.0f : v9605;
+      const float v9610 = v9604 - v9609;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9611 = iron_exp2_approx(v9610);
+      v7421.x[13] = v9611;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9614 = v7421.x[14];
+      const float v9615 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9618 = v9615 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9619 = v9618 ? 0.0f : v9615;
+      const float v9620 = v9614 - v9619;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9621 = iron_exp2_approx(v9620);
+      v7421.x[14] = v9621;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9624 = v7421.x[15];
+      const float v9625 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9628 = v9625 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9629 = v9628 ? 0.0f : v9625;
+      const float v9630 = v9624 - v9629;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9631 = iron_exp2_approx(v9630);
+      v7421.x[15] = v9631;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9634 = v7421.x[16];
+      const float v9635 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9638 = v9635 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9639 = v9638 ? 0.0f : v9635;
+      const float v9640 = v9634 - v9639;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9641 = iron_exp2_approx(v9640);
+      v7421.x[16] = v9641;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9644 = v7421.x[17];
+      const float v9645 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9648 = v9645 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9649 = v9648 ? 0.0f : v9645;
+      const float v9650 = v9644 - v9649;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9651 = iron_exp2_approx(v9650);
+      v7421.x[17] = v9651;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9654 = v7421.x[18];
+      const float v9655 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9658 = v9655 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9659 = v9658 ? 0.0f : v9655;
+      const float v9660 = v9654 - v9659;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9661 = iron_exp2_approx(v9660);
+      v7421.x[18] = v9661;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9664 = v7421.x[19];
+      const float v9665 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9668 = v9665 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9669 = v9668 ? 0.0f : v9665;
+      const float v9670 = v9664 - v9669;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9671 = iron_exp2_approx(v9670);
+      v7421.x[19] = v9671;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9674 = v7421.x[20];
+      const float v9675 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9678 = v9675 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9679 = v9678 ? 0.0f : v9675;
+      const float v9680 = v9674 - v9679;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9681 = iron_exp2_approx(v9680);
+      v7421.x[20] = v9681;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9684 = v7421.x[21];
+      const float v9685 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9688 = v9685 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9689 = v9688 ? 0.0f : v9685;
+      const float v9690 = v9684 - v9689;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9691 = iron_exp2_approx(v9690);
+      v7421.x[21] = v9691;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9694 = v7421.x[22];
+      const float v9695 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9698 = v9695 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9699 = v9698 ? 0.0f : v9695;
+      const float v9700 = v9694 - v9699;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9701 = iron_exp2_approx(v9700);
+      v7421.x[22] = v9701;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9704 = v7421.x[23];
+      const float v9705 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9708 = v9705 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9709 = v9708 ? 0.0f : v9705;
+      const float v9710 = v9704 - v9709;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9711 = iron_exp2_approx(v9710);
+      v7421.x[23] = v9711;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9714 = v7421.x[24];
+      const float v9715 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9718 = v9715 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9719 = v9718 ? 0.0f : v9715;
+      const float v9720 = v9714 - v9719;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9721 = iron_exp2_approx(v9720);
+      v7421.x[24] = v9721;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9724 = v7421.x[25];
+      const float v9725 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9728 = v9725 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9729 = v9728 ? 0.0f : v9725;
+      const float v9730 = v9724 - v9729;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9731 = iron_exp2_approx(v9730);
+      v7421.x[25] = v9731;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9734 = v7421.x[26];
+      const float v9735 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9738 = v9735 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9739 = v9738 ? 0.0f : v9735;
+      const float v9740 = v9734 - v9739;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9741 = iron_exp2_approx(v9740);
+      v7421.x[26] = v9741;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9744 = v7421.x[27];
+      const float v9745 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9748 = v9745 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9749 = v9748 ? 0.0f : v9745;
+      const float v9750 = v9744 - v9749;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9751 = iron_exp2_approx(v9750);
+      v7421.x[27] = v9751;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9754 = v7421.x[28];
+      const float v9755 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9758 = v9755 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9759 = v9758 ? 0.0f : v9755;
+      const float v9760 = v9754 - v9759;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9761 = iron_exp2_approx(v9760);
+      v7421.x[28] = v9761;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9764 = v7421.x[29];
+      const float v9765 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9768 = v9765 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9769 = v9768 ? 0.0f : v9765;
+      const float v9770 = v9764 - v9769;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9771 = iron_exp2_approx(v9770);
+      v7421.x[29] = v9771;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9774 = v7421.x[30];
+      const float v9775 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9778 = v9775 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9779 = v9778 ? 0.0f : v9775;
+      const float v9780 = v9774 - v9779;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9781 = iron_exp2_approx(v9780);
+      v7421.x[30] = v9781;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9784 = v7421.x[31];
+      const float v9785 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9788 = v9785 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9789 = v9788 ? 0.0f : v9785;
+      const float v9790 = v9784 - v9789;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9791 = iron_exp2_approx(v9790);
+      v7421.x[31] = v9791;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9794 = v7421.x[32];
+      const float v9795 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9798 = v9795 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9799 = v9798 ? 0.0f : v9795;
+      const float v9800 = v9794 - v9799;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9801 = iron_exp2_approx(v9800);
+      v7421.x[32] = v9801;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9804 = v7421.x[33];
+      const float v9805 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9808 = v9805 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9809 = v9808 ? 0.0f : v9805;
+      const float v9810 = v9804 - v9809;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9811 = iron_exp2_approx(v9810);
+      v7421.x[33] = v9811;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9814 = v7421.x[34];
+      const float v9815 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9818 = v9815 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9819 = v9818 ? 0.0f : v9815;
+      const float v9820 = v9814 - v9819;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9821 = iron_exp2_approx(v9820);
+      v7421.x[34] = v9821;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9824 = v7421.x[35];
+      const float v9825 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9828 = v9825 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9829 = v9828 ? 0.0f : v9825;
+      const float v9830 = v9824 - v9829;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9831 = iron_exp2_approx(v9830);
+      v7421.x[35] = v9831;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9834 = v7421.x[36];
+      const float v9835 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9838 = v9835 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9839 = v9838 ? 0.0f : v9835;
+      const float v9840 = v9834 - v9839;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9841 = iron_exp2_approx(v9840);
+      v7421.x[36] = v9841;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9844 = v7421.x[37];
+      const float v9845 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9848 = v9845 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9849 = v9848 ? 0.0f : v9845;
+      const float v9850 = v9844 - v9849;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9851 = iron_exp2_approx(v9850);
+      v7421.x[37] = v9851;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9854 = v7421.x[38];
+      const float v9855 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9858 = v9855 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9859 = v9858 ? 0.0f : v9855;
+      const float v9860 = v9854 - v9859;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9861 = iron_exp2_approx(v9860);
+      v7421.x[38] = v9861;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9864 = v7421.x[39];
+      const float v9865 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9868 = v9865 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9869 = v9868 ? 0.0f : v9865;
+      const float v9870 = v9864 - v9869;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9871 = iron_exp2_approx(v9870);
+      v7421.x[39] = v9871;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9874 = v7421.x[40];
+      const float v9875 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9878 = v9875 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9879 = v9878 ? 0.0f : v9875;
+      const float v9880 = v9874 - v9879;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9881 = iron_exp2_approx(v9880);
+      v7421.x[40] = v9881;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9884 = v7421.x[41];
+      const float v9885 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9888 = v9885 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9889 = v9888 ? 0.0f : v9885;
+      const float v9890 = v9884 - v9889;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9891 = iron_exp2_approx(v9890);
+      v7421.x[41] = v9891;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9894 = v7421.x[42];
+      const float v9895 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9898 = v9895 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9899 = v9898 ? 0.0f : v9895;
+      const float v9900 = v9894 - v9899;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9901 = iron_exp2_approx(v9900);
+      v7421.x[42] = v9901;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9904 = v7421.x[43];
+      const float v9905 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9908 = v9905 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9909 = v9908 ? 0.0f : v9905;
+      const float v9910 = v9904 - v9909;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9911 = iron_exp2_approx(v9910);
+      v7421.x[43] = v9911;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9914 = v7421.x[44];
+      const float v9915 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9918 = v9915 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9919 = v9918 ? 0.0f : v9915;
+      const float v9920 = v9914 - v9919;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9921 = iron_exp2_approx(v9920);
+      v7421.x[44] = v9921;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9924 = v7421.x[45];
+      const float v9925 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9928 = v9925 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9929 = v9928 ? 0.0f : v9925;
+      const float v9930 = v9924 - v9929;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9931 = iron_exp2_approx(v9930);
+      v7421.x[45] = v9931;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9934 = v7421.x[46];
+      const float v9935 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9938 = v9935 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9939 = v9938 ? 0.0f : v9935;
+      const float v9940 = v9934 - v9939;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9941 = iron_exp2_approx(v9940);
+      v7421.x[46] = v9941;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9944 = v7421.x[47];
+      const float v9945 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9948 = v9945 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9949 = v9948 ? 0.0f : v9945;
+      const float v9950 = v9944 - v9949;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9951 = iron_exp2_approx(v9950);
+      v7421.x[47] = v9951;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9954 = v7421.x[48];
+      const float v9955 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9958 = v9955 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9959 = v9958 ? 0.0f : v9955;
+      const float v9960 = v9954 - v9959;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9961 = iron_exp2_approx(v9960);
+      v7421.x[48] = v9961;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9964 = v7421.x[49];
+      const float v9965 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9968 = v9965 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9969 = v9968 ? 0.0f : v9965;
+      const float v9970 = v9964 - v9969;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9971 = iron_exp2_approx(v9970);
+      v7421.x[49] = v9971;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9974 = v7421.x[50];
+      const float v9975 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9978 = v9975 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9979 = v9978 ? 0.0f : v9975;
+      const float v9980 = v9974 - v9979;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9981 = iron_exp2_approx(v9980);
+      v7421.x[50] = v9981;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9984 = v7421.x[51];
+      const float v9985 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9988 = v9985 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9989 = v9988 ? 0.0f : v9985;
+      const float v9990 = v9984 - v9989;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9991 = iron_exp2_approx(v9990);
+      v7421.x[51] = v9991;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9994 = v7421.x[52];
+      const float v9995 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9998 = v9995 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9999 = v9998 ? 0.0f : v9995;
+      const float v10000 = v9994 - v9999;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10001 = iron_exp2_approx(v10000);
+      v7421.x[52] = v10001;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10004 = v7421.x[53];
+      const float v10005 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10008 = v10005 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10009 = v10008 ? 0.0f : v10005;
+      const float v10010 = v10004 - v10009;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10011 = iron_exp2_approx(v10010);
+      v7421.x[53] = v10011;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10014 = v7421.x[54];
+      const float v10015 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10018 = v10015 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10019 = v10018 ? 0.0f : v10015;
+      const float v10020 = v10014 - v10019;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10021 = iron_exp2_approx(v10020);
+      v7421.x[54] = v10021;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10024 = v7421.x[55];
+      const float v10025 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10028 = v10025 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10029 = v10028 ? 0.0f : v10025;
+      const float v10030 = v10024 - v10029;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10031 = iron_exp2_approx(v10030);
+      v7421.x[55] = v10031;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10034 = v7421.x[56];
+      const float v10035 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10038 = v10035 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10039 = v10038 ? 0.0f : v10035;
+      const float v10040 = v10034 - v10039;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10041 = iron_exp2_approx(v10040);
+      v7421.x[56] = v10041;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10044 = v7421.x[57];
+      const float v10045 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10048 = v10045 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10049 = v10048 ? 0.0f : v10045;
+      const float v10050 = v10044 - v10049;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10051 = iron_exp2_approx(v10050);
+      v7421.x[57] = v10051;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10054 = v7421.x[58];
+      const float v10055 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10058 = v10055 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10059 = v10058 ? 0.0f : v10055;
+      const float v10060 = v10054 - v10059;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10061 = iron_exp2_approx(v10060);
+      v7421.x[58] = v10061;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10064 = v7421.x[59];
+      const float v10065 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10068 = v10065 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10069 = v10068 ? 0.0f : v10065;
+      const float v10070 = v10064 - v10069;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10071 = iron_exp2_approx(v10070);
+      v7421.x[59] = v10071;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10074 = v7421.x[60];
+      const float v10075 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10078 = v10075 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10079 = v10078 ? 0.0f : v10075;
+      const float v10080 = v10074 - v10079;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10081 = iron_exp2_approx(v10080);
+      v7421.x[60] = v10081;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10084 = v7421.x[61];
+      const float v10085 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10088 = v10085 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10089 = v10088 ? 0.0f : v10085;
+      const float v10090 = v10084 - v10089;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10091 = iron_exp2_approx(v10090);
+      v7421.x[61] = v10091;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10094 = v7421.x[62];
+      const float v10095 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10098 = v10095 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10099 = v10098 ? 0.0f : v10095;
+      const float v10100 = v10094 - v10099;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10101 = iron_exp2_approx(v10100);
+      v7421.x[62] = v10101;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10104 = v7421.x[63];
+      const float v10105 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10108 = v10105 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10109 = v10108 ? 0.0f : v10105;
+      const float v10110 = v10104 - v10109;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10111 = iron_exp2_approx(v10110);
+      v7421.x[63] = v10111;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 32, 8> v10113;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v10113, 0.0f);
+      iron_frag_row_reduce<true>(v10113, v7421);
+      const float v10116 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v10117 = v10113.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10118 = v9335.x[0];
+      const float v10119 = v10116 * v10118;
+      const float v10120 = v10119 + v10117;
+      v467.x[0] = v10120;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10123 = v467.x[1];
+      const float v10124 = v10113.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10125 = v9335.x[1];
+      const float v10126 = v10123 * v10125;
+      const float v10127 = v10126 + v10124;
+      v467.x[1] = v10127;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10130 = v467.x[2];
+      const float v10131 = v10113.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10132 = v9335.x[2];
+      const float v10133 = v10130 * v10132;
+      const float v10134 = v10133 + v10131;
+      v467.x[2] = v10134;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10137 = v467.x[3];
+      const float v10138 = v10113.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10139 = v9335.x[3];
+      const float v10140 = v10137 * v10139;
+      const float v10141 = v10140 + v10138;
+      v467.x[3] = v10141;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10144 = v467.x[4];
+      const float v10145 = v10113.x[4];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10146 = v9335.x[4];
+      const float v10147 = v10144 * v10146;
+      const float v10148 = v10147 + v10145;
+      v467.x[4] = v10148;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10151 = v467.x[5];
+      const float v10152 = v10113.x[5];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10153 = v9335.x[5];
+      const float v10154 = v10151 * v10153;
+      const float v10155 = v10154 + v10152;
+      v467.x[5] = v10155;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10158 = v467.x[6];
+      const float v10159 = v10113.x[6];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10160 = v9335.x[6];
+      const float v10161 = v10158 * v10160;
+      const float v10162 = v10161 + v10159;
+      v467.x[6] = v10162;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10165 = v467.x[7];
+      const float v10166 = v10113.x[7];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10167 = v9335.x[7];
+      const float v10168 = v10165 * v10167;
+      const float v10169 = v10168 + v10166;
+      v467.x[7] = v10169;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10172 = v469.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v10173 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10174 = v10172 * v10173;
+      v469.x[0] = v10174;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10177 = v469.x[1];
+      const float v10178 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10179 = v10177 * v10178;
+      v469.x[1] = v10179;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10182 = v469.x[2];
+      const float v10183 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10184 = v10182 * v10183;
+      v469.x[2] = v10184;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10187 = v469.x[3];
+      const float v10188 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10189 = v10187 * v10188;
+      v469.x[3] = v10189;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10192 = v469.x[4];
+      const float v10193 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10194 = v10192 * v10193;
+      v469.x[4] = v10194;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10197 = v469.x[5];
+      const float v10198 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10199 = v10197 * v10198;
+      v469.x[5] = v10199;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10202 = v469.x[6];
+      const float v10203 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10204 = v10202 * v10203;
+      v469.x[6] = v10204;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10207 = v469.x[7];
+      const float v10208 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10209 = v10207 * v10208;
+      v469.x[7] = v10209;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10212 = v469.x[8];
+      const float v10213 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10214 = v10212 * v10213;
+      v469.x[8] = v10214;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10217 = v469.x[9];
+      const float v10218 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10219 = v10217 * v10218;
+      v469.x[9] = v10219;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10222 = v469.x[10];
+      const float v10223 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10224 = v10222 * v10223;
+      v469.x[10] = v10224;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10227 = v469.x[11];
+      const float v10228 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10229 = v10227 * v10228;
+      v469.x[11] = v10229;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10232 = v469.x[12];
+      const float v10233 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10234 = v10232 * v10233;
+      v469.x[12] = v10234;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10237 = v469.x[13];
+      const float v10238 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10239 = v10237 * v10238;
+      v469.x[13] = v10239;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10242 = v469.x[14];
+      const float v10243 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10244 = v10242 * v10243;
+      v469.x[14] = v10244;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10247 = v469.x[15];
+      const float v10248 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10249 = v10247 * v10248;
+      v469.x[15] = v10249;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10252 = v469.x[16];
+      const float v10253 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10254 = v10252 * v10253;
+      v469.x[16] = v10254;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10257 = v469.x[17];
+      const float v10258 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10259 = v10257 * v10258;
+      v469.x[17] = v10259;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10262 = v469.x[18];
+      const float v10263 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10264 = v10262 * v10263;
+      v469.x[18] = v10264;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10267 = v469.x[19];
+      const float v10268 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10269 = v10267 * v10268;
+      v469.x[19] = v10269;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10272 = v469.x[20];
+      const float v10273 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10274 = v10272 * v10273;
+      v469.x[20] = v10274;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10277 = v469.x[21];
+      const float v10278 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10279 = v10277 * v10278;
+      v469.x[21] = v10279;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10282 = v469.x[22];
+      const float v10283 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10284 = v10282 * v10283;
+      v469.x[22] = v10284;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10287 = v469.x[23];
+      const float v10288 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10289 = v10287 * v10288;
+      v469.x[23] = v10289;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10292 = v469.x[24];
+      const float v10293 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10294 = v10292 * v10293;
+      v469.x[24] = v10294;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10297 = v469.x[25];
+      const float v10298 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10299 = v10297 * v10298;
+      v469.x[25] = v10299;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10302 = v469.x[26];
+      const float v10303 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10304 = v10302 * v10303;
+      v469.x[26] = v10304;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10307 = v469.x[27];
+      const float v10308 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10309 = v10307 * v10308;
+      v469.x[27] = v10309;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10312 = v469.x[28];
+      const float v10313 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10314 = v10312 * v10313;
+      v469.x[28] = v10314;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10317 = v469.x[29];
+      const float v10318 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10319 = v10317 * v10318;
+      v469.x[29] = v10319;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10322 = v469.x[30];
+      const float v10323 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10324 = v10322 * v10323;
+      v469.x[30] = v10324;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10327 = v469.x[31];
+      const float v10328 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10329 = v10327 * v10328;
+      v469.x[31] = v10329;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10332 = v471.x[0];
+      const float v10333 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10334 = v10332 * v10333;
+      v471.x[0] = v10334;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10337 = v471.x[1];
+      const float v10338 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10339 = v10337 * v10338;
+      v471.x[1] = v10339;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10342 = v471.x[2];
+      const float v10343 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10344 = v10342 * v10343;
+      v471.x[2] = v10344;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10347 = v471.x[3];
+      const float v10348 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10349 = v10347 * v10348;
+      v471.x[3] = v10349;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10352 = v471.x[4];
+      const float v10353 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10354 = v10352 * v10353;
+      v471.x[4] = v10354;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10357 = v471.x[5];
+      const float v10358 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10359 = v10357 * v10358;
+      v471.x[5] = v10359;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10362 = v471.x[6];
+      const float v10363 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10364 = v10362 * v10363;
+      v471.x[6] = v10364;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10367 = v471.x[7];
+      const float v10368 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10369 = v10367 * v10368;
+      v471.x[7] = v10369;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10372 = v471.x[8];
+      const float v10373 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10374 = v10372 * v10373;
+      v471.x[8] = v10374;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10377 = v471.x[9];
+      const float v10378 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10379 = v10377 * v10378;
+      v471.x[9] = v10379;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10382 = v471.x[10];
+      const float v10383 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10384 = v10382 * v10383;
+      v471.x[10] = v10384;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10387 = v471.x[11];
+      const float v10388 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10389 = v10387 * v10388;
+      v471.x[11] = v10389;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10392 = v471.x[12];
+      const float v10393 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10394 = v10392 * v10393;
+      v471.x[12] = v10394;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10397 = v471.x[13];
+      const float v10398 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10399 = v10397 * v10398;
+      v471.x[13] = v10399;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10402 = v471.x[14];
+      const float v10403 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10404 = v10402 * v10403;
+      v471.x[14] = v10404;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10407 = v471.x[15];
+      const float v10408 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10409 = v10407 * v10408;
+      v471.x[15] = v10409;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10412 = v471.x[16];
+      const float v10413 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10414 = v10412 * v10413;
+      v471.x[16] = v10414;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10417 = v471.x[17];
+      const float v10418 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10419 = v10417 * v10418;
+      v471.x[17] = v10419;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10422 = v471.x[18];
+      const float v10423 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10424 = v10422 * v10423;
+      v471.x[18] = v10424;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10427 = v471.x[19];
+      const float v10428 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10429 = v10427 * v10428;
+      v471.x[19] = v10429;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10432 = v471.x[20];
+      const float v10433 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10434 = v10432 * v10433;
+      v471.x[20] = v10434;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10437 = v471.x[21];
+      const float v10438 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10439 = v10437 * v10438;
+      v471.x[21] = v10439;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10442 = v471.x[22];
+      const float v10443 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10444 = v10442 * v10443;
+      v471.x[22] = v10444;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10447 = v471.x[23];
+      const float v10448 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10449 = v10447 * v10448;
+      v471.x[23] = v10449;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10452 = v471.x[24];
+      const float v10453 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10454 = v10452 * v10453;
+      v471.x[24] = v10454;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10457 = v471.x[25];
+      const float v10458 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10459 = v10457 * v10458;
+      v471.x[25] = v10459;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10462 = v471.x[26];
+      const float v10463 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10464 = v10462 * v10463;
+      v471.x[26] = v10464;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10467 = v471.x[27];
+      const float v10468 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10469 = v10467 * v10468;
+      v471.x[27] = v10469;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10472 = v471.x[28];
+      const float v10473 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10474 = v10472 * v10473;
+      v471.x[28] = v10474;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10477 = v471.x[29];
+      const float v10478 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10479 = v10477 * v10478;
+      v471.x[29] = v10479;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10482 = v471.x[30];
+      const float v10483 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10484 = v10482 * v10483;
+      v471.x[30] = v10484;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10487 = v471.x[31];
+      const float v10488 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10489 = v10487 * v10488;
+      v471.x[31] = v10489;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10492 = v473.x[0];
+      const float v10493 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10494 = v10492 * v10493;
+      v473.x[0] = v10494;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10497 = v473.x[1];
+      const float v10498 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10499 = v10497 * v10498;
+      v473.x[1] = v10499;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10502 = v473.x[2];
+      const float v10503 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10504 = v10502 * v10503;
+      v473.x[2] = v10504;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10507 = v473.x[3];
+      const float v10508 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10509 = v10507 * v10508;
+      v473.x[3] = v10509;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10512 = v473.x[4];
+      const float v10513 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10514 = v10512 * v10513;
+      v473.x[4] = v10514;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10517 = v473.x[5];
+      const float v10518 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10519 = v10517 * v10518;
+      v473.x[5] = v10519;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10522 = v473.x[6];
+      const float v10523 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10524 = v10522 * v10523;
+      v473.x[6] = v10524;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10527 = v473.x[7];
+      const float v10528 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10529 = v10527 * v10528;
+      v473.x[7] = v10529;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10532 = v473.x[8];
+      const float v10533 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10534 = v10532 * v10533;
+      v473.x[8] = v10534;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10537 = v473.x[9];
+      const float v10538 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10539 = v10537 * v10538;
+      v473.x[9] = v10539;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10542 = v473.x[10];
+      const float v10543 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10544 = v10542 * v10543;
+      v473.x[10] = v10544;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10547 = v473.x[11];
+      const float v10548 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10549 = v10547 * v10548;
+      v473.x[11] = v10549;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10552 = v473.x[12];
+      const float v10553 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10554 = v10552 * v10553;
+      v473.x[12] = v10554;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10557 = v473.x[13];
+      const float v10558 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10559 = v10557 * v10558;
+      v473.x[13] = v10559;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10562 = v473.x[14];
+      const float v10563 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10564 = v10562 * v10563;
+      v473.x[14] = v10564;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10567 = v473.x[15];
+      const float v10568 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10569 = v10567 * v10568;
+      v473.x[15] = v10569;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10572 = v473.x[16];
+      const float v10573 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10574 = v10572 * v10573;
+      v473.x[16] = v10574;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10577 = v473.x[17];
+      const float v10578 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10579 = v10577 * v10578;
+      v473.x[17] = v10579;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10582 = v473.x[18];
+      const float v10583 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10584 = v10582 * v10583;
+      v473.x[18] = v10584;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10587 = v473.x[19];
+      const float v10588 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10589 = v10587 * v10588;
+      v473.x[19] = v10589;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10592 = v473.x[20];
+      const float v10593 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10594 = v10592 * v10593;
+      v473.x[20] = v10594;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10597 = v473.x[21];
+      const float v10598 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10599 = v10597 * v10598;
+      v473.x[21] = v10599;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10602 = v473.x[22];
+      const float v10603 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10604 = v10602 * v10603;
+      v473.x[22] = v10604;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10607 = v473.x[23];
+      const float v10608 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10609 = v10607 * v10608;
+      v473.x[23] = v10609;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10612 = v473.x[24];
+      const float v10613 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10614 = v10612 * v10613;
+      v473.x[24] = v10614;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10617 = v473.x[25];
+      const float v10618 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10619 = v10617 * v10618;
+      v473.x[25] = v10619;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10622 = v473.x[26];
+      const float v10623 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10624 = v10622 * v10623;
+      v473.x[26] = v10624;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10627 = v473.x[27];
+      const float v10628 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10629 = v10627 * v10628;
+      v473.x[27] = v10629;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10632 = v473.x[28];
+      const float v10633 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10634 = v10632 * v10633;
+      v473.x[28] = v10634;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10637 = v473.x[29];
+      const float v10638 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10639 = v10637 * v10638;
+      v473.x[29] = v10639;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10642 = v473.x[30];
+      const float v10643 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10644 = v10642 * v10643;
+      v473.x[30] = v10644;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10647 = v473.x[31];
+      const float v10648 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10649 = v10647 * v10648;
+      v473.x[31] = v10649;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10652 = v475.x[0];
+      const float v10653 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10654 = v10652 * v10653;
+      v475.x[0] = v10654;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10657 = v475.x[1];
+      const float v10658 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10659 = v10657 * v10658;
+      v475.x[1] = v10659;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10662 = v475.x[2];
+      const float v10663 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10664 = v10662 * v10663;
+      v475.x[2] = v10664;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10667 = v475.x[3];
+      const float v10668 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10669 = v10667 * v10668;
+      v475.x[3] = v10669;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10672 = v475.x[4];
+      const float v10673 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10674 = v10672 * v10673;
+      v475.x[4] = v10674;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10677 = v475.x[5];
+      const float v10678 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10679 = v10677 * v10678;
+      v475.x[5] = v10679;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10682 = v475.x[6];
+      const float v10683 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10684 = v10682 * v10683;
+      v475.x[6] = v10684;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10687 = v475.x[7];
+      const float v10688 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10689 = v10687 * v10688;
+      v475.x[7] = v10689;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10692 = v475.x[8];
+      const float v10693 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10694 = v10692 * v10693;
+      v475.x[8] = v10694;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10697 = v475.x[9];
+      const float v10698 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10699 = v10697 * v10698;
+      v475.x[9] = v10699;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10702 = v475.x[10];
+      const float v10703 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10704 = v10702 * v10703;
+      v475.x[10] = v10704;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10707 = v475.x[11];
+      const float v10708 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10709 = v10707 * v10708;
+      v475.x[11] = v10709;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10712 = v475.x[12];
+      const float v10713 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10714 = v10712 * v10713;
+      v475.x[12] = v10714;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10717 = v475.x[13];
+      const float v10718 = v9335.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10719 = v10717 * v10718;
+      v475.x[13] = v10719;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10722 = v475.x[14];
+      const float v10723 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10724 = v10722 * v10723;
+      v475.x[14] = v10724;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10727 = v475.x[15];
+      const float v10728 = v9335.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10729 = v10727 * v10728;
+      v475.x[15] = v10729;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10732 = v475.x[16];
+      const float v10733 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10734 = v10732 * v10733;
+      v475.x[16] = v10734;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10737 = v475.x[17];
+      const float v10738 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10739 = v10737 * v10738;
+      v475.x[17] = v10739;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10742 = v475.x[18];
+      const float v10743 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10744 = v10742 * v10743;
+      v475.x[18] = v10744;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10747 = v475.x[19];
+      const float v10748 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10749 = v10747 * v10748;
+      v475.x[19] = v10749;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10752 = v475.x[20];
+      const float v10753 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10754 = v10752 * v10753;
+      v475.x[20] = v10754;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10757 = v475.x[21];
+      const float v10758 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10759 = v10757 * v10758;
+      v475.x[21] = v10759;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10762 = v475.x[22];
+      const float v10763 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10764 = v10762 * v10763;
+      v475.x[22] = v10764;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10767 = v475.x[23];
+      const float v10768 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10769 = v10767 * v10768;
+      v475.x[23] = v10769;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10772 = v475.x[24];
+      const float v10773 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10774 = v10772 * v10773;
+      v475.x[24] = v10774;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10777 = v475.x[25];
+      const float v10778 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10779 = v10777 * v10778;
+      v475.x[25] = v10779;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10782 = v475.x[26];
+      const float v10783 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10784 = v10782 * v10783;
+      v475.x[26] = v10784;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10787 = v475.x[27];
+      const float v10788 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10789 = v10787 * v10788;
+      v475.x[27] = v10789;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10792 = v475.x[28];
+      const float v10793 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10794 = v10792 * v10793;
+      v475.x[28] = v10794;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10797 = v475.x[29];
+      const float v10798 = v9335.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10799 = v10797 * v10798;
+      v475.x[29] = v10799;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10802 = v475.x[30];
+      const float v10803 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10804 = v10802 * v10803;
+      v475.x[30] = v10804;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10807 = v475.x[31];
+      const float v10808 = v9335.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10809 = v10807 * v10808;
+      v475.x[31] = v10809;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<iron_f16, 0, 32, 64> v10811;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v10811, iron_f32_to_f16(0.0f));
+      iron_frag_convert(v10811, v7421);
+      iron_frag<iron_f16, 1, 64, 32> v10813;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10813, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v10813, shm2, v7427, 128u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v469, v10811, v10813);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v10820;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10820, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v10820, shm2, v7452, 128u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v471, v10811, v10820);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v10827;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10827, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v10827, shm2, v7476, 128u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v473, v10811, v10827);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v10834;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10834, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v10834, shm2, v7500, 128u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v475, v10811, v10834);  // kernels/sdpa/flash_tile.hpp:206
     }
-    __syncthreads();
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
     const float v4290 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
     iron_frag<float, 2, 32, 8> v4292;  // kernels/sdpa/flash_tile.hpp:212
     iron_frag_fill(v4292, 0.0f);
@@ -3902,7 +3902,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
     const bool v4575 = v4567 > 0.0f;
     const float v4576 = v4575 ? v4573 : 0.0f;
     v4472.x[7] = v4576;  // kernels/sdpa/flash_tile.hpp:221
-    const unsigned int v4578 = v43 + v9776;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4578 = v43 + v10171;  // kernels/sdpa/flash_tile.hpp:227
     const float v4579 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4580 = v469.x[0];
     const float v4581 = v4580 * v4579;
@@ -3913,10 +3913,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4589 = v4588 * v1;
       const unsigned int v4590 = v4589 + v26;
       const unsigned int v4591 = v4590 << 7u;
-      const unsigned int v4592 = v4591 + v9775;
+      const unsigned int v4592 = v4591 + v10170;
       out[v4592] = v4586;
     }
-    const unsigned int v4594 = v43 + v9781;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4594 = v43 + v10176;  // kernels/sdpa/flash_tile.hpp:227
     const float v4595 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4596 = v469.x[1];
     const float v4597 = v4596 * v4595;
@@ -3927,10 +3927,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4605 = v4604 * v1;
       const unsigned int v4606 = v4605 + v26;
       const unsigned int v4607 = v4606 << 7u;
-      const unsigned int v4608 = v4607 + v9780;
+      const unsigned int v4608 = v4607 + v10175;
       out[v4608] = v4602;
     }
-    const unsigned int v4610 = v43 + v9786;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4610 = v43 + v10181;  // kernels/sdpa/flash_tile.hpp:227
     const float v4611 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4612 = v469.x[2];
     const float v4613 = v4612 * v4611;
@@ -3941,10 +3941,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4621 = v4620 * v1;
       const unsigned int v4622 = v4621 + v26;
       const unsigned int v4623 = v4622 << 7u;
-      const unsigned int v4624 = v4623 + v9785;
+      const unsigned int v4624 = v4623 + v10180;
       out[v4624] = v4618;
     }
-    const unsigned int v4626 = v43 + v9791;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4626 = v43 + v10186;  // kernels/sdpa/flash_tile.hpp:227
     const float v4627 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4628 = v469.x[3];
     const float v4629 = v4628 * v4627;
@@ -3955,10 +3955,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4637 = v4636 * v1;
       const unsigned int v4638 = v4637 + v26;
       const unsigned int v4639 = v4638 << 7u;
-      const unsigned int v4640 = v4639 + v9790;
+      const unsigned int v4640 = v4639 + v10185;
       out[v4640] = v4634;
     }
-    const unsigned int v4642 = v43 + v9796;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4642 = v43 + v10191;  // kernels/sdpa/flash_tile.hpp:227
     const float v4643 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4644 = v469.x[4];
     const float v4645 = v4644 * v4643;
@@ -3969,10 +3969,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4653 = v4652 * v1;
       const unsigned int v4654 = v4653 + v26;
       const unsigned int v4655 = v4654 << 7u;
-      const unsigned int v4656 = v4655 + v9795;
+      const unsigned int v4656 = v4655 + v10190;
       out[v4656] = v4650;
     }
-    const unsigned int v4658 = v43 + v9801;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4658 = v43 + v10196;  // kernels/sdpa/flash_tile.hpp:227
     const float v4659 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4660 = v469.x[5];
     const float v4661 = v4660 * v4659;
@@ -3983,10 +3983,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4669 = v4668 * v1;
       const unsigned int v4670 = v4669 + v26;
       const unsigned int v4671 = v4670 << 7u;
-      const unsigned int v4672 = v4671 + v9800;
+      const unsigned int v4672 = v4671 + v10195;
       out[v4672] = v4666;
     }
-    const unsigned int v4674 = v43 + v9806;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4674 = v43 + v10201;  // kernels/sdpa/flash_tile.hpp:227
     const float v4675 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4676 = v469.x[6];
     const float v4677 = v4676 * v4675;
@@ -3997,10 +3997,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4685 = v4684 * v1;
       const unsigned int v4686 = v4685 + v26;
       const unsigned int v4687 = v4686 << 7u;
-      const unsigned int v4688 = v4687 + v9805;
+      const unsigned int v4688 = v4687 + v10200;
       out[v4688] = v4682;
     }
-    const unsigned int v4690 = v43 + v9811;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4690 = v43 + v10206;  // kernels/sdpa/flash_tile.hpp:227
     const float v4691 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4692 = v469.x[7];
     const float v4693 = v4692 * v4691;
@@ -4011,10 +4011,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4701 = v4700 * v1;
       const unsigned int v4702 = v4701 + v26;
       const unsigned int v4703 = v4702 << 7u;
-      const unsigned int v4704 = v4703 + v9810;
+      const unsigned int v4704 = v4703 + v10205;
       out[v4704] = v4698;
     }
-    const unsigned int v4706 = v43 + v9816;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4706 = v43 + v10211;  // kernels/sdpa/flash_tile.hpp:227
     const float v4707 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4708 = v469.x[8];
     const float v4709 = v4708 * v4707;
@@ -4025,10 +4025,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4717 = v4716 * v1;
       const unsigned int v4718 = v4717 + v26;
       const unsigned int v4719 = v4718 << 7u;
-      const unsigned int v4720 = v4719 + v9815;
+      const unsigned int v4720 = v4719 + v10210;
       out[v4720] = v4714;
     }
-    const unsigned int v4722 = v43 + v9821;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4722 = v43 + v10216;  // kernels/sdpa/flash_tile.hpp:227
     const float v4723 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4724 = v469.x[9];
     const float v4725 = v4724 * v4723;
@@ -4039,10 +4039,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4733 = v4732 * v1;
       const unsigned int v4734 = v4733 + v26;
       const unsigned int v4735 = v4734 << 7u;
-      const unsigned int v4736 = v4735 + v9820;
+      const unsigned int v4736 = v4735 + v10215;
       out[v4736] = v4730;
     }
-    const unsigned int v4738 = v43 + v9826;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4738 = v43 + v10221;  // kernels/sdpa/flash_tile.hpp:227
     const float v4739 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4740 = v469.x[10];
     const float v4741 = v4740 * v4739;
@@ -4053,10 +4053,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4749 = v4748 * v1;
       const unsigned int v4750 = v4749 + v26;
       const unsigned int v4751 = v4750 << 7u;
-      const unsigned int v4752 = v4751 + v9825;
+      const unsigned int v4752 = v4751 + v10220;
       out[v4752] = v4746;
     }
-    const unsigned int v4754 = v43 + v9831;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4754 = v43 + v10226;  // kernels/sdpa/flash_tile.hpp:227
     const float v4755 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4756 = v469.x[11];
     const float v4757 = v4756 * v4755;
@@ -4067,10 +4067,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4765 = v4764 * v1;
       const unsigned int v4766 = v4765 + v26;
       const unsigned int v4767 = v4766 << 7u;
-      const unsigned int v4768 = v4767 + v9830;
+      const unsigned int v4768 = v4767 + v10225;
       out[v4768] = v4762;
     }
-    const unsigned int v4770 = v43 + v9836;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4770 = v43 + v10231;  // kernels/sdpa/flash_tile.hpp:227
     const float v4771 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4772 = v469.x[12];
     const float v4773 = v4772 * v4771;
@@ -4081,10 +4081,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4781 = v4780 * v1;
       const unsigned int v4782 = v4781 + v26;
       const unsigned int v4783 = v4782 << 7u;
-      const unsigned int v4784 = v4783 + v9835;
+      const unsigned int v4784 = v4783 + v10230;
       out[v4784] = v4778;
     }
-    const unsigned int v4786 = v43 + v9841;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4786 = v43 + v10236;  // kernels/sdpa/flash_tile.hpp:227
     const float v4787 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4788 = v469.x[13];
     const float v4789 = v4788 * v4787;
@@ -4095,10 +4095,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4797 = v4796 * v1;
       const unsigned int v4798 = v4797 + v26;
       const unsigned int v4799 = v4798 << 7u;
-      const unsigned int v4800 = v4799 + v9840;
+      const unsigned int v4800 = v4799 + v10235;
       out[v4800] = v4794;
     }
-    const unsigned int v4802 = v43 + v9846;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4802 = v43 + v10241;  // kernels/sdpa/flash_tile.hpp:227
     const float v4803 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4804 = v469.x[14];
     const float v4805 = v4804 * v4803;
@@ -4109,10 +4109,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4813 = v4812 * v1;
       const unsigned int v4814 = v4813 + v26;
       const unsigned int v4815 = v4814 << 7u;
-      const unsigned int v4816 = v4815 + v9845;
+      const unsigned int v4816 = v4815 + v10240;
       out[v4816] = v4810;
     }
-    const unsigned int v4818 = v43 + v9851;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4818 = v43 + v10246;  // kernels/sdpa/flash_tile.hpp:227
     const float v4819 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4820 = v469.x[15];
     const float v4821 = v4820 * v4819;
@@ -4123,10 +4123,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4829 = v4828 * v1;
       const unsigned int v4830 = v4829 + v26;
       const unsigned int v4831 = v4830 << 7u;
-      const unsigned int v4832 = v4831 + v9850;
+      const unsigned int v4832 = v4831 + v10245;
       out[v4832] = v4826;
     }
-    const unsigned int v4834 = v43 + v9856;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4834 = v43 + v10251;  // kernels/sdpa/flash_tile.hpp:227
     const float v4835 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4836 = v469.x[16];
     const float v4837 = v4836 * v4835;
@@ -4137,10 +4137,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4845 = v4844 * v1;
       const unsigned int v4846 = v4845 + v26;
       const unsigned int v4847 = v4846 << 7u;
-      const unsigned int v4848 = v4847 + v9855;
+      const unsigned int v4848 = v4847 + v10250;
       out[v4848] = v4842;
     }
-    const unsigned int v4850 = v43 + v9861;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4850 = v43 + v10256;  // kernels/sdpa/flash_tile.hpp:227
     const float v4851 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4852 = v469.x[17];
     const float v4853 = v4852 * v4851;
@@ -4151,10 +4151,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4861 = v4860 * v1;
       const unsigned int v4862 = v4861 + v26;
       const unsigned int v4863 = v4862 << 7u;
-      const unsigned int v4864 = v4863 + v9860;
+      const unsigned int v4864 = v4863 + v10255;
       out[v4864] = v4858;
     }
-    const unsigned int v4866 = v43 + v9866;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4866 = v43 + v10261;  // kernels/sdpa/flash_tile.hpp:227
     const float v4867 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v4868 = v469.x[18];
     const float v4869 = v4868 * v4867;
@@ -4165,10 +4165,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4877 = v4876 * v1;
       const unsigned int v4878 = v4877 + v26;
       const unsigned int v4879 = v4878 << 7u;
-      const unsigned int v4880 = v4879 + v9865;
+      const unsigned int v4880 = v4879 + v10260;
       out[v4880] = v4874;
     }
-    const unsigned int v4882 = v43 + v9871;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4882 = v43 + v10266;  // kernels/sdpa/flash_tile.hpp:227
     const float v4883 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v4884 = v469.x[19];
     const float v4885 = v4884 * v4883;
@@ -4179,10 +4179,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4893 = v4892 * v1;
       const unsigned int v4894 = v4893 + v26;
       const unsigned int v4895 = v4894 << 7u;
-      const unsigned int v4896 = v4895 + v9870;
+      const unsigned int v4896 = v4895 + v10265;
       out[v4896] = v4890;
     }
-    const unsigned int v4898 = v43 + v9876;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4898 = v43 + v10271;  // kernels/sdpa/flash_tile.hpp:227
     const float v4899 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4900 = v469.x[20];
     const float v4901 = v4900 * v4899;
@@ -4193,10 +4193,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4909 = v4908 * v1;
       const unsigned int v4910 = v4909 + v26;
       const unsigned int v4911 = v4910 << 7u;
-      const unsigned int v4912 = v4911 + v9875;
+      const unsigned int v4912 = v4911 + v10270;
       out[v4912] = v4906;
     }
-    const unsigned int v4914 = v43 + v9881;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4914 = v43 + v10276;  // kernels/sdpa/flash_tile.hpp:227
     const float v4915 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4916 = v469.x[21];
     const float v4917 = v4916 * v4915;
@@ -4207,10 +4207,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4925 = v4924 * v1;
       const unsigned int v4926 = v4925 + v26;
       const unsigned int v4927 = v4926 << 7u;
-      const unsigned int v4928 = v4927 + v9880;
+      const unsigned int v4928 = v4927 + v10275;
       out[v4928] = v4922;
     }
-    const unsigned int v4930 = v43 + v9886;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4930 = v43 + v10281;  // kernels/sdpa/flash_tile.hpp:227
     const float v4931 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v4932 = v469.x[22];
     const float v4933 = v4932 * v4931;
@@ -4221,10 +4221,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4941 = v4940 * v1;
       const unsigned int v4942 = v4941 + v26;
       const unsigned int v4943 = v4942 << 7u;
-      const unsigned int v4944 = v4943 + v9885;
+      const unsigned int v4944 = v4943 + v10280;
       out[v4944] = v4938;
     }
-    const unsigned int v4946 = v43 + v9891;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4946 = v43 + v10286;  // kernels/sdpa/flash_tile.hpp:227
     const float v4947 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v4948 = v469.x[23];
     const float v4949 = v4948 * v4947;
@@ -4235,10 +4235,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4957 = v4956 * v1;
       const unsigned int v4958 = v4957 + v26;
       const unsigned int v4959 = v4958 << 7u;
-      const unsigned int v4960 = v4959 + v9890;
+      const unsigned int v4960 = v4959 + v10285;
       out[v4960] = v4954;
     }
-    const unsigned int v4962 = v43 + v9896;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4962 = v43 + v10291;  // kernels/sdpa/flash_tile.hpp:227
     const float v4963 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4964 = v469.x[24];
     const float v4965 = v4964 * v4963;
@@ -4249,10 +4249,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4973 = v4972 * v1;
       const unsigned int v4974 = v4973 + v26;
       const unsigned int v4975 = v4974 << 7u;
-      const unsigned int v4976 = v4975 + v9895;
+      const unsigned int v4976 = v4975 + v10290;
       out[v4976] = v4970;
     }
-    const unsigned int v4978 = v43 + v9901;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4978 = v43 + v10296;  // kernels/sdpa/flash_tile.hpp:227
     const float v4979 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4980 = v469.x[25];
     const float v4981 = v4980 * v4979;
@@ -4263,10 +4263,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v4989 = v4988 * v1;
       const unsigned int v4990 = v4989 + v26;
       const unsigned int v4991 = v4990 << 7u;
-      const unsigned int v4992 = v4991 + v9900;
+      const unsigned int v4992 = v4991 + v10295;
       out[v4992] = v4986;
     }
-    const unsigned int v4994 = v43 + v9906;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4994 = v43 + v10301;  // kernels/sdpa/flash_tile.hpp:227
     const float v4995 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v4996 = v469.x[26];
     const float v4997 = v4996 * v4995;
@@ -4277,10 +4277,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5005 = v5004 * v1;
       const unsigned int v5006 = v5005 + v26;
       const unsigned int v5007 = v5006 << 7u;
-      const unsigned int v5008 = v5007 + v9905;
+      const unsigned int v5008 = v5007 + v10300;
       out[v5008] = v5002;
     }
-    const unsigned int v5010 = v43 + v9911;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5010 = v43 + v10306;  // kernels/sdpa/flash_tile.hpp:227
     const float v5011 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5012 = v469.x[27];
     const float v5013 = v5012 * v5011;
@@ -4291,10 +4291,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5021 = v5020 * v1;
       const unsigned int v5022 = v5021 + v26;
       const unsigned int v5023 = v5022 << 7u;
-      const unsigned int v5024 = v5023 + v9910;
+      const unsigned int v5024 = v5023 + v10305;
       out[v5024] = v5018;
     }
-    const unsigned int v5026 = v43 + v9916;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5026 = v43 + v10311;  // kernels/sdpa/flash_tile.hpp:227
     const float v5027 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5028 = v469.x[28];
     const float v5029 = v5028 * v5027;
@@ -4305,10 +4305,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5037 = v5036 * v1;
       const unsigned int v5038 = v5037 + v26;
       const unsigned int v5039 = v5038 << 7u;
-      const unsigned int v5040 = v5039 + v9915;
+      const unsigned int v5040 = v5039 + v10310;
       out[v5040] = v5034;
     }
-    const unsigned int v5042 = v43 + v9921;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5042 = v43 + v10316;  // kernels/sdpa/flash_tile.hpp:227
     const float v5043 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5044 = v469.x[29];
     const float v5045 = v5044 * v5043;
@@ -4319,10 +4319,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5053 = v5052 * v1;
       const unsigned int v5054 = v5053 + v26;
       const unsigned int v5055 = v5054 << 7u;
-      const unsigned int v5056 = v5055 + v9920;
+      const unsigned int v5056 = v5055 + v10315;
       out[v5056] = v5050;
     }
-    const unsigned int v5058 = v43 + v9926;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5058 = v43 + v10321;  // kernels/sdpa/flash_tile.hpp:227
     const float v5059 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5060 = v469.x[30];
     const float v5061 = v5060 * v5059;
@@ -4333,10 +4333,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5069 = v5068 * v1;
       const unsigned int v5070 = v5069 + v26;
       const unsigned int v5071 = v5070 << 7u;
-      const unsigned int v5072 = v5071 + v9925;
+      const unsigned int v5072 = v5071 + v10320;
       out[v5072] = v5066;
     }
-    const unsigned int v5074 = v43 + v9931;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5074 = v43 + v10326;  // kernels/sdpa/flash_tile.hpp:227
     const float v5075 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5076 = v469.x[31];
     const float v5077 = v5076 * v5075;
@@ -4347,16 +4347,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5085 = v5084 * v1;
       const unsigned int v5086 = v5085 + v26;
       const unsigned int v5087 = v5086 << 7u;
-      const unsigned int v5088 = v5087 + v9930;
+      const unsigned int v5088 = v5087 + v10325;
       out[v5088] = v5082;
     }
-    const unsigned int v5090 = v43 + v9936;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5090 = v43 + v10331;  // kernels/sdpa/flash_tile.hpp:227
     const float v5091 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5092 = v471.x[0];
     const float v5093 = v5092 * v5091;
     const bool v5094 = v5090 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5094) {
-      const unsigned int v5097 = 32u + v9935;
+      const unsigned int v5097 = 32u + v10330;
       const iron_f16 v5098 = iron_f32_to_f16(v5093);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5100 = v11 + v5090;
       const unsigned int v5101 = v5100 * v1;
@@ -4365,13 +4365,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5104 = v5103 + v5097;
       out[v5104] = v5098;
     }
-    const unsigned int v5106 = v43 + v9941;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5106 = v43 + v10336;  // kernels/sdpa/flash_tile.hpp:227
     const float v5107 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5108 = v471.x[1];
     const float v5109 = v5108 * v5107;
     const bool v5110 = v5106 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5110) {
-      const unsigned int v5113 = 32u + v9940;
+      const unsigned int v5113 = 32u + v10335;
       const iron_f16 v5114 = iron_f32_to_f16(v5109);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5116 = v11 + v5106;
       const unsigned int v5117 = v5116 * v1;
@@ -4380,13 +4380,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5120 = v5119 + v5113;
       out[v5120] = v5114;
     }
-    const unsigned int v5122 = v43 + v9946;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5122 = v43 + v10341;  // kernels/sdpa/flash_tile.hpp:227
     const float v5123 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5124 = v471.x[2];
     const float v5125 = v5124 * v5123;
     const bool v5126 = v5122 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5126) {
-      const unsigned int v5129 = 32u + v9945;
+      const unsigned int v5129 = 32u + v10340;
       const iron_f16 v5130 = iron_f32_to_f16(v5125);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5132 = v11 + v5122;
       const unsigned int v5133 = v5132 * v1;
@@ -4395,13 +4395,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5136 = v5135 + v5129;
       out[v5136] = v5130;
     }
-    const unsigned int v5138 = v43 + v9951;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5138 = v43 + v10346;  // kernels/sdpa/flash_tile.hpp:227
     const float v5139 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5140 = v471.x[3];
     const float v5141 = v5140 * v5139;
     const bool v5142 = v5138 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5142) {
-      const unsigned int v5145 = 32u + v9950;
+      const unsigned int v5145 = 32u + v10345;
       const iron_f16 v5146 = iron_f32_to_f16(v5141);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5148 = v11 + v5138;
       const unsigned int v5149 = v5148 * v1;
@@ -4410,13 +4410,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5152 = v5151 + v5145;
       out[v5152] = v5146;
     }
-    const unsigned int v5154 = v43 + v9956;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5154 = v43 + v10351;  // kernels/sdpa/flash_tile.hpp:227
     const float v5155 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5156 = v471.x[4];
     const float v5157 = v5156 * v5155;
     const bool v5158 = v5154 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5158) {
-      const unsigned int v5161 = 32u + v9955;
+      const unsigned int v5161 = 32u + v10350;
       const iron_f16 v5162 = iron_f32_to_f16(v5157);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5164 = v11 + v5154;
       const unsigned int v5165 = v5164 * v1;
@@ -4425,13 +4425,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5168 = v5167 + v5161;
       out[v5168] = v5162;
     }
-    const unsigned int v5170 = v43 + v9961;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5170 = v43 + v10356;  // kernels/sdpa/flash_tile.hpp:227
     const float v5171 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5172 = v471.x[5];
     const float v5173 = v5172 * v5171;
     const bool v5174 = v5170 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5174) {
-      const unsigned int v5177 = 32u + v9960;
+      const unsigned int v5177 = 32u + v10355;
       const iron_f16 v5178 = iron_f32_to_f16(v5173);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5180 = v11 + v5170;
       const unsigned int v5181 = v5180 * v1;
@@ -4440,13 +4440,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5184 = v5183 + v5177;
       out[v5184] = v5178;
     }
-    const unsigned int v5186 = v43 + v9966;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5186 = v43 + v10361;  // kernels/sdpa/flash_tile.hpp:227
     const float v5187 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5188 = v471.x[6];
     const float v5189 = v5188 * v5187;
     const bool v5190 = v5186 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5190) {
-      const unsigned int v5193 = 32u + v9965;
+      const unsigned int v5193 = 32u + v10360;
       const iron_f16 v5194 = iron_f32_to_f16(v5189);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5196 = v11 + v5186;
       const unsigned int v5197 = v5196 * v1;
@@ -4455,13 +4455,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5200 = v5199 + v5193;
       out[v5200] = v5194;
     }
-    const unsigned int v5202 = v43 + v9971;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5202 = v43 + v10366;  // kernels/sdpa/flash_tile.hpp:227
     const float v5203 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5204 = v471.x[7];
     const float v5205 = v5204 * v5203;
     const bool v5206 = v5202 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5206) {
-      const unsigned int v5209 = 32u + v9970;
+      const unsigned int v5209 = 32u + v10365;
       const iron_f16 v5210 = iron_f32_to_f16(v5205);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5212 = v11 + v5202;
       const unsigned int v5213 = v5212 * v1;
@@ -4470,13 +4470,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5216 = v5215 + v5209;
       out[v5216] = v5210;
     }
-    const unsigned int v5218 = v43 + v9976;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5218 = v43 + v10371;  // kernels/sdpa/flash_tile.hpp:227
     const float v5219 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5220 = v471.x[8];
     const float v5221 = v5220 * v5219;
     const bool v5222 = v5218 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5222) {
-      const unsigned int v5225 = 32u + v9975;
+      const unsigned int v5225 = 32u + v10370;
       const iron_f16 v5226 = iron_f32_to_f16(v5221);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5228 = v11 + v5218;
       const unsigned int v5229 = v5228 * v1;
@@ -4485,13 +4485,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5232 = v5231 + v5225;
       out[v5232] = v5226;
     }
-    const unsigned int v5234 = v43 + v9981;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5234 = v43 + v10376;  // kernels/sdpa/flash_tile.hpp:227
     const float v5235 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5236 = v471.x[9];
     const float v5237 = v5236 * v5235;
     const bool v5238 = v5234 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5238) {
-      const unsigned int v5241 = 32u + v9980;
+      const unsigned int v5241 = 32u + v10375;
       const iron_f16 v5242 = iron_f32_to_f16(v5237);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5244 = v11 + v5234;
       const unsigned int v5245 = v5244 * v1;
@@ -4500,13 +4500,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5248 = v5247 + v5241;
       out[v5248] = v5242;
     }
-    const unsigned int v5250 = v43 + v9986;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5250 = v43 + v10381;  // kernels/sdpa/flash_tile.hpp:227
     const float v5251 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5252 = v471.x[10];
     const float v5253 = v5252 * v5251;
     const bool v5254 = v5250 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5254) {
-      const unsigned int v5257 = 32u + v9985;
+      const unsigned int v5257 = 32u + v10380;
       const iron_f16 v5258 = iron_f32_to_f16(v5253);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5260 = v11 + v5250;
       const unsigned int v5261 = v5260 * v1;
@@ -4515,13 +4515,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5264 = v5263 + v5257;
       out[v5264] = v5258;
     }
-    const unsigned int v5266 = v43 + v9991;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5266 = v43 + v10386;  // kernels/sdpa/flash_tile.hpp:227
     const float v5267 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5268 = v471.x[11];
     const float v5269 = v5268 * v5267;
     const bool v5270 = v5266 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5270) {
-      const unsigned int v5273 = 32u + v9990;
+      const unsigned int v5273 = 32u + v10385;
       const iron_f16 v5274 = iron_f32_to_f16(v5269);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5276 = v11 + v5266;
       const unsigned int v5277 = v5276 * v1;
@@ -4530,13 +4530,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5280 = v5279 + v5273;
       out[v5280] = v5274;
     }
-    const unsigned int v5282 = v43 + v9996;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5282 = v43 + v10391;  // kernels/sdpa/flash_tile.hpp:227
     const float v5283 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5284 = v471.x[12];
     const float v5285 = v5284 * v5283;
     const bool v5286 = v5282 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5286) {
-      const unsigned int v5289 = 32u + v9995;
+      const unsigned int v5289 = 32u + v10390;
       const iron_f16 v5290 = iron_f32_to_f16(v5285);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5292 = v11 + v5282;
       const unsigned int v5293 = v5292 * v1;
@@ -4545,13 +4545,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5296 = v5295 + v5289;
       out[v5296] = v5290;
     }
-    const unsigned int v5298 = v43 + v10001;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5298 = v43 + v10396;  // kernels/sdpa/flash_tile.hpp:227
     const float v5299 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5300 = v471.x[13];
     const float v5301 = v5300 * v5299;
     const bool v5302 = v5298 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5302) {
-      const unsigned int v5305 = 32u + v10000;
+      const unsigned int v5305 = 32u + v10395;
       const iron_f16 v5306 = iron_f32_to_f16(v5301);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5308 = v11 + v5298;
       const unsigned int v5309 = v5308 * v1;
@@ -4560,13 +4560,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5312 = v5311 + v5305;
       out[v5312] = v5306;
     }
-    const unsigned int v5314 = v43 + v10006;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5314 = v43 + v10401;  // kernels/sdpa/flash_tile.hpp:227
     const float v5315 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5316 = v471.x[14];
     const float v5317 = v5316 * v5315;
     const bool v5318 = v5314 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5318) {
-      const unsigned int v5321 = 32u + v10005;
+      const unsigned int v5321 = 32u + v10400;
       const iron_f16 v5322 = iron_f32_to_f16(v5317);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5324 = v11 + v5314;
       const unsigned int v5325 = v5324 * v1;
@@ -4575,13 +4575,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5328 = v5327 + v5321;
       out[v5328] = v5322;
     }
-    const unsigned int v5330 = v43 + v10011;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5330 = v43 + v10406;  // kernels/sdpa/flash_tile.hpp:227
     const float v5331 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5332 = v471.x[15];
     const float v5333 = v5332 * v5331;
     const bool v5334 = v5330 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5334) {
-      const unsigned int v5337 = 32u + v10010;
+      const unsigned int v5337 = 32u + v10405;
       const iron_f16 v5338 = iron_f32_to_f16(v5333);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5340 = v11 + v5330;
       const unsigned int v5341 = v5340 * v1;
@@ -4590,13 +4590,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5344 = v5343 + v5337;
       out[v5344] = v5338;
     }
-    const unsigned int v5346 = v43 + v10016;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5346 = v43 + v10411;  // kernels/sdpa/flash_tile.hpp:227
     const float v5347 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5348 = v471.x[16];
     const float v5349 = v5348 * v5347;
     const bool v5350 = v5346 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5350) {
-      const unsigned int v5353 = 32u + v10015;
+      const unsigned int v5353 = 32u + v10410;
       const iron_f16 v5354 = iron_f32_to_f16(v5349);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5356 = v11 + v5346;
       const unsigned int v5357 = v5356 * v1;
@@ -4605,13 +4605,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5360 = v5359 + v5353;
       out[v5360] = v5354;
     }
-    const unsigned int v5362 = v43 + v10021;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5362 = v43 + v10416;  // kernels/sdpa/flash_tile.hpp:227
     const float v5363 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5364 = v471.x[17];
     const float v5365 = v5364 * v5363;
     const bool v5366 = v5362 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5366) {
-      const unsigned int v5369 = 32u + v10020;
+      const unsigned int v5369 = 32u + v10415;
       const iron_f16 v5370 = iron_f32_to_f16(v5365);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5372 = v11 + v5362;
       const unsigned int v5373 = v5372 * v1;
@@ -4620,13 +4620,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5376 = v5375 + v5369;
       out[v5376] = v5370;
     }
-    const unsigned int v5378 = v43 + v10026;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5378 = v43 + v10421;  // kernels/sdpa/flash_tile.hpp:227
     const float v5379 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5380 = v471.x[18];
     const float v5381 = v5380 * v5379;
     const bool v5382 = v5378 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5382) {
-      const unsigned int v5385 = 32u + v10025;
+      const unsigned int v5385 = 32u + v10420;
       const iron_f16 v5386 = iron_f32_to_f16(v5381);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5388 = v11 + v5378;
       const unsigned int v5389 = v5388 * v1;
@@ -4635,13 +4635,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5392 = v5391 + v5385;
       out[v5392] = v5386;
     }
-    const unsigned int v5394 = v43 + v10031;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5394 = v43 + v10426;  // kernels/sdpa/flash_tile.hpp:227
     const float v5395 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5396 = v471.x[19];
     const float v5397 = v5396 * v5395;
     const bool v5398 = v5394 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5398) {
-      const unsigned int v5401 = 32u + v10030;
+      const unsigned int v5401 = 32u + v10425;
       const iron_f16 v5402 = iron_f32_to_f16(v5397);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5404 = v11 + v5394;
       const unsigned int v5405 = v5404 * v1;
@@ -4650,13 +4650,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5408 = v5407 + v5401;
       out[v5408] = v5402;
     }
-    const unsigned int v5410 = v43 + v10036;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5410 = v43 + v10431;  // kernels/sdpa/flash_tile.hpp:227
     const float v5411 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5412 = v471.x[20];
     const float v5413 = v5412 * v5411;
     const bool v5414 = v5410 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5414) {
-      const unsigned int v5417 = 32u + v10035;
+      const unsigned int v5417 = 32u + v10430;
       const iron_f16 v5418 = iron_f32_to_f16(v5413);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5420 = v11 + v5410;
       const unsigned int v5421 = v5420 * v1;
@@ -4665,13 +4665,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5424 = v5423 + v5417;
       out[v5424] = v5418;
     }
-    const unsigned int v5426 = v43 + v10041;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5426 = v43 + v10436;  // kernels/sdpa/flash_tile.hpp:227
     const float v5427 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5428 = v471.x[21];
     const float v5429 = v5428 * v5427;
     const bool v5430 = v5426 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5430) {
-      const unsigned int v5433 = 32u + v10040;
+      const unsigned int v5433 = 32u + v10435;
       const iron_f16 v5434 = iron_f32_to_f16(v5429);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5436 = v11 + v5426;
       const unsigned int v5437 = v5436 * v1;
@@ -4680,13 +4680,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5440 = v5439 + v5433;
       out[v5440] = v5434;
     }
-    const unsigned int v5442 = v43 + v10046;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5442 = v43 + v10441;  // kernels/sdpa/flash_tile.hpp:227
     const float v5443 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5444 = v471.x[22];
     const float v5445 = v5444 * v5443;
     const bool v5446 = v5442 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5446) {
-      const unsigned int v5449 = 32u + v10045;
+      const unsigned int v5449 = 32u + v10440;
       const iron_f16 v5450 = iron_f32_to_f16(v5445);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5452 = v11 + v5442;
       const unsigned int v5453 = v5452 * v1;
@@ -4695,13 +4695,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5456 = v5455 + v5449;
       out[v5456] = v5450;
     }
-    const unsigned int v5458 = v43 + v10051;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5458 = v43 + v10446;  // kernels/sdpa/flash_tile.hpp:227
     const float v5459 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5460 = v471.x[23];
     const float v5461 = v5460 * v5459;
     const bool v5462 = v5458 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5462) {
-      const unsigned int v5465 = 32u + v10050;
+      const unsigned int v5465 = 32u + v10445;
       const iron_f16 v5466 = iron_f32_to_f16(v5461);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5468 = v11 + v5458;
       const unsigned int v5469 = v5468 * v1;
@@ -4710,13 +4710,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5472 = v5471 + v5465;
       out[v5472] = v5466;
     }
-    const unsigned int v5474 = v43 + v10056;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5474 = v43 + v10451;  // kernels/sdpa/flash_tile.hpp:227
     const float v5475 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5476 = v471.x[24];
     const float v5477 = v5476 * v5475;
     const bool v5478 = v5474 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5478) {
-      const unsigned int v5481 = 32u + v10055;
+      const unsigned int v5481 = 32u + v10450;
       const iron_f16 v5482 = iron_f32_to_f16(v5477);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5484 = v11 + v5474;
       const unsigned int v5485 = v5484 * v1;
@@ -4725,13 +4725,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5488 = v5487 + v5481;
       out[v5488] = v5482;
     }
-    const unsigned int v5490 = v43 + v10061;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5490 = v43 + v10456;  // kernels/sdpa/flash_tile.hpp:227
     const float v5491 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5492 = v471.x[25];
     const float v5493 = v5492 * v5491;
     const bool v5494 = v5490 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5494) {
-      const unsigned int v5497 = 32u + v10060;
+      const unsigned int v5497 = 32u + v10455;
       const iron_f16 v5498 = iron_f32_to_f16(v5493);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5500 = v11 + v5490;
       const unsigned int v5501 = v5500 * v1;
@@ -4740,13 +4740,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5504 = v5503 + v5497;
       out[v5504] = v5498;
     }
-    const unsigned int v5506 = v43 + v10066;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5506 = v43 + v10461;  // kernels/sdpa/flash_tile.hpp:227
     const float v5507 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5508 = v471.x[26];
     const float v5509 = v5508 * v5507;
     const bool v5510 = v5506 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5510) {
-      const unsigned int v5513 = 32u + v10065;
+      const unsigned int v5513 = 32u + v10460;
       const iron_f16 v5514 = iron_f32_to_f16(v5509);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5516 = v11 + v5506;
       const unsigned int v5517 = v5516 * v1;
@@ -4755,13 +4755,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5520 = v5519 + v5513;
       out[v5520] = v5514;
     }
-    const unsigned int v5522 = v43 + v10071;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5522 = v43 + v10466;  // kernels/sdpa/flash_tile.hpp:227
     const float v5523 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5524 = v471.x[27];
     const float v5525 = v5524 * v5523;
     const bool v5526 = v5522 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5526) {
-      const unsigned int v5529 = 32u + v10070;
+      const unsigned int v5529 = 32u + v10465;
       const iron_f16 v5530 = iron_f32_to_f16(v5525);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5532 = v11 + v5522;
       const unsigned int v5533 = v5532 * v1;
@@ -4770,13 +4770,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5536 = v5535 + v5529;
       out[v5536] = v5530;
     }
-    const unsigned int v5538 = v43 + v10076;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5538 = v43 + v10471;  // kernels/sdpa/flash_tile.hpp:227
     const float v5539 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5540 = v471.x[28];
     const float v5541 = v5540 * v5539;
     const bool v5542 = v5538 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5542) {
-      const unsigned int v5545 = 32u + v10075;
+      const unsigned int v5545 = 32u + v10470;
       const iron_f16 v5546 = iron_f32_to_f16(v5541);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5548 = v11 + v5538;
       const unsigned int v5549 = v5548 * v1;
@@ -4785,13 +4785,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5552 = v5551 + v5545;
       out[v5552] = v5546;
     }
-    const unsigned int v5554 = v43 + v10081;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5554 = v43 + v10476;  // kernels/sdpa/flash_tile.hpp:227
     const float v5555 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5556 = v471.x[29];
     const float v5557 = v5556 * v5555;
     const bool v5558 = v5554 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5558) {
-      const unsigned int v5561 = 32u + v10080;
+      const unsigned int v5561 = 32u + v10475;
       const iron_f16 v5562 = iron_f32_to_f16(v5557);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5564 = v11 + v5554;
       const unsigned int v5565 = v5564 * v1;
@@ -4800,13 +4800,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5568 = v5567 + v5561;
       out[v5568] = v5562;
     }
-    const unsigned int v5570 = v43 + v10086;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5570 = v43 + v10481;  // kernels/sdpa/flash_tile.hpp:227
     const float v5571 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5572 = v471.x[30];
     const float v5573 = v5572 * v5571;
     const bool v5574 = v5570 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5574) {
-      const unsigned int v5577 = 32u + v10085;
+      const unsigned int v5577 = 32u + v10480;
       const iron_f16 v5578 = iron_f32_to_f16(v5573);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5580 = v11 + v5570;
       const unsigned int v5581 = v5580 * v1;
@@ -4815,13 +4815,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5584 = v5583 + v5577;
       out[v5584] = v5578;
     }
-    const unsigned int v5586 = v43 + v10091;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5586 = v43 + v10486;  // kernels/sdpa/flash_tile.hpp:227
     const float v5587 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5588 = v471.x[31];
     const float v5589 = v5588 * v5587;
     const bool v5590 = v5586 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5590) {
-      const unsigned int v5593 = 32u + v10090;
+      const unsigned int v5593 = 32u + v10485;
       const iron_f16 v5594 = iron_f32_to_f16(v5589);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5596 = v11 + v5586;
       const unsigned int v5597 = v5596 * v1;
@@ -4830,13 +4830,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5600 = v5599 + v5593;
       out[v5600] = v5594;
     }
-    const unsigned int v5602 = v43 + v10096;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5602 = v43 + v10491;  // kernels/sdpa/flash_tile.hpp:227
     const float v5603 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5604 = v473.x[0];
     const float v5605 = v5604 * v5603;
     const bool v5606 = v5602 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5606) {
-      const unsigned int v5609 = 64u + v10095;
+      const unsigned int v5609 = 64u + v10490;
       const iron_f16 v5610 = iron_f32_to_f16(v5605);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5612 = v11 + v5602;
       const unsigned int v5613 = v5612 * v1;
@@ -4845,13 +4845,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5616 = v5615 + v5609;
       out[v5616] = v5610;
     }
-    const unsigned int v5618 = v43 + v10101;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5618 = v43 + v10496;  // kernels/sdpa/flash_tile.hpp:227
     const float v5619 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5620 = v473.x[1];
     const float v5621 = v5620 * v5619;
     const bool v5622 = v5618 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5622) {
-      const unsigned int v5625 = 64u + v10100;
+      const unsigned int v5625 = 64u + v10495;
       const iron_f16 v5626 = iron_f32_to_f16(v5621);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5628 = v11 + v5618;
       const unsigned int v5629 = v5628 * v1;
@@ -4860,13 +4860,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5632 = v5631 + v5625;
       out[v5632] = v5626;
     }
-    const unsigned int v5634 = v43 + v10106;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5634 = v43 + v10501;  // kernels/sdpa/flash_tile.hpp:227
     const float v5635 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5636 = v473.x[2];
     const float v5637 = v5636 * v5635;
     const bool v5638 = v5634 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5638) {
-      const unsigned int v5641 = 64u + v10105;
+      const unsigned int v5641 = 64u + v10500;
       const iron_f16 v5642 = iron_f32_to_f16(v5637);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5644 = v11 + v5634;
       const unsigned int v5645 = v5644 * v1;
@@ -4875,13 +4875,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5648 = v5647 + v5641;
       out[v5648] = v5642;
     }
-    const unsigned int v5650 = v43 + v10111;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5650 = v43 + v10506;  // kernels/sdpa/flash_tile.hpp:227
     const float v5651 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5652 = v473.x[3];
     const float v5653 = v5652 * v5651;
     const bool v5654 = v5650 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5654) {
-      const unsigned int v5657 = 64u + v10110;
+      const unsigned int v5657 = 64u + v10505;
       const iron_f16 v5658 = iron_f32_to_f16(v5653);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5660 = v11 + v5650;
       const unsigned int v5661 = v5660 * v1;
@@ -4890,13 +4890,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5664 = v5663 + v5657;
       out[v5664] = v5658;
     }
-    const unsigned int v5666 = v43 + v10116;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5666 = v43 + v10511;  // kernels/sdpa/flash_tile.hpp:227
     const float v5667 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5668 = v473.x[4];
     const float v5669 = v5668 * v5667;
     const bool v5670 = v5666 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5670) {
-      const unsigned int v5673 = 64u + v10115;
+      const unsigned int v5673 = 64u + v10510;
       const iron_f16 v5674 = iron_f32_to_f16(v5669);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5676 = v11 + v5666;
       const unsigned int v5677 = v5676 * v1;
@@ -4905,13 +4905,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5680 = v5679 + v5673;
       out[v5680] = v5674;
     }
-    const unsigned int v5682 = v43 + v10121;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5682 = v43 + v10516;  // kernels/sdpa/flash_tile.hpp:227
     const float v5683 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5684 = v473.x[5];
     const float v5685 = v5684 * v5683;
     const bool v5686 = v5682 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5686) {
-      const unsigned int v5689 = 64u + v10120;
+      const unsigned int v5689 = 64u + v10515;
       const iron_f16 v5690 = iron_f32_to_f16(v5685);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5692 = v11 + v5682;
       const unsigned int v5693 = v5692 * v1;
@@ -4920,13 +4920,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5696 = v5695 + v5689;
       out[v5696] = v5690;
     }
-    const unsigned int v5698 = v43 + v10126;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5698 = v43 + v10521;  // kernels/sdpa/flash_tile.hpp:227
     const float v5699 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5700 = v473.x[6];
     const float v5701 = v5700 * v5699;
     const bool v5702 = v5698 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5702) {
-      const unsigned int v5705 = 64u + v10125;
+      const unsigned int v5705 = 64u + v10520;
       const iron_f16 v5706 = iron_f32_to_f16(v5701);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5708 = v11 + v5698;
       const unsigned int v5709 = v5708 * v1;
@@ -4935,13 +4935,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5712 = v5711 + v5705;
       out[v5712] = v5706;
     }
-    const unsigned int v5714 = v43 + v10131;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5714 = v43 + v10526;  // kernels/sdpa/flash_tile.hpp:227
     const float v5715 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5716 = v473.x[7];
     const float v5717 = v5716 * v5715;
     const bool v5718 = v5714 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5718) {
-      const unsigned int v5721 = 64u + v10130;
+      const unsigned int v5721 = 64u + v10525;
       const iron_f16 v5722 = iron_f32_to_f16(v5717);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5724 = v11 + v5714;
       const unsigned int v5725 = v5724 * v1;
@@ -4950,13 +4950,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5728 = v5727 + v5721;
       out[v5728] = v5722;
     }
-    const unsigned int v5730 = v43 + v10136;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5730 = v43 + v10531;  // kernels/sdpa/flash_tile.hpp:227
     const float v5731 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5732 = v473.x[8];
     const float v5733 = v5732 * v5731;
     const bool v5734 = v5730 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5734) {
-      const unsigned int v5737 = 64u + v10135;
+      const unsigned int v5737 = 64u + v10530;
       const iron_f16 v5738 = iron_f32_to_f16(v5733);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5740 = v11 + v5730;
       const unsigned int v5741 = v5740 * v1;
@@ -4965,13 +4965,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5744 = v5743 + v5737;
       out[v5744] = v5738;
     }
-    const unsigned int v5746 = v43 + v10141;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5746 = v43 + v10536;  // kernels/sdpa/flash_tile.hpp:227
     const float v5747 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5748 = v473.x[9];
     const float v5749 = v5748 * v5747;
     const bool v5750 = v5746 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5750) {
-      const unsigned int v5753 = 64u + v10140;
+      const unsigned int v5753 = 64u + v10535;
       const iron_f16 v5754 = iron_f32_to_f16(v5749);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5756 = v11 + v5746;
       const unsigned int v5757 = v5756 * v1;
@@ -4980,13 +4980,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5760 = v5759 + v5753;
       out[v5760] = v5754;
     }
-    const unsigned int v5762 = v43 + v10146;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5762 = v43 + v10541;  // kernels/sdpa/flash_tile.hpp:227
     const float v5763 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5764 = v473.x[10];
     const float v5765 = v5764 * v5763;
     const bool v5766 = v5762 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5766) {
-      const unsigned int v5769 = 64u + v10145;
+      const unsigned int v5769 = 64u + v10540;
       const iron_f16 v5770 = iron_f32_to_f16(v5765);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5772 = v11 + v5762;
       const unsigned int v5773 = v5772 * v1;
@@ -4995,13 +4995,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5776 = v5775 + v5769;
       out[v5776] = v5770;
     }
-    const unsigned int v5778 = v43 + v10151;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5778 = v43 + v10546;  // kernels/sdpa/flash_tile.hpp:227
     const float v5779 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5780 = v473.x[11];
     const float v5781 = v5780 * v5779;
     const bool v5782 = v5778 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5782) {
-      const unsigned int v5785 = 64u + v10150;
+      const unsigned int v5785 = 64u + v10545;
       const iron_f16 v5786 = iron_f32_to_f16(v5781);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5788 = v11 + v5778;
       const unsigned int v5789 = v5788 * v1;
@@ -5010,13 +5010,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5792 = v5791 + v5785;
       out[v5792] = v5786;
     }
-    const unsigned int v5794 = v43 + v10156;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5794 = v43 + v10551;  // kernels/sdpa/flash_tile.hpp:227
     const float v5795 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5796 = v473.x[12];
     const float v5797 = v5796 * v5795;
     const bool v5798 = v5794 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5798) {
-      const unsigned int v5801 = 64u + v10155;
+      const unsigned int v5801 = 64u + v10550;
       const iron_f16 v5802 = iron_f32_to_f16(v5797);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5804 = v11 + v5794;
       const unsigned int v5805 = v5804 * v1;
@@ -5025,13 +5025,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5808 = v5807 + v5801;
       out[v5808] = v5802;
     }
-    const unsigned int v5810 = v43 + v10161;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5810 = v43 + v10556;  // kernels/sdpa/flash_tile.hpp:227
     const float v5811 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5812 = v473.x[13];
     const float v5813 = v5812 * v5811;
     const bool v5814 = v5810 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5814) {
-      const unsigned int v5817 = 64u + v10160;
+      const unsigned int v5817 = 64u + v10555;
       const iron_f16 v5818 = iron_f32_to_f16(v5813);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5820 = v11 + v5810;
       const unsigned int v5821 = v5820 * v1;
@@ -5040,13 +5040,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5824 = v5823 + v5817;
       out[v5824] = v5818;
     }
-    const unsigned int v5826 = v43 + v10166;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5826 = v43 + v10561;  // kernels/sdpa/flash_tile.hpp:227
     const float v5827 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5828 = v473.x[14];
     const float v5829 = v5828 * v5827;
     const bool v5830 = v5826 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5830) {
-      const unsigned int v5833 = 64u + v10165;
+      const unsigned int v5833 = 64u + v10560;
       const iron_f16 v5834 = iron_f32_to_f16(v5829);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5836 = v11 + v5826;
       const unsigned int v5837 = v5836 * v1;
@@ -5055,13 +5055,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5840 = v5839 + v5833;
       out[v5840] = v5834;
     }
-    const unsigned int v5842 = v43 + v10171;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5842 = v43 + v10566;  // kernels/sdpa/flash_tile.hpp:227
     const float v5843 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5844 = v473.x[15];
     const float v5845 = v5844 * v5843;
     const bool v5846 = v5842 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5846) {
-      const unsigned int v5849 = 64u + v10170;
+      const unsigned int v5849 = 64u + v10565;
       const iron_f16 v5850 = iron_f32_to_f16(v5845);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5852 = v11 + v5842;
       const unsigned int v5853 = v5852 * v1;
@@ -5070,13 +5070,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5856 = v5855 + v5849;
       out[v5856] = v5850;
     }
-    const unsigned int v5858 = v43 + v10176;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5858 = v43 + v10571;  // kernels/sdpa/flash_tile.hpp:227
     const float v5859 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5860 = v473.x[16];
     const float v5861 = v5860 * v5859;
     const bool v5862 = v5858 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5862) {
-      const unsigned int v5865 = 64u + v10175;
+      const unsigned int v5865 = 64u + v10570;
       const iron_f16 v5866 = iron_f32_to_f16(v5861);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5868 = v11 + v5858;
       const unsigned int v5869 = v5868 * v1;
@@ -5085,13 +5085,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5872 = v5871 + v5865;
       out[v5872] = v5866;
     }
-    const unsigned int v5874 = v43 + v10181;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5874 = v43 + v10576;  // kernels/sdpa/flash_tile.hpp:227
     const float v5875 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5876 = v473.x[17];
     const float v5877 = v5876 * v5875;
     const bool v5878 = v5874 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5878) {
-      const unsigned int v5881 = 64u + v10180;
+      const unsigned int v5881 = 64u + v10575;
       const iron_f16 v5882 = iron_f32_to_f16(v5877);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5884 = v11 + v5874;
       const unsigned int v5885 = v5884 * v1;
@@ -5100,13 +5100,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5888 = v5887 + v5881;
       out[v5888] = v5882;
     }
-    const unsigned int v5890 = v43 + v10186;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5890 = v43 + v10581;  // kernels/sdpa/flash_tile.hpp:227
     const float v5891 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5892 = v473.x[18];
     const float v5893 = v5892 * v5891;
     const bool v5894 = v5890 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5894) {
-      const unsigned int v5897 = 64u + v10185;
+      const unsigned int v5897 = 64u + v10580;
       const iron_f16 v5898 = iron_f32_to_f16(v5893);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5900 = v11 + v5890;
       const unsigned int v5901 = v5900 * v1;
@@ -5115,13 +5115,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5904 = v5903 + v5897;
       out[v5904] = v5898;
     }
-    const unsigned int v5906 = v43 + v10191;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5906 = v43 + v10586;  // kernels/sdpa/flash_tile.hpp:227
     const float v5907 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5908 = v473.x[19];
     const float v5909 = v5908 * v5907;
     const bool v5910 = v5906 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5910) {
-      const unsigned int v5913 = 64u + v10190;
+      const unsigned int v5913 = 64u + v10585;
       const iron_f16 v5914 = iron_f32_to_f16(v5909);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5916 = v11 + v5906;
       const unsigned int v5917 = v5916 * v1;
@@ -5130,13 +5130,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5920 = v5919 + v5913;
       out[v5920] = v5914;
     }
-    const unsigned int v5922 = v43 + v10196;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5922 = v43 + v10591;  // kernels/sdpa/flash_tile.hpp:227
     const float v5923 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5924 = v473.x[20];
     const float v5925 = v5924 * v5923;
     const bool v5926 = v5922 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5926) {
-      const unsigned int v5929 = 64u + v10195;
+      const unsigned int v5929 = 64u + v10590;
       const iron_f16 v5930 = iron_f32_to_f16(v5925);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5932 = v11 + v5922;
       const unsigned int v5933 = v5932 * v1;
@@ -5145,13 +5145,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5936 = v5935 + v5929;
       out[v5936] = v5930;
     }
-    const unsigned int v5938 = v43 + v10201;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5938 = v43 + v10596;  // kernels/sdpa/flash_tile.hpp:227
     const float v5939 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5940 = v473.x[21];
     const float v5941 = v5940 * v5939;
     const bool v5942 = v5938 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5942) {
-      const unsigned int v5945 = 64u + v10200;
+      const unsigned int v5945 = 64u + v10595;
       const iron_f16 v5946 = iron_f32_to_f16(v5941);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5948 = v11 + v5938;
       const unsigned int v5949 = v5948 * v1;
@@ -5160,13 +5160,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5952 = v5951 + v5945;
       out[v5952] = v5946;
     }
-    const unsigned int v5954 = v43 + v10206;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5954 = v43 + v10601;  // kernels/sdpa/flash_tile.hpp:227
     const float v5955 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5956 = v473.x[22];
     const float v5957 = v5956 * v5955;
     const bool v5958 = v5954 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5958) {
-      const unsigned int v5961 = 64u + v10205;
+      const unsigned int v5961 = 64u + v10600;
       const iron_f16 v5962 = iron_f32_to_f16(v5957);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5964 = v11 + v5954;
       const unsigned int v5965 = v5964 * v1;
@@ -5175,13 +5175,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5968 = v5967 + v5961;
       out[v5968] = v5962;
     }
-    const unsigned int v5970 = v43 + v10211;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5970 = v43 + v10606;  // kernels/sdpa/flash_tile.hpp:227
     const float v5971 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5972 = v473.x[23];
     const float v5973 = v5972 * v5971;
     const bool v5974 = v5970 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5974) {
-      const unsigned int v5977 = 64u + v10210;
+      const unsigned int v5977 = 64u + v10605;
       const iron_f16 v5978 = iron_f32_to_f16(v5973);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5980 = v11 + v5970;
       const unsigned int v5981 = v5980 * v1;
@@ -5190,13 +5190,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v5984 = v5983 + v5977;
       out[v5984] = v5978;
     }
-    const unsigned int v5986 = v43 + v10216;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5986 = v43 + v10611;  // kernels/sdpa/flash_tile.hpp:227
     const float v5987 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5988 = v473.x[24];
     const float v5989 = v5988 * v5987;
     const bool v5990 = v5986 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5990) {
-      const unsigned int v5993 = 64u + v10215;
+      const unsigned int v5993 = 64u + v10610;
       const iron_f16 v5994 = iron_f32_to_f16(v5989);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5996 = v11 + v5986;
       const unsigned int v5997 = v5996 * v1;
@@ -5205,13 +5205,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6000 = v5999 + v5993;
       out[v6000] = v5994;
     }
-    const unsigned int v6002 = v43 + v10221;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6002 = v43 + v10616;  // kernels/sdpa/flash_tile.hpp:227
     const float v6003 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6004 = v473.x[25];
     const float v6005 = v6004 * v6003;
     const bool v6006 = v6002 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6006) {
-      const unsigned int v6009 = 64u + v10220;
+      const unsigned int v6009 = 64u + v10615;
       const iron_f16 v6010 = iron_f32_to_f16(v6005);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6012 = v11 + v6002;
       const unsigned int v6013 = v6012 * v1;
@@ -5220,13 +5220,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6016 = v6015 + v6009;
       out[v6016] = v6010;
     }
-    const unsigned int v6018 = v43 + v10226;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6018 = v43 + v10621;  // kernels/sdpa/flash_tile.hpp:227
     const float v6019 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6020 = v473.x[26];
     const float v6021 = v6020 * v6019;
     const bool v6022 = v6018 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6022) {
-      const unsigned int v6025 = 64u + v10225;
+      const unsigned int v6025 = 64u + v10620;
       const iron_f16 v6026 = iron_f32_to_f16(v6021);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6028 = v11 + v6018;
       const unsigned int v6029 = v6028 * v1;
@@ -5235,13 +5235,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6032 = v6031 + v6025;
       out[v6032] = v6026;
     }
-    const unsigned int v6034 = v43 + v10231;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6034 = v43 + v10626;  // kernels/sdpa/flash_tile.hpp:227
     const float v6035 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6036 = v473.x[27];
     const float v6037 = v6036 * v6035;
     const bool v6038 = v6034 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6038) {
-      const unsigned int v6041 = 64u + v10230;
+      const unsigned int v6041 = 64u + v10625;
       const iron_f16 v6042 = iron_f32_to_f16(v6037);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6044 = v11 + v6034;
       const unsigned int v6045 = v6044 * v1;
@@ -5250,13 +5250,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6048 = v6047 + v6041;
       out[v6048] = v6042;
     }
-    const unsigned int v6050 = v43 + v10236;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6050 = v43 + v10631;  // kernels/sdpa/flash_tile.hpp:227
     const float v6051 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6052 = v473.x[28];
     const float v6053 = v6052 * v6051;
     const bool v6054 = v6050 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6054) {
-      const unsigned int v6057 = 64u + v10235;
+      const unsigned int v6057 = 64u + v10630;
       const iron_f16 v6058 = iron_f32_to_f16(v6053);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6060 = v11 + v6050;
       const unsigned int v6061 = v6060 * v1;
@@ -5265,13 +5265,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6064 = v6063 + v6057;
       out[v6064] = v6058;
     }
-    const unsigned int v6066 = v43 + v10241;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6066 = v43 + v10636;  // kernels/sdpa/flash_tile.hpp:227
     const float v6067 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6068 = v473.x[29];
     const float v6069 = v6068 * v6067;
     const bool v6070 = v6066 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6070) {
-      const unsigned int v6073 = 64u + v10240;
+      const unsigned int v6073 = 64u + v10635;
       const iron_f16 v6074 = iron_f32_to_f16(v6069);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6076 = v11 + v6066;
       const unsigned int v6077 = v6076 * v1;
@@ -5280,13 +5280,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6080 = v6079 + v6073;
       out[v6080] = v6074;
     }
-    const unsigned int v6082 = v43 + v10246;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6082 = v43 + v10641;  // kernels/sdpa/flash_tile.hpp:227
     const float v6083 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6084 = v473.x[30];
     const float v6085 = v6084 * v6083;
     const bool v6086 = v6082 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6086) {
-      const unsigned int v6089 = 64u + v10245;
+      const unsigned int v6089 = 64u + v10640;
       const iron_f16 v6090 = iron_f32_to_f16(v6085);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6092 = v11 + v6082;
       const unsigned int v6093 = v6092 * v1;
@@ -5295,13 +5295,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6096 = v6095 + v6089;
       out[v6096] = v6090;
     }
-    const unsigned int v6098 = v43 + v10251;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6098 = v43 + v10646;  // kernels/sdpa/flash_tile.hpp:227
     const float v6099 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6100 = v473.x[31];
     const float v6101 = v6100 * v6099;
     const bool v6102 = v6098 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6102) {
-      const unsigned int v6105 = 64u + v10250;
+      const unsigned int v6105 = 64u + v10645;
       const iron_f16 v6106 = iron_f32_to_f16(v6101);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6108 = v11 + v6098;
       const unsigned int v6109 = v6108 * v1;
@@ -5310,13 +5310,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6112 = v6111 + v6105;
       out[v6112] = v6106;
     }
-    const unsigned int v6114 = v43 + v10256;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6114 = v43 + v10651;  // kernels/sdpa/flash_tile.hpp:227
     const float v6115 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6116 = v475.x[0];
     const float v6117 = v6116 * v6115;
     const bool v6118 = v6114 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6118) {
-      const unsigned int v6121 = 96u + v10255;
+      const unsigned int v6121 = 96u + v10650;
       const iron_f16 v6122 = iron_f32_to_f16(v6117);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6124 = v11 + v6114;
       const unsigned int v6125 = v6124 * v1;
@@ -5325,13 +5325,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6128 = v6127 + v6121;
       out[v6128] = v6122;
     }
-    const unsigned int v6130 = v43 + v10261;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6130 = v43 + v10656;  // kernels/sdpa/flash_tile.hpp:227
     const float v6131 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6132 = v475.x[1];
     const float v6133 = v6132 * v6131;
     const bool v6134 = v6130 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6134) {
-      const unsigned int v6137 = 96u + v10260;
+      const unsigned int v6137 = 96u + v10655;
       const iron_f16 v6138 = iron_f32_to_f16(v6133);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6140 = v11 + v6130;
       const unsigned int v6141 = v6140 * v1;
@@ -5340,13 +5340,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6144 = v6143 + v6137;
       out[v6144] = v6138;
     }
-    const unsigned int v6146 = v43 + v10266;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6146 = v43 + v10661;  // kernels/sdpa/flash_tile.hpp:227
     const float v6147 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6148 = v475.x[2];
     const float v6149 = v6148 * v6147;
     const bool v6150 = v6146 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6150) {
-      const unsigned int v6153 = 96u + v10265;
+      const unsigned int v6153 = 96u + v10660;
       const iron_f16 v6154 = iron_f32_to_f16(v6149);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6156 = v11 + v6146;
       const unsigned int v6157 = v6156 * v1;
@@ -5355,13 +5355,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6160 = v6159 + v6153;
       out[v6160] = v6154;
     }
-    const unsigned int v6162 = v43 + v10271;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6162 = v43 + v10666;  // kernels/sdpa/flash_tile.hpp:227
     const float v6163 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6164 = v475.x[3];
     const float v6165 = v6164 * v6163;
     const bool v6166 = v6162 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6166) {
-      const unsigned int v6169 = 96u + v10270;
+      const unsigned int v6169 = 96u + v10665;
       const iron_f16 v6170 = iron_f32_to_f16(v6165);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6172 = v11 + v6162;
       const unsigned int v6173 = v6172 * v1;
@@ -5370,13 +5370,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6176 = v6175 + v6169;
       out[v6176] = v6170;
     }
-    const unsigned int v6178 = v43 + v10276;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6178 = v43 + v10671;  // kernels/sdpa/flash_tile.hpp:227
     const float v6179 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6180 = v475.x[4];
     const float v6181 = v6180 * v6179;
     const bool v6182 = v6178 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6182) {
-      const unsigned int v6185 = 96u + v10275;
+      const unsigned int v6185 = 96u + v10670;
       const iron_f16 v6186 = iron_f32_to_f16(v6181);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6188 = v11 + v6178;
       const unsigned int v6189 = v6188 * v1;
@@ -5385,13 +5385,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6192 = v6191 + v6185;
       out[v6192] = v6186;
     }
-    const unsigned int v6194 = v43 + v10281;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6194 = v43 + v10676;  // kernels/sdpa/flash_tile.hpp:227
     const float v6195 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6196 = v475.x[5];
     const float v6197 = v6196 * v6195;
     const bool v6198 = v6194 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6198) {
-      const unsigned int v6201 = 96u + v10280;
+      const unsigned int v6201 = 96u + v10675;
       const iron_f16 v6202 = iron_f32_to_f16(v6197);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6204 = v11 + v6194;
       const unsigned int v6205 = v6204 * v1;
@@ -5400,13 +5400,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6208 = v6207 + v6201;
       out[v6208] = v6202;
     }
-    const unsigned int v6210 = v43 + v10286;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6210 = v43 + v10681;  // kernels/sdpa/flash_tile.hpp:227
     const float v6211 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6212 = v475.x[6];
     const float v6213 = v6212 * v6211;
     const bool v6214 = v6210 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6214) {
-      const unsigned int v6217 = 96u + v10285;
+      const unsigned int v6217 = 96u + v10680;
       const iron_f16 v6218 = iron_f32_to_f16(v6213);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6220 = v11 + v6210;
       const unsigned int v6221 = v6220 * v1;
@@ -5415,13 +5415,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6224 = v6223 + v6217;
       out[v6224] = v6218;
     }
-    const unsigned int v6226 = v43 + v10291;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6226 = v43 + v10686;  // kernels/sdpa/flash_tile.hpp:227
     const float v6227 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6228 = v475.x[7];
     const float v6229 = v6228 * v6227;
     const bool v6230 = v6226 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6230) {
-      const unsigned int v6233 = 96u + v10290;
+      const unsigned int v6233 = 96u + v10685;
       const iron_f16 v6234 = iron_f32_to_f16(v6229);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6236 = v11 + v6226;
       const unsigned int v6237 = v6236 * v1;
@@ -5430,13 +5430,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6240 = v6239 + v6233;
       out[v6240] = v6234;
     }
-    const unsigned int v6242 = v43 + v10296;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6242 = v43 + v10691;  // kernels/sdpa/flash_tile.hpp:227
     const float v6243 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6244 = v475.x[8];
     const float v6245 = v6244 * v6243;
     const bool v6246 = v6242 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6246) {
-      const unsigned int v6249 = 96u + v10295;
+      const unsigned int v6249 = 96u + v10690;
       const iron_f16 v6250 = iron_f32_to_f16(v6245);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6252 = v11 + v6242;
       const unsigned int v6253 = v6252 * v1;
@@ -5445,13 +5445,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6256 = v6255 + v6249;
       out[v6256] = v6250;
     }
-    const unsigned int v6258 = v43 + v10301;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6258 = v43 + v10696;  // kernels/sdpa/flash_tile.hpp:227
     const float v6259 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6260 = v475.x[9];
     const float v6261 = v6260 * v6259;
     const bool v6262 = v6258 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6262) {
-      const unsigned int v6265 = 96u + v10300;
+      const unsigned int v6265 = 96u + v10695;
       const iron_f16 v6266 = iron_f32_to_f16(v6261);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6268 = v11 + v6258;
       const unsigned int v6269 = v6268 * v1;
@@ -5460,13 +5460,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6272 = v6271 + v6265;
       out[v6272] = v6266;
     }
-    const unsigned int v6274 = v43 + v10306;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6274 = v43 + v10701;  // kernels/sdpa/flash_tile.hpp:227
     const float v6275 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6276 = v475.x[10];
     const float v6277 = v6276 * v6275;
     const bool v6278 = v6274 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6278) {
-      const unsigned int v6281 = 96u + v10305;
+      const unsigned int v6281 = 96u + v10700;
       const iron_f16 v6282 = iron_f32_to_f16(v6277);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6284 = v11 + v6274;
       const unsigned int v6285 = v6284 * v1;
@@ -5475,13 +5475,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6288 = v6287 + v6281;
       out[v6288] = v6282;
     }
-    const unsigned int v6290 = v43 + v10311;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6290 = v43 + v10706;  // kernels/sdpa/flash_tile.hpp:227
     const float v6291 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6292 = v475.x[11];
     const float v6293 = v6292 * v6291;
     const bool v6294 = v6290 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6294) {
-      const unsigned int v6297 = 96u + v10310;
+      const unsigned int v6297 = 96u + v10705;
       const iron_f16 v6298 = iron_f32_to_f16(v6293);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6300 = v11 + v6290;
       const unsigned int v6301 = v6300 * v1;
@@ -5490,13 +5490,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6304 = v6303 + v6297;
       out[v6304] = v6298;
     }
-    const unsigned int v6306 = v43 + v10316;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6306 = v43 + v10711;  // kernels/sdpa/flash_tile.hpp:227
     const float v6307 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6308 = v475.x[12];
     const float v6309 = v6308 * v6307;
     const bool v6310 = v6306 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6310) {
-      const unsigned int v6313 = 96u + v10315;
+      const unsigned int v6313 = 96u + v10710;
       const iron_f16 v6314 = iron_f32_to_f16(v6309);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6316 = v11 + v6306;
       const unsigned int v6317 = v6316 * v1;
@@ -5505,13 +5505,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6320 = v6319 + v6313;
       out[v6320] = v6314;
     }
-    const unsigned int v6322 = v43 + v10321;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6322 = v43 + v10716;  // kernels/sdpa/flash_tile.hpp:227
     const float v6323 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6324 = v475.x[13];
     const float v6325 = v6324 * v6323;
     const bool v6326 = v6322 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6326) {
-      const unsigned int v6329 = 96u + v10320;
+      const unsigned int v6329 = 96u + v10715;
       const iron_f16 v6330 = iron_f32_to_f16(v6325);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6332 = v11 + v6322;
       const unsigned int v6333 = v6332 * v1;
@@ -5520,13 +5520,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6336 = v6335 + v6329;
       out[v6336] = v6330;
     }
-    const unsigned int v6338 = v43 + v10326;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6338 = v43 + v10721;  // kernels/sdpa/flash_tile.hpp:227
     const float v6339 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6340 = v475.x[14];
     const float v6341 = v6340 * v6339;
     const bool v6342 = v6338 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6342) {
-      const unsigned int v6345 = 96u + v10325;
+      const unsigned int v6345 = 96u + v10720;
       const iron_f16 v6346 = iron_f32_to_f16(v6341);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6348 = v11 + v6338;
       const unsigned int v6349 = v6348 * v1;
@@ -5535,13 +5535,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6352 = v6351 + v6345;
       out[v6352] = v6346;
     }
-    const unsigned int v6354 = v43 + v10331;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6354 = v43 + v10726;  // kernels/sdpa/flash_tile.hpp:227
     const float v6355 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6356 = v475.x[15];
     const float v6357 = v6356 * v6355;
     const bool v6358 = v6354 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6358) {
-      const unsigned int v6361 = 96u + v10330;
+      const unsigned int v6361 = 96u + v10725;
       const iron_f16 v6362 = iron_f32_to_f16(v6357);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6364 = v11 + v6354;
       const unsigned int v6365 = v6364 * v1;
@@ -5550,13 +5550,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6368 = v6367 + v6361;
       out[v6368] = v6362;
     }
-    const unsigned int v6370 = v43 + v10336;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6370 = v43 + v10731;  // kernels/sdpa/flash_tile.hpp:227
     const float v6371 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6372 = v475.x[16];
     const float v6373 = v6372 * v6371;
     const bool v6374 = v6370 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6374) {
-      const unsigned int v6377 = 96u + v10335;
+      const unsigned int v6377 = 96u + v10730;
       const iron_f16 v6378 = iron_f32_to_f16(v6373);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6380 = v11 + v6370;
       const unsigned int v6381 = v6380 * v1;
@@ -5565,13 +5565,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6384 = v6383 + v6377;
       out[v6384] = v6378;
     }
-    const unsigned int v6386 = v43 + v10341;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6386 = v43 + v10736;  // kernels/sdpa/flash_tile.hpp:227
     const float v6387 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6388 = v475.x[17];
     const float v6389 = v6388 * v6387;
     const bool v6390 = v6386 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6390) {
-      const unsigned int v6393 = 96u + v10340;
+      const unsigned int v6393 = 96u + v10735;
       const iron_f16 v6394 = iron_f32_to_f16(v6389);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6396 = v11 + v6386;
       const unsigned int v6397 = v6396 * v1;
@@ -5580,13 +5580,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6400 = v6399 + v6393;
       out[v6400] = v6394;
     }
-    const unsigned int v6402 = v43 + v10346;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6402 = v43 + v10741;  // kernels/sdpa/flash_tile.hpp:227
     const float v6403 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6404 = v475.x[18];
     const float v6405 = v6404 * v6403;
     const bool v6406 = v6402 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6406) {
-      const unsigned int v6409 = 96u + v10345;
+      const unsigned int v6409 = 96u + v10740;
       const iron_f16 v6410 = iron_f32_to_f16(v6405);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6412 = v11 + v6402;
       const unsigned int v6413 = v6412 * v1;
@@ -5595,13 +5595,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6416 = v6415 + v6409;
       out[v6416] = v6410;
     }
-    const unsigned int v6418 = v43 + v10351;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6418 = v43 + v10746;  // kernels/sdpa/flash_tile.hpp:227
     const float v6419 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6420 = v475.x[19];
     const float v6421 = v6420 * v6419;
     const bool v6422 = v6418 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6422) {
-      const unsigned int v6425 = 96u + v10350;
+      const unsigned int v6425 = 96u + v10745;
       const iron_f16 v6426 = iron_f32_to_f16(v6421);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6428 = v11 + v6418;
       const unsigned int v6429 = v6428 * v1;
@@ -5610,13 +5610,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6432 = v6431 + v6425;
       out[v6432] = v6426;
     }
-    const unsigned int v6434 = v43 + v10356;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6434 = v43 + v10751;  // kernels/sdpa/flash_tile.hpp:227
     const float v6435 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6436 = v475.x[20];
     const float v6437 = v6436 * v6435;
     const bool v6438 = v6434 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6438) {
-      const unsigned int v6441 = 96u + v10355;
+      const unsigned int v6441 = 96u + v10750;
       const iron_f16 v6442 = iron_f32_to_f16(v6437);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6444 = v11 + v6434;
       const unsigned int v6445 = v6444 * v1;
@@ -5625,13 +5625,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6448 = v6447 + v6441;
       out[v6448] = v6442;
     }
-    const unsigned int v6450 = v43 + v10361;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6450 = v43 + v10756;  // kernels/sdpa/flash_tile.hpp:227
     const float v6451 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6452 = v475.x[21];
     const float v6453 = v6452 * v6451;
     const bool v6454 = v6450 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6454) {
-      const unsigned int v6457 = 96u + v10360;
+      const unsigned int v6457 = 96u + v10755;
       const iron_f16 v6458 = iron_f32_to_f16(v6453);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6460 = v11 + v6450;
       const unsigned int v6461 = v6460 * v1;
@@ -5640,13 +5640,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6464 = v6463 + v6457;
       out[v6464] = v6458;
     }
-    const unsigned int v6466 = v43 + v10366;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6466 = v43 + v10761;  // kernels/sdpa/flash_tile.hpp:227
     const float v6467 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6468 = v475.x[22];
     const float v6469 = v6468 * v6467;
     const bool v6470 = v6466 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6470) {
-      const unsigned int v6473 = 96u + v10365;
+      const unsigned int v6473 = 96u + v10760;
       const iron_f16 v6474 = iron_f32_to_f16(v6469);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6476 = v11 + v6466;
       const unsigned int v6477 = v6476 * v1;
@@ -5655,13 +5655,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6480 = v6479 + v6473;
       out[v6480] = v6474;
     }
-    const unsigned int v6482 = v43 + v10371;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6482 = v43 + v10766;  // kernels/sdpa/flash_tile.hpp:227
     const float v6483 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6484 = v475.x[23];
     const float v6485 = v6484 * v6483;
     const bool v6486 = v6482 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6486) {
-      const unsigned int v6489 = 96u + v10370;
+      const unsigned int v6489 = 96u + v10765;
       const iron_f16 v6490 = iron_f32_to_f16(v6485);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6492 = v11 + v6482;
       const unsigned int v6493 = v6492 * v1;
@@ -5670,13 +5670,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6496 = v6495 + v6489;
       out[v6496] = v6490;
     }
-    const unsigned int v6498 = v43 + v10376;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6498 = v43 + v10771;  // kernels/sdpa/flash_tile.hpp:227
     const float v6499 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6500 = v475.x[24];
     const float v6501 = v6500 * v6499;
     const bool v6502 = v6498 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6502) {
-      const unsigned int v6505 = 96u + v10375;
+      const unsigned int v6505 = 96u + v10770;
       const iron_f16 v6506 = iron_f32_to_f16(v6501);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6508 = v11 + v6498;
       const unsigned int v6509 = v6508 * v1;
@@ -5685,13 +5685,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6512 = v6511 + v6505;
       out[v6512] = v6506;
     }
-    const unsigned int v6514 = v43 + v10381;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6514 = v43 + v10776;  // kernels/sdpa/flash_tile.hpp:227
     const float v6515 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6516 = v475.x[25];
     const float v6517 = v6516 * v6515;
     const bool v6518 = v6514 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6518) {
-      const unsigned int v6521 = 96u + v10380;
+      const unsigned int v6521 = 96u + v10775;
       const iron_f16 v6522 = iron_f32_to_f16(v6517);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6524 = v11 + v6514;
       const unsigned int v6525 = v6524 * v1;
@@ -5700,13 +5700,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6528 = v6527 + v6521;
       out[v6528] = v6522;
     }
-    const unsigned int v6530 = v43 + v10386;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6530 = v43 + v10781;  // kernels/sdpa/flash_tile.hpp:227
     const float v6531 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6532 = v475.x[26];
     const float v6533 = v6532 * v6531;
     const bool v6534 = v6530 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6534) {
-      const unsigned int v6537 = 96u + v10385;
+      const unsigned int v6537 = 96u + v10780;
       const iron_f16 v6538 = iron_f32_to_f16(v6533);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6540 = v11 + v6530;
       const unsigned int v6541 = v6540 * v1;
@@ -5715,13 +5715,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6544 = v6543 + v6537;
       out[v6544] = v6538;
     }
-    const unsigned int v6546 = v43 + v10391;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6546 = v43 + v10786;  // kernels/sdpa/flash_tile.hpp:227
     const float v6547 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6548 = v475.x[27];
     const float v6549 = v6548 * v6547;
     const bool v6550 = v6546 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6550) {
-      const unsigned int v6553 = 96u + v10390;
+      const unsigned int v6553 = 96u + v10785;
       const iron_f16 v6554 = iron_f32_to_f16(v6549);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6556 = v11 + v6546;
       const unsigned int v6557 = v6556 * v1;
@@ -5730,13 +5730,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6560 = v6559 + v6553;
       out[v6560] = v6554;
     }
-    const unsigned int v6562 = v43 + v10396;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6562 = v43 + v10791;  // kernels/sdpa/flash_tile.hpp:227
     const float v6563 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6564 = v475.x[28];
     const float v6565 = v6564 * v6563;
     const bool v6566 = v6562 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6566) {
-      const unsigned int v6569 = 96u + v10395;
+      const unsigned int v6569 = 96u + v10790;
       const iron_f16 v6570 = iron_f32_to_f16(v6565);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6572 = v11 + v6562;
       const unsigned int v6573 = v6572 * v1;
@@ -5745,13 +5745,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6576 = v6575 + v6569;
       out[v6576] = v6570;
     }
-    const unsigned int v6578 = v43 + v10401;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6578 = v43 + v10796;  // kernels/sdpa/flash_tile.hpp:227
     const float v6579 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6580 = v475.x[29];
     const float v6581 = v6580 * v6579;
     const bool v6582 = v6578 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6582) {
-      const unsigned int v6585 = 96u + v10400;
+      const unsigned int v6585 = 96u + v10795;
       const iron_f16 v6586 = iron_f32_to_f16(v6581);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6588 = v11 + v6578;
       const unsigned int v6589 = v6588 * v1;
@@ -5760,13 +5760,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6592 = v6591 + v6585;
       out[v6592] = v6586;
     }
-    const unsigned int v6594 = v43 + v10406;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6594 = v43 + v10801;  // kernels/sdpa/flash_tile.hpp:227
     const float v6595 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6596 = v475.x[30];
     const float v6597 = v6596 * v6595;
     const bool v6598 = v6594 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6598) {
-      const unsigned int v6601 = 96u + v10405;
+      const unsigned int v6601 = 96u + v10800;
       const iron_f16 v6602 = iron_f32_to_f16(v6597);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6604 = v11 + v6594;
       const unsigned int v6605 = v6604 * v1;
@@ -5775,13 +5775,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f16(
       const unsigned int v6608 = v6607 + v6601;
       out[v6608] = v6602;
     }
-    const unsigned int v6610 = v43 + v10411;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6610 = v43 + v10806;  // kernels/sdpa/flash_tile.hpp:227
     const float v6611 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6612 = v475.x[31];
     const float v6613 = v6612 * v6611;
     const bool v6614 = v6610 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6614) {
-      const unsigned int v6617 = 96u + v10410;
+      const unsigned int v6617 = 96u + v10805;
       const iron_f16 v6618 = iron_f32_to_f16(v6613);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6620 = v11 + v6610;
       const unsigned int v6621 = v6620 * v1;

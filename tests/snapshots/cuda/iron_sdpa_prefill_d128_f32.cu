@@ -992,270 +992,270 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       iron_copy_async<16>(shm2 + v428, v + v13060, v13054);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
-    const unsigned int v8202 = v817 + 16u;  // kernels/sdpa/flash_tile.hpp:159
-    const unsigned int v8214 = v817 + 32u;
-    const unsigned int v8226 = v817 + 48u;
-    const unsigned int v8238 = v817 + 64u;
-    const unsigned int v8250 = v817 + 80u;
-    const unsigned int v8262 = v817 + 96u;
-    const unsigned int v8274 = v817 + 112u;
-    const bool v8290 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
-    const unsigned int v10927 = static_cast<unsigned int>(v853.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
-    const unsigned int v10928 = static_cast<unsigned int>(v853.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10932 = static_cast<unsigned int>(v853.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10933 = static_cast<unsigned int>(v853.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10937 = static_cast<unsigned int>(v853.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10938 = static_cast<unsigned int>(v853.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10942 = static_cast<unsigned int>(v853.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10943 = static_cast<unsigned int>(v853.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10947 = static_cast<unsigned int>(v853.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10948 = static_cast<unsigned int>(v853.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10952 = static_cast<unsigned int>(v853.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10953 = static_cast<unsigned int>(v853.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10957 = static_cast<unsigned int>(v853.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10958 = static_cast<unsigned int>(v853.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10962 = static_cast<unsigned int>(v853.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10963 = static_cast<unsigned int>(v853.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10967 = static_cast<unsigned int>(v853.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10968 = static_cast<unsigned int>(v853.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10972 = static_cast<unsigned int>(v853.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10973 = static_cast<unsigned int>(v853.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10977 = static_cast<unsigned int>(v853.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10978 = static_cast<unsigned int>(v853.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10982 = static_cast<unsigned int>(v853.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10983 = static_cast<unsigned int>(v853.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10987 = static_cast<unsigned int>(v853.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10988 = static_cast<unsigned int>(v853.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10992 = static_cast<unsigned int>(v853.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10993 = static_cast<unsigned int>(v853.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10997 = static_cast<unsigned int>(v853.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10998 = static_cast<unsigned int>(v853.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11002 = static_cast<unsigned int>(v853.col(15, iron_linear_thread() & 31u));
-    const unsigned int v11003 = static_cast<unsigned int>(v853.row(15, iron_linear_thread() & 31u));
-    const unsigned int v11007 = static_cast<unsigned int>(v853.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11008 = static_cast<unsigned int>(v853.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11012 = static_cast<unsigned int>(v853.col(17, iron_linear_thread() & 31u));
-    const unsigned int v11013 = static_cast<unsigned int>(v853.row(17, iron_linear_thread() & 31u));
-    const unsigned int v11017 = static_cast<unsigned int>(v853.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11018 = static_cast<unsigned int>(v853.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11022 = static_cast<unsigned int>(v853.col(19, iron_linear_thread() & 31u));
-    const unsigned int v11023 = static_cast<unsigned int>(v853.row(19, iron_linear_thread() & 31u));
-    const unsigned int v11027 = static_cast<unsigned int>(v853.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11028 = static_cast<unsigned int>(v853.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11032 = static_cast<unsigned int>(v853.col(21, iron_linear_thread() & 31u));
-    const unsigned int v11033 = static_cast<unsigned int>(v853.row(21, iron_linear_thread() & 31u));
-    const unsigned int v11037 = static_cast<unsigned int>(v853.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11038 = static_cast<unsigned int>(v853.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11042 = static_cast<unsigned int>(v853.col(23, iron_linear_thread() & 31u));
-    const unsigned int v11043 = static_cast<unsigned int>(v853.row(23, iron_linear_thread() & 31u));
-    const unsigned int v11047 = static_cast<unsigned int>(v853.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11048 = static_cast<unsigned int>(v853.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11052 = static_cast<unsigned int>(v853.col(25, iron_linear_thread() & 31u));
-    const unsigned int v11053 = static_cast<unsigned int>(v853.row(25, iron_linear_thread() & 31u));
-    const unsigned int v11057 = static_cast<unsigned int>(v853.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11058 = static_cast<unsigned int>(v853.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11062 = static_cast<unsigned int>(v853.col(27, iron_linear_thread() & 31u));
-    const unsigned int v11063 = static_cast<unsigned int>(v853.row(27, iron_linear_thread() & 31u));
-    const unsigned int v11067 = static_cast<unsigned int>(v853.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11068 = static_cast<unsigned int>(v853.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11072 = static_cast<unsigned int>(v853.col(29, iron_linear_thread() & 31u));
-    const unsigned int v11073 = static_cast<unsigned int>(v853.row(29, iron_linear_thread() & 31u));
-    const unsigned int v11077 = static_cast<unsigned int>(v853.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11078 = static_cast<unsigned int>(v853.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11082 = static_cast<unsigned int>(v853.col(31, iron_linear_thread() & 31u));
-    const unsigned int v11083 = static_cast<unsigned int>(v853.row(31, iron_linear_thread() & 31u));
-    const unsigned int v11087 = static_cast<unsigned int>(v855.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11088 = static_cast<unsigned int>(v855.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11092 = static_cast<unsigned int>(v855.col(1, iron_linear_thread() & 31u));
-    const unsigned int v11093 = static_cast<unsigned int>(v855.row(1, iron_linear_thread() & 31u));
-    const unsigned int v11097 = static_cast<unsigned int>(v855.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11098 = static_cast<unsigned int>(v855.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11102 = static_cast<unsigned int>(v855.col(3, iron_linear_thread() & 31u));
-    const unsigned int v11103 = static_cast<unsigned int>(v855.row(3, iron_linear_thread() & 31u));
-    const unsigned int v11107 = static_cast<unsigned int>(v855.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11108 = static_cast<unsigned int>(v855.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11112 = static_cast<unsigned int>(v855.col(5, iron_linear_thread() & 31u));
-    const unsigned int v11113 = static_cast<unsigned int>(v855.row(5, iron_linear_thread() & 31u));
-    const unsigned int v11117 = static_cast<unsigned int>(v855.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11118 = static_cast<unsigned int>(v855.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11122 = static_cast<unsigned int>(v855.col(7, iron_linear_thread() & 31u));
-    const unsigned int v11123 = static_cast<unsigned int>(v855.row(7, iron_linear_thread() & 31u));
-    const unsigned int v11127 = static_cast<unsigned int>(v855.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11128 = static_cast<unsigned int>(v855.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11132 = static_cast<unsigned int>(v855.col(9, iron_linear_thread() & 31u));
-    const unsigned int v11133 = static_cast<unsigned int>(v855.row(9, iron_linear_thread() & 31u));
-    const unsigned int v11137 = static_cast<unsigned int>(v855.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11138 = static_cast<unsigned int>(v855.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11142 = static_cast<unsigned int>(v855.col(11, iron_linear_thread() & 31u));
-    const unsigned int v11143 = static_cast<unsigned int>(v855.row(11, iron_linear_thread() & 31u));
-    const unsigned int v11147 = static_cast<unsigned int>(v855.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11148 = static_cast<unsigned int>(v855.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11152 = static_cast<unsigned int>(v855.col(13, iron_linear_thread() & 31u));
-    const unsigned int v11153 = static_cast<unsigned int>(v855.row(13, iron_linear_thread() & 31u));
-    const unsigned int v11157 = static_cast<unsigned int>(v855.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11158 = static_cast<unsigned int>(v855.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11162 = static_cast<unsigned int>(v855.col(15, iron_linear_thread() & 31u));
-    const unsigned int v11163 = static_cast<unsigned int>(v855.row(15, iron_linear_thread() & 31u));
-    const unsigned int v11167 = static_cast<unsigned int>(v855.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11168 = static_cast<unsigned int>(v855.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11172 = static_cast<unsigned int>(v855.col(17, iron_linear_thread() & 31u));
-    const unsigned int v11173 = static_cast<unsigned int>(v855.row(17, iron_linear_thread() & 31u));
-    const unsigned int v11177 = static_cast<unsigned int>(v855.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11178 = static_cast<unsigned int>(v855.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11182 = static_cast<unsigned int>(v855.col(19, iron_linear_thread() & 31u));
-    const unsigned int v11183 = static_cast<unsigned int>(v855.row(19, iron_linear_thread() & 31u));
-    const unsigned int v11187 = static_cast<unsigned int>(v855.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11188 = static_cast<unsigned int>(v855.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11192 = static_cast<unsigned int>(v855.col(21, iron_linear_thread() & 31u));
-    const unsigned int v11193 = static_cast<unsigned int>(v855.row(21, iron_linear_thread() & 31u));
-    const unsigned int v11197 = static_cast<unsigned int>(v855.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11198 = static_cast<unsigned int>(v855.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11202 = static_cast<unsigned int>(v855.col(23, iron_linear_thread() & 31u));
-    const unsigned int v11203 = static_cast<unsigned int>(v855.row(23, iron_linear_thread() & 31u));
-    const unsigned int v11207 = static_cast<unsigned int>(v855.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11208 = static_cast<unsigned int>(v855.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11212 = static_cast<unsigned int>(v855.col(25, iron_linear_thread() & 31u));
-    const unsigned int v11213 = static_cast<unsigned int>(v855.row(25, iron_linear_thread() & 31u));
-    const unsigned int v11217 = static_cast<unsigned int>(v855.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11218 = static_cast<unsigned int>(v855.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11222 = static_cast<unsigned int>(v855.col(27, iron_linear_thread() & 31u));
-    const unsigned int v11223 = static_cast<unsigned int>(v855.row(27, iron_linear_thread() & 31u));
-    const unsigned int v11227 = static_cast<unsigned int>(v855.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11228 = static_cast<unsigned int>(v855.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11232 = static_cast<unsigned int>(v855.col(29, iron_linear_thread() & 31u));
-    const unsigned int v11233 = static_cast<unsigned int>(v855.row(29, iron_linear_thread() & 31u));
-    const unsigned int v11237 = static_cast<unsigned int>(v855.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11238 = static_cast<unsigned int>(v855.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11242 = static_cast<unsigned int>(v855.col(31, iron_linear_thread() & 31u));
-    const unsigned int v11243 = static_cast<unsigned int>(v855.row(31, iron_linear_thread() & 31u));
-    const unsigned int v11247 = static_cast<unsigned int>(v857.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11248 = static_cast<unsigned int>(v857.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11252 = static_cast<unsigned int>(v857.col(1, iron_linear_thread() & 31u));
-    const unsigned int v11253 = static_cast<unsigned int>(v857.row(1, iron_linear_thread() & 31u));
-    const unsigned int v11257 = static_cast<unsigned int>(v857.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11258 = static_cast<unsigned int>(v857.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11262 = static_cast<unsigned int>(v857.col(3, iron_linear_thread() & 31u));
-    const unsigned int v11263 = static_cast<unsigned int>(v857.row(3, iron_linear_thread() & 31u));
-    const unsigned int v11267 = static_cast<unsigned int>(v857.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11268 = static_cast<unsigned int>(v857.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11272 = static_cast<unsigned int>(v857.col(5, iron_linear_thread() & 31u));
-    const unsigned int v11273 = static_cast<unsigned int>(v857.row(5, iron_linear_thread() & 31u));
-    const unsigned int v11277 = static_cast<unsigned int>(v857.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11278 = static_cast<unsigned int>(v857.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11282 = static_cast<unsigned int>(v857.col(7, iron_linear_thread() & 31u));
-    const unsigned int v11283 = static_cast<unsigned int>(v857.row(7, iron_linear_thread() & 31u));
-    const unsigned int v11287 = static_cast<unsigned int>(v857.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11288 = static_cast<unsigned int>(v857.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11292 = static_cast<unsigned int>(v857.col(9, iron_linear_thread() & 31u));
-    const unsigned int v11293 = static_cast<unsigned int>(v857.row(9, iron_linear_thread() & 31u));
-    const unsigned int v11297 = static_cast<unsigned int>(v857.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11298 = static_cast<unsigned int>(v857.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11302 = static_cast<unsigned int>(v857.col(11, iron_linear_thread() & 31u));
-    const unsigned int v11303 = static_cast<unsigned int>(v857.row(11, iron_linear_thread() & 31u));
-    const unsigned int v11307 = static_cast<unsigned int>(v857.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11308 = static_cast<unsigned int>(v857.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11312 = static_cast<unsigned int>(v857.col(13, iron_linear_thread() & 31u));
-    const unsigned int v11313 = static_cast<unsigned int>(v857.row(13, iron_linear_thread() & 31u));
-    const unsigned int v11317 = static_cast<unsigned int>(v857.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11318 = static_cast<unsigned int>(v857.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11322 = static_cast<unsigned int>(v857.col(15, iron_linear_thread() & 31u));
-    const unsigned int v11323 = static_cast<unsigned int>(v857.row(15, iron_linear_thread() & 31u));
-    const unsigned int v11327 = static_cast<unsigned int>(v857.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11328 = static_cast<unsigned int>(v857.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11332 = static_cast<unsigned int>(v857.col(17, iron_linear_thread() & 31u));
-    const unsigned int v11333 = static_cast<unsigned int>(v857.row(17, iron_linear_thread() & 31u));
-    const unsigned int v11337 = static_cast<unsigned int>(v857.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11338 = static_cast<unsigned int>(v857.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11342 = static_cast<unsigned int>(v857.col(19, iron_linear_thread() & 31u));
-    const unsigned int v11343 = static_cast<unsigned int>(v857.row(19, iron_linear_thread() & 31u));
-    const unsigned int v11347 = static_cast<unsigned int>(v857.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11348 = static_cast<unsigned int>(v857.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11352 = static_cast<unsigned int>(v857.col(21, iron_linear_thread() & 31u));
-    const unsigned int v11353 = static_cast<unsigned int>(v857.row(21, iron_linear_thread() & 31u));
-    const unsigned int v11357 = static_cast<unsigned int>(v857.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11358 = static_cast<unsigned int>(v857.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11362 = static_cast<unsigned int>(v857.col(23, iron_linear_thread() & 31u));
-    const unsigned int v11363 = static_cast<unsigned int>(v857.row(23, iron_linear_thread() & 31u));
-    const unsigned int v11367 = static_cast<unsigned int>(v857.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11368 = static_cast<unsigned int>(v857.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11372 = static_cast<unsigned int>(v857.col(25, iron_linear_thread() & 31u));
-    const unsigned int v11373 = static_cast<unsigned int>(v857.row(25, iron_linear_thread() & 31u));
-    const unsigned int v11377 = static_cast<unsigned int>(v857.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11378 = static_cast<unsigned int>(v857.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11382 = static_cast<unsigned int>(v857.col(27, iron_linear_thread() & 31u));
-    const unsigned int v11383 = static_cast<unsigned int>(v857.row(27, iron_linear_thread() & 31u));
-    const unsigned int v11387 = static_cast<unsigned int>(v857.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11388 = static_cast<unsigned int>(v857.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11392 = static_cast<unsigned int>(v857.col(29, iron_linear_thread() & 31u));
-    const unsigned int v11393 = static_cast<unsigned int>(v857.row(29, iron_linear_thread() & 31u));
-    const unsigned int v11397 = static_cast<unsigned int>(v857.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11398 = static_cast<unsigned int>(v857.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11402 = static_cast<unsigned int>(v857.col(31, iron_linear_thread() & 31u));
-    const unsigned int v11403 = static_cast<unsigned int>(v857.row(31, iron_linear_thread() & 31u));
-    const unsigned int v11407 = static_cast<unsigned int>(v859.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11408 = static_cast<unsigned int>(v859.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11412 = static_cast<unsigned int>(v859.col(1, iron_linear_thread() & 31u));
-    const unsigned int v11413 = static_cast<unsigned int>(v859.row(1, iron_linear_thread() & 31u));
-    const unsigned int v11417 = static_cast<unsigned int>(v859.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11418 = static_cast<unsigned int>(v859.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11422 = static_cast<unsigned int>(v859.col(3, iron_linear_thread() & 31u));
-    const unsigned int v11423 = static_cast<unsigned int>(v859.row(3, iron_linear_thread() & 31u));
-    const unsigned int v11427 = static_cast<unsigned int>(v859.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11428 = static_cast<unsigned int>(v859.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11432 = static_cast<unsigned int>(v859.col(5, iron_linear_thread() & 31u));
-    const unsigned int v11433 = static_cast<unsigned int>(v859.row(5, iron_linear_thread() & 31u));
-    const unsigned int v11437 = static_cast<unsigned int>(v859.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11438 = static_cast<unsigned int>(v859.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11442 = static_cast<unsigned int>(v859.col(7, iron_linear_thread() & 31u));
-    const unsigned int v11443 = static_cast<unsigned int>(v859.row(7, iron_linear_thread() & 31u));
-    const unsigned int v11447 = static_cast<unsigned int>(v859.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11448 = static_cast<unsigned int>(v859.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11452 = static_cast<unsigned int>(v859.col(9, iron_linear_thread() & 31u));
-    const unsigned int v11453 = static_cast<unsigned int>(v859.row(9, iron_linear_thread() & 31u));
-    const unsigned int v11457 = static_cast<unsigned int>(v859.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11458 = static_cast<unsigned int>(v859.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11462 = static_cast<unsigned int>(v859.col(11, iron_linear_thread() & 31u));
-    const unsigned int v11463 = static_cast<unsigned int>(v859.row(11, iron_linear_thread() & 31u));
-    const unsigned int v11467 = static_cast<unsigned int>(v859.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11468 = static_cast<unsigned int>(v859.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11472 = static_cast<unsigned int>(v859.col(13, iron_linear_thread() & 31u));
-    const unsigned int v11473 = static_cast<unsigned int>(v859.row(13, iron_linear_thread() & 31u));
-    const unsigned int v11477 = static_cast<unsigned int>(v859.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11478 = static_cast<unsigned int>(v859.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11482 = static_cast<unsigned int>(v859.col(15, iron_linear_thread() & 31u));
-    const unsigned int v11483 = static_cast<unsigned int>(v859.row(15, iron_linear_thread() & 31u));
-    const unsigned int v11487 = static_cast<unsigned int>(v859.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11488 = static_cast<unsigned int>(v859.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11492 = static_cast<unsigned int>(v859.col(17, iron_linear_thread() & 31u));
-    const unsigned int v11493 = static_cast<unsigned int>(v859.row(17, iron_linear_thread() & 31u));
-    const unsigned int v11497 = static_cast<unsigned int>(v859.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11498 = static_cast<unsigned int>(v859.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11502 = static_cast<unsigned int>(v859.col(19, iron_linear_thread() & 31u));
-    const unsigned int v11503 = static_cast<unsigned int>(v859.row(19, iron_linear_thread() & 31u));
-    const unsigned int v11507 = static_cast<unsigned int>(v859.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11508 = static_cast<unsigned int>(v859.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11512 = static_cast<unsigned int>(v859.col(21, iron_linear_thread() & 31u));
-    const unsigned int v11513 = static_cast<unsigned int>(v859.row(21, iron_linear_thread() & 31u));
-    const unsigned int v11517 = static_cast<unsigned int>(v859.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11518 = static_cast<unsigned int>(v859.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11522 = static_cast<unsigned int>(v859.col(23, iron_linear_thread() & 31u));
-    const unsigned int v11523 = static_cast<unsigned int>(v859.row(23, iron_linear_thread() & 31u));
-    const unsigned int v11527 = static_cast<unsigned int>(v859.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11528 = static_cast<unsigned int>(v859.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11532 = static_cast<unsigned int>(v859.col(25, iron_linear_thread() & 31u));
-    const unsigned int v11533 = static_cast<unsigned int>(v859.row(25, iron_linear_thread() & 31u));
-    const unsigned int v11537 = static_cast<unsigned int>(v859.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11538 = static_cast<unsigned int>(v859.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11542 = static_cast<unsigned int>(v859.col(27, iron_linear_thread() & 31u));
-    const unsigned int v11543 = static_cast<unsigned int>(v859.row(27, iron_linear_thread() & 31u));
-    const unsigned int v11547 = static_cast<unsigned int>(v859.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11548 = static_cast<unsigned int>(v859.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11552 = static_cast<unsigned int>(v859.col(29, iron_linear_thread() & 31u));
-    const unsigned int v11553 = static_cast<unsigned int>(v859.row(29, iron_linear_thread() & 31u));
-    const unsigned int v11557 = static_cast<unsigned int>(v859.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11558 = static_cast<unsigned int>(v859.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11562 = static_cast<unsigned int>(v859.col(31, iron_linear_thread() & 31u));
-    const unsigned int v11563 = static_cast<unsigned int>(v859.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8981 = v817 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v8993 = v817 + 32u;
+    const unsigned int v9005 = v817 + 48u;
+    const unsigned int v9017 = v817 + 64u;
+    const unsigned int v9029 = v817 + 80u;
+    const unsigned int v9041 = v817 + 96u;
+    const unsigned int v9053 = v817 + 112u;
+    const bool v9069 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v11706 = static_cast<unsigned int>(v853.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v11707 = static_cast<unsigned int>(v853.row(0, iron_linear_thread() & 31u));
+    const unsigned int v11711 = static_cast<unsigned int>(v853.col(1, iron_linear_thread() & 31u));
+    const unsigned int v11712 = static_cast<unsigned int>(v853.row(1, iron_linear_thread() & 31u));
+    const unsigned int v11716 = static_cast<unsigned int>(v853.col(2, iron_linear_thread() & 31u));
+    const unsigned int v11717 = static_cast<unsigned int>(v853.row(2, iron_linear_thread() & 31u));
+    const unsigned int v11721 = static_cast<unsigned int>(v853.col(3, iron_linear_thread() & 31u));
+    const unsigned int v11722 = static_cast<unsigned int>(v853.row(3, iron_linear_thread() & 31u));
+    const unsigned int v11726 = static_cast<unsigned int>(v853.col(4, iron_linear_thread() & 31u));
+    const unsigned int v11727 = static_cast<unsigned int>(v853.row(4, iron_linear_thread() & 31u));
+    const unsigned int v11731 = static_cast<unsigned int>(v853.col(5, iron_linear_thread() & 31u));
+    const unsigned int v11732 = static_cast<unsigned int>(v853.row(5, iron_linear_thread() & 31u));
+    const unsigned int v11736 = static_cast<unsigned int>(v853.col(6, iron_linear_thread() & 31u));
+    const unsigned int v11737 = static_cast<unsigned int>(v853.row(6, iron_linear_thread() & 31u));
+    const unsigned int v11741 = static_cast<unsigned int>(v853.col(7, iron_linear_thread() & 31u));
+    const unsigned int v11742 = static_cast<unsigned int>(v853.row(7, iron_linear_thread() & 31u));
+    const unsigned int v11746 = static_cast<unsigned int>(v853.col(8, iron_linear_thread() & 31u));
+    const unsigned int v11747 = static_cast<unsigned int>(v853.row(8, iron_linear_thread() & 31u));
+    const unsigned int v11751 = static_cast<unsigned int>(v853.col(9, iron_linear_thread() & 31u));
+    const unsigned int v11752 = static_cast<unsigned int>(v853.row(9, iron_linear_thread() & 31u));
+    const unsigned int v11756 = static_cast<unsigned int>(v853.col(10, iron_linear_thread() & 31u));
+    const unsigned int v11757 = static_cast<unsigned int>(v853.row(10, iron_linear_thread() & 31u));
+    const unsigned int v11761 = static_cast<unsigned int>(v853.col(11, iron_linear_thread() & 31u));
+    const unsigned int v11762 = static_cast<unsigned int>(v853.row(11, iron_linear_thread() & 31u));
+    const unsigned int v11766 = static_cast<unsigned int>(v853.col(12, iron_linear_thread() & 31u));
+    const unsigned int v11767 = static_cast<unsigned int>(v853.row(12, iron_linear_thread() & 31u));
+    const unsigned int v11771 = static_cast<unsigned int>(v853.col(13, iron_linear_thread() & 31u));
+    const unsigned int v11772 = static_cast<unsigned int>(v853.row(13, iron_linear_thread() & 31u));
+    const unsigned int v11776 = static_cast<unsigned int>(v853.col(14, iron_linear_thread() & 31u));
+    const unsigned int v11777 = static_cast<unsigned int>(v853.row(14, iron_linear_thread() & 31u));
+    const unsigned int v11781 = static_cast<unsigned int>(v853.col(15, iron_linear_thread() & 31u));
+    const unsigned int v11782 = static_cast<unsigned int>(v853.row(15, iron_linear_thread() & 31u));
+    const unsigned int v11786 = static_cast<unsigned int>(v853.col(16, iron_linear_thread() & 31u));
+    const unsigned int v11787 = static_cast<unsigned int>(v853.row(16, iron_linear_thread() & 31u));
+    const unsigned int v11791 = static_cast<unsigned int>(v853.col(17, iron_linear_thread() & 31u));
+    const unsigned int v11792 = static_cast<unsigned int>(v853.row(17, iron_linear_thread() & 31u));
+    const unsigned int v11796 = static_cast<unsigned int>(v853.col(18, iron_linear_thread() & 31u));
+    const unsigned int v11797 = static_cast<unsigned int>(v853.row(18, iron_linear_thread() & 31u));
+    const unsigned int v11801 = static_cast<unsigned int>(v853.col(19, iron_linear_thread() & 31u));
+    const unsigned int v11802 = static_cast<unsigned int>(v853.row(19, iron_linear_thread() & 31u));
+    const unsigned int v11806 = static_cast<unsigned int>(v853.col(20, iron_linear_thread() & 31u));
+    const unsigned int v11807 = static_cast<unsigned int>(v853.row(20, iron_linear_thread() & 31u));
+    const unsigned int v11811 = static_cast<unsigned int>(v853.col(21, iron_linear_thread() & 31u));
+    const unsigned int v11812 = static_cast<unsigned int>(v853.row(21, iron_linear_thread() & 31u));
+    const unsigned int v11816 = static_cast<unsigned int>(v853.col(22, iron_linear_thread() & 31u));
+    const unsigned int v11817 = static_cast<unsigned int>(v853.row(22, iron_linear_thread() & 31u));
+    const unsigned int v11821 = static_cast<unsigned int>(v853.col(23, iron_linear_thread() & 31u));
+    const unsigned int v11822 = static_cast<unsigned int>(v853.row(23, iron_linear_thread() & 31u));
+    const unsigned int v11826 = static_cast<unsigned int>(v853.col(24, iron_linear_thread() & 31u));
+    const unsigned int v11827 = static_cast<unsigned int>(v853.row(24, iron_linear_thread() & 31u));
+    const unsigned int v11831 = static_cast<unsigned int>(v853.col(25, iron_linear_thread() & 31u));
+    const unsigned int v11832 = static_cast<unsigned int>(v853.row(25, iron_linear_thread() & 31u));
+    const unsigned int v11836 = static_cast<unsigned int>(v853.col(26, iron_linear_thread() & 31u));
+    const unsigned int v11837 = static_cast<unsigned int>(v853.row(26, iron_linear_thread() & 31u));
+    const unsigned int v11841 = static_cast<unsigned int>(v853.col(27, iron_linear_thread() & 31u));
+    const unsigned int v11842 = static_cast<unsigned int>(v853.row(27, iron_linear_thread() & 31u));
+    const unsigned int v11846 = static_cast<unsigned int>(v853.col(28, iron_linear_thread() & 31u));
+    const unsigned int v11847 = static_cast<unsigned int>(v853.row(28, iron_linear_thread() & 31u));
+    const unsigned int v11851 = static_cast<unsigned int>(v853.col(29, iron_linear_thread() & 31u));
+    const unsigned int v11852 = static_cast<unsigned int>(v853.row(29, iron_linear_thread() & 31u));
+    const unsigned int v11856 = static_cast<unsigned int>(v853.col(30, iron_linear_thread() & 31u));
+    const unsigned int v11857 = static_cast<unsigned int>(v853.row(30, iron_linear_thread() & 31u));
+    const unsigned int v11861 = static_cast<unsigned int>(v853.col(31, iron_linear_thread() & 31u));
+    const unsigned int v11862 = static_cast<unsigned int>(v853.row(31, iron_linear_thread() & 31u));
+    const unsigned int v11866 = static_cast<unsigned int>(v855.col(0, iron_linear_thread() & 31u));
+    const unsigned int v11867 = static_cast<unsigned int>(v855.row(0, iron_linear_thread() & 31u));
+    const unsigned int v11871 = static_cast<unsigned int>(v855.col(1, iron_linear_thread() & 31u));
+    const unsigned int v11872 = static_cast<unsigned int>(v855.row(1, iron_linear_thread() & 31u));
+    const unsigned int v11876 = static_cast<unsigned int>(v855.col(2, iron_linear_thread() & 31u));
+    const unsigned int v11877 = static_cast<unsigned int>(v855.row(2, iron_linear_thread() & 31u));
+    const unsigned int v11881 = static_cast<unsigned int>(v855.col(3, iron_linear_thread() & 31u));
+    const unsigned int v11882 = static_cast<unsigned int>(v855.row(3, iron_linear_thread() & 31u));
+    const unsigned int v11886 = static_cast<unsigned int>(v855.col(4, iron_linear_thread() & 31u));
+    const unsigned int v11887 = static_cast<unsigned int>(v855.row(4, iron_linear_thread() & 31u));
+    const unsigned int v11891 = static_cast<unsigned int>(v855.col(5, iron_linear_thread() & 31u));
+    const unsigned int v11892 = static_cast<unsigned int>(v855.row(5, iron_linear_thread() & 31u));
+    const unsigned int v11896 = static_cast<unsigned int>(v855.col(6, iron_linear_thread() & 31u));
+    const unsigned int v11897 = static_cast<unsigned int>(v855.row(6, iron_linear_thread() & 31u));
+    const unsigned int v11901 = static_cast<unsigned int>(v855.col(7, iron_linear_thread() & 31u));
+    const unsigned int v11902 = static_cast<unsigned int>(v855.row(7, iron_linear_thread() & 31u));
+    const unsigned int v11906 = static_cast<unsigned int>(v855.col(8, iron_linear_thread() & 31u));
+    const unsigned int v11907 = static_cast<unsigned int>(v855.row(8, iron_linear_thread() & 31u));
+    const unsigned int v11911 = static_cast<unsigned int>(v855.col(9, iron_linear_thread() & 31u));
+    const unsigned int v11912 = static_cast<unsigned int>(v855.row(9, iron_linear_thread() & 31u));
+    const unsigned int v11916 = static_cast<unsigned int>(v855.col(10, iron_linear_thread() & 31u));
+    const unsigned int v11917 = static_cast<unsigned int>(v855.row(10, iron_linear_thread() & 31u));
+    const unsigned int v11921 = static_cast<unsigned int>(v855.col(11, iron_linear_thread() & 31u));
+    const unsigned int v11922 = static_cast<unsigned int>(v855.row(11, iron_linear_thread() & 31u));
+    const unsigned int v11926 = static_cast<unsigned int>(v855.col(12, iron_linear_thread() & 31u));
+    const unsigned int v11927 = static_cast<unsigned int>(v855.row(12, iron_linear_thread() & 31u));
+    const unsigned int v11931 = static_cast<unsigned int>(v855.col(13, iron_linear_thread() & 31u));
+    const unsigned int v11932 = static_cast<unsigned int>(v855.row(13, iron_linear_thread() & 31u));
+    const unsigned int v11936 = static_cast<unsigned int>(v855.col(14, iron_linear_thread() & 31u));
+    const unsigned int v11937 = static_cast<unsigned int>(v855.row(14, iron_linear_thread() & 31u));
+    const unsigned int v11941 = static_cast<unsigned int>(v855.col(15, iron_linear_thread() & 31u));
+    const unsigned int v11942 = static_cast<unsigned int>(v855.row(15, iron_linear_thread() & 31u));
+    const unsigned int v11946 = static_cast<unsigned int>(v855.col(16, iron_linear_thread() & 31u));
+    const unsigned int v11947 = static_cast<unsigned int>(v855.row(16, iron_linear_thread() & 31u));
+    const unsigned int v11951 = static_cast<unsigned int>(v855.col(17, iron_linear_thread() & 31u));
+    const unsigned int v11952 = static_cast<unsigned int>(v855.row(17, iron_linear_thread() & 31u));
+    const unsigned int v11956 = static_cast<unsigned int>(v855.col(18, iron_linear_thread() & 31u));
+    const unsigned int v11957 = static_cast<unsigned int>(v855.row(18, iron_linear_thread() & 31u));
+    const unsigned int v11961 = static_cast<unsigned int>(v855.col(19, iron_linear_thread() & 31u));
+    const unsigned int v11962 = static_cast<unsigned int>(v855.row(19, iron_linear_thread() & 31u));
+    const unsigned int v11966 = static_cast<unsigned int>(v855.col(20, iron_linear_thread() & 31u));
+    const unsigned int v11967 = static_cast<unsigned int>(v855.row(20, iron_linear_thread() & 31u));
+    const unsigned int v11971 = static_cast<unsigned int>(v855.col(21, iron_linear_thread() & 31u));
+    const unsigned int v11972 = static_cast<unsigned int>(v855.row(21, iron_linear_thread() & 31u));
+    const unsigned int v11976 = static_cast<unsigned int>(v855.col(22, iron_linear_thread() & 31u));
+    const unsigned int v11977 = static_cast<unsigned int>(v855.row(22, iron_linear_thread() & 31u));
+    const unsigned int v11981 = static_cast<unsigned int>(v855.col(23, iron_linear_thread() & 31u));
+    const unsigned int v11982 = static_cast<unsigned int>(v855.row(23, iron_linear_thread() & 31u));
+    const unsigned int v11986 = static_cast<unsigned int>(v855.col(24, iron_linear_thread() & 31u));
+    const unsigned int v11987 = static_cast<unsigned int>(v855.row(24, iron_linear_thread() & 31u));
+    const unsigned int v11991 = static_cast<unsigned int>(v855.col(25, iron_linear_thread() & 31u));
+    const unsigned int v11992 = static_cast<unsigned int>(v855.row(25, iron_linear_thread() & 31u));
+    const unsigned int v11996 = static_cast<unsigned int>(v855.col(26, iron_linear_thread() & 31u));
+    const unsigned int v11997 = static_cast<unsigned int>(v855.row(26, iron_linear_thread() & 31u));
+    const unsigned int v12001 = static_cast<unsigned int>(v855.col(27, iron_linear_thread() & 31u));
+    const unsigned int v12002 = static_cast<unsigned int>(v855.row(27, iron_linear_thread() & 31u));
+    const unsigned int v12006 = static_cast<unsigned int>(v855.col(28, iron_linear_thread() & 31u));
+    const unsigned int v12007 = static_cast<unsigned int>(v855.row(28, iron_linear_thread() & 31u));
+    const unsigned int v12011 = static_cast<unsigned int>(v855.col(29, iron_linear_thread() & 31u));
+    const unsigned int v12012 = static_cast<unsigned int>(v855.row(29, iron_linear_thread() & 31u));
+    const unsigned int v12016 = static_cast<unsigned int>(v855.col(30, iron_linear_thread() & 31u));
+    const unsigned int v12017 = static_cast<unsigned int>(v855.row(30, iron_linear_thread() & 31u));
+    const unsigned int v12021 = static_cast<unsigned int>(v855.col(31, iron_linear_thread() & 31u));
+    const unsigned int v12022 = static_cast<unsigned int>(v855.row(31, iron_linear_thread() & 31u));
+    const unsigned int v12026 = static_cast<unsigned int>(v857.col(0, iron_linear_thread() & 31u));
+    const unsigned int v12027 = static_cast<unsigned int>(v857.row(0, iron_linear_thread() & 31u));
+    const unsigned int v12031 = static_cast<unsigned int>(v857.col(1, iron_linear_thread() & 31u));
+    const unsigned int v12032 = static_cast<unsigned int>(v857.row(1, iron_linear_thread() & 31u));
+    const unsigned int v12036 = static_cast<unsigned int>(v857.col(2, iron_linear_thread() & 31u));
+    const unsigned int v12037 = static_cast<unsigned int>(v857.row(2, iron_linear_thread() & 31u));
+    const unsigned int v12041 = static_cast<unsigned int>(v857.col(3, iron_linear_thread() & 31u));
+    const unsigned int v12042 = static_cast<unsigned int>(v857.row(3, iron_linear_thread() & 31u));
+    const unsigned int v12046 = static_cast<unsigned int>(v857.col(4, iron_linear_thread() & 31u));
+    const unsigned int v12047 = static_cast<unsigned int>(v857.row(4, iron_linear_thread() & 31u));
+    const unsigned int v12051 = static_cast<unsigned int>(v857.col(5, iron_linear_thread() & 31u));
+    const unsigned int v12052 = static_cast<unsigned int>(v857.row(5, iron_linear_thread() & 31u));
+    const unsigned int v12056 = static_cast<unsigned int>(v857.col(6, iron_linear_thread() & 31u));
+    const unsigned int v12057 = static_cast<unsigned int>(v857.row(6, iron_linear_thread() & 31u));
+    const unsigned int v12061 = static_cast<unsigned int>(v857.col(7, iron_linear_thread() & 31u));
+    const unsigned int v12062 = static_cast<unsigned int>(v857.row(7, iron_linear_thread() & 31u));
+    const unsigned int v12066 = static_cast<unsigned int>(v857.col(8, iron_linear_thread() & 31u));
+    const unsigned int v12067 = static_cast<unsigned int>(v857.row(8, iron_linear_thread() & 31u));
+    const unsigned int v12071 = static_cast<unsigned int>(v857.col(9, iron_linear_thread() & 31u));
+    const unsigned int v12072 = static_cast<unsigned int>(v857.row(9, iron_linear_thread() & 31u));
+    const unsigned int v12076 = static_cast<unsigned int>(v857.col(10, iron_linear_thread() & 31u));
+    const unsigned int v12077 = static_cast<unsigned int>(v857.row(10, iron_linear_thread() & 31u));
+    const unsigned int v12081 = static_cast<unsigned int>(v857.col(11, iron_linear_thread() & 31u));
+    const unsigned int v12082 = static_cast<unsigned int>(v857.row(11, iron_linear_thread() & 31u));
+    const unsigned int v12086 = static_cast<unsigned int>(v857.col(12, iron_linear_thread() & 31u));
+    const unsigned int v12087 = static_cast<unsigned int>(v857.row(12, iron_linear_thread() & 31u));
+    const unsigned int v12091 = static_cast<unsigned int>(v857.col(13, iron_linear_thread() & 31u));
+    const unsigned int v12092 = static_cast<unsigned int>(v857.row(13, iron_linear_thread() & 31u));
+    const unsigned int v12096 = static_cast<unsigned int>(v857.col(14, iron_linear_thread() & 31u));
+    const unsigned int v12097 = static_cast<unsigned int>(v857.row(14, iron_linear_thread() & 31u));
+    const unsigned int v12101 = static_cast<unsigned int>(v857.col(15, iron_linear_thread() & 31u));
+    const unsigned int v12102 = static_cast<unsigned int>(v857.row(15, iron_linear_thread() & 31u));
+    const unsigned int v12106 = static_cast<unsigned int>(v857.col(16, iron_linear_thread() & 31u));
+    const unsigned int v12107 = static_cast<unsigned int>(v857.row(16, iron_linear_thread() & 31u));
+    const unsigned int v12111 = static_cast<unsigned int>(v857.col(17, iron_linear_thread() & 31u));
+    const unsigned int v12112 = static_cast<unsigned int>(v857.row(17, iron_linear_thread() & 31u));
+    const unsigned int v12116 = static_cast<unsigned int>(v857.col(18, iron_linear_thread() & 31u));
+    const unsigned int v12117 = static_cast<unsigned int>(v857.row(18, iron_linear_thread() & 31u));
+    const unsigned int v12121 = static_cast<unsigned int>(v857.col(19, iron_linear_thread() & 31u));
+    const unsigned int v12122 = static_cast<unsigned int>(v857.row(19, iron_linear_thread() & 31u));
+    const unsigned int v12126 = static_cast<unsigned int>(v857.col(20, iron_linear_thread() & 31u));
+    const unsigned int v12127 = static_cast<unsigned int>(v857.row(20, iron_linear_thread() & 31u));
+    const unsigned int v12131 = static_cast<unsigned int>(v857.col(21, iron_linear_thread() & 31u));
+    const unsigned int v12132 = static_cast<unsigned int>(v857.row(21, iron_linear_thread() & 31u));
+    const unsigned int v12136 = static_cast<unsigned int>(v857.col(22, iron_linear_thread() & 31u));
+    const unsigned int v12137 = static_cast<unsigned int>(v857.row(22, iron_linear_thread() & 31u));
+    const unsigned int v12141 = static_cast<unsigned int>(v857.col(23, iron_linear_thread() & 31u));
+    const unsigned int v12142 = static_cast<unsigned int>(v857.row(23, iron_linear_thread() & 31u));
+    const unsigned int v12146 = static_cast<unsigned int>(v857.col(24, iron_linear_thread() & 31u));
+    const unsigned int v12147 = static_cast<unsigned int>(v857.row(24, iron_linear_thread() & 31u));
+    const unsigned int v12151 = static_cast<unsigned int>(v857.col(25, iron_linear_thread() & 31u));
+    const unsigned int v12152 = static_cast<unsigned int>(v857.row(25, iron_linear_thread() & 31u));
+    const unsigned int v12156 = static_cast<unsigned int>(v857.col(26, iron_linear_thread() & 31u));
+    const unsigned int v12157 = static_cast<unsigned int>(v857.row(26, iron_linear_thread() & 31u));
+    const unsigned int v12161 = static_cast<unsigned int>(v857.col(27, iron_linear_thread() & 31u));
+    const unsigned int v12162 = static_cast<unsigned int>(v857.row(27, iron_linear_thread() & 31u));
+    const unsigned int v12166 = static_cast<unsigned int>(v857.col(28, iron_linear_thread() & 31u));
+    const unsigned int v12167 = static_cast<unsigned int>(v857.row(28, iron_linear_thread() & 31u));
+    const unsigned int v12171 = static_cast<unsigned int>(v857.col(29, iron_linear_thread() & 31u));
+    const unsigned int v12172 = static_cast<unsigned int>(v857.row(29, iron_linear_thread() & 31u));
+    const unsigned int v12176 = static_cast<unsigned int>(v857.col(30, iron_linear_thread() & 31u));
+    const unsigned int v12177 = static_cast<unsigned int>(v857.row(30, iron_linear_thread() & 31u));
+    const unsigned int v12181 = static_cast<unsigned int>(v857.col(31, iron_linear_thread() & 31u));
+    const unsigned int v12182 = static_cast<unsigned int>(v857.row(31, iron_linear_thread() & 31u));
+    const unsigned int v12186 = static_cast<unsigned int>(v859.col(0, iron_linear_thread() & 31u));
+    const unsigned int v12187 = static_cast<unsigned int>(v859.row(0, iron_linear_thread() & 31u));
+    const unsigned int v12191 = static_cast<unsigned int>(v859.col(1, iron_linear_thread() & 31u));
+    const unsigned int v12192 = static_cast<unsigned int>(v859.row(1, iron_linear_thread() & 31u));
+    const unsigned int v12196 = static_cast<unsigned int>(v859.col(2, iron_linear_thread() & 31u));
+    const unsigned int v12197 = static_cast<unsigned int>(v859.row(2, iron_linear_thread() & 31u));
+    const unsigned int v12201 = static_cast<unsigned int>(v859.col(3, iron_linear_thread() & 31u));
+    const unsigned int v12202 = static_cast<unsigned int>(v859.row(3, iron_linear_thread() & 31u));
+    const unsigned int v12206 = static_cast<unsigned int>(v859.col(4, iron_linear_thread() & 31u));
+    const unsigned int v12207 = static_cast<unsigned int>(v859.row(4, iron_linear_thread() & 31u));
+    const unsigned int v12211 = static_cast<unsigned int>(v859.col(5, iron_linear_thread() & 31u));
+    const unsigned int v12212 = static_cast<unsigned int>(v859.row(5, iron_linear_thread() & 31u));
+    const unsigned int v12216 = static_cast<unsigned int>(v859.col(6, iron_linear_thread() & 31u));
+    const unsigned int v12217 = static_cast<unsigned int>(v859.row(6, iron_linear_thread() & 31u));
+    const unsigned int v12221 = static_cast<unsigned int>(v859.col(7, iron_linear_thread() & 31u));
+    const unsigned int v12222 = static_cast<unsigned int>(v859.row(7, iron_linear_thread() & 31u));
+    const unsigned int v12226 = static_cast<unsigned int>(v859.col(8, iron_linear_thread() & 31u));
+    const unsigned int v12227 = static_cast<unsigned int>(v859.row(8, iron_linear_thread() & 31u));
+    const unsigned int v12231 = static_cast<unsigned int>(v859.col(9, iron_linear_thread() & 31u));
+    const unsigned int v12232 = static_cast<unsigned int>(v859.row(9, iron_linear_thread() & 31u));
+    const unsigned int v12236 = static_cast<unsigned int>(v859.col(10, iron_linear_thread() & 31u));
+    const unsigned int v12237 = static_cast<unsigned int>(v859.row(10, iron_linear_thread() & 31u));
+    const unsigned int v12241 = static_cast<unsigned int>(v859.col(11, iron_linear_thread() & 31u));
+    const unsigned int v12242 = static_cast<unsigned int>(v859.row(11, iron_linear_thread() & 31u));
+    const unsigned int v12246 = static_cast<unsigned int>(v859.col(12, iron_linear_thread() & 31u));
+    const unsigned int v12247 = static_cast<unsigned int>(v859.row(12, iron_linear_thread() & 31u));
+    const unsigned int v12251 = static_cast<unsigned int>(v859.col(13, iron_linear_thread() & 31u));
+    const unsigned int v12252 = static_cast<unsigned int>(v859.row(13, iron_linear_thread() & 31u));
+    const unsigned int v12256 = static_cast<unsigned int>(v859.col(14, iron_linear_thread() & 31u));
+    const unsigned int v12257 = static_cast<unsigned int>(v859.row(14, iron_linear_thread() & 31u));
+    const unsigned int v12261 = static_cast<unsigned int>(v859.col(15, iron_linear_thread() & 31u));
+    const unsigned int v12262 = static_cast<unsigned int>(v859.row(15, iron_linear_thread() & 31u));
+    const unsigned int v12266 = static_cast<unsigned int>(v859.col(16, iron_linear_thread() & 31u));
+    const unsigned int v12267 = static_cast<unsigned int>(v859.row(16, iron_linear_thread() & 31u));
+    const unsigned int v12271 = static_cast<unsigned int>(v859.col(17, iron_linear_thread() & 31u));
+    const unsigned int v12272 = static_cast<unsigned int>(v859.row(17, iron_linear_thread() & 31u));
+    const unsigned int v12276 = static_cast<unsigned int>(v859.col(18, iron_linear_thread() & 31u));
+    const unsigned int v12277 = static_cast<unsigned int>(v859.row(18, iron_linear_thread() & 31u));
+    const unsigned int v12281 = static_cast<unsigned int>(v859.col(19, iron_linear_thread() & 31u));
+    const unsigned int v12282 = static_cast<unsigned int>(v859.row(19, iron_linear_thread() & 31u));
+    const unsigned int v12286 = static_cast<unsigned int>(v859.col(20, iron_linear_thread() & 31u));
+    const unsigned int v12287 = static_cast<unsigned int>(v859.row(20, iron_linear_thread() & 31u));
+    const unsigned int v12291 = static_cast<unsigned int>(v859.col(21, iron_linear_thread() & 31u));
+    const unsigned int v12292 = static_cast<unsigned int>(v859.row(21, iron_linear_thread() & 31u));
+    const unsigned int v12296 = static_cast<unsigned int>(v859.col(22, iron_linear_thread() & 31u));
+    const unsigned int v12297 = static_cast<unsigned int>(v859.row(22, iron_linear_thread() & 31u));
+    const unsigned int v12301 = static_cast<unsigned int>(v859.col(23, iron_linear_thread() & 31u));
+    const unsigned int v12302 = static_cast<unsigned int>(v859.row(23, iron_linear_thread() & 31u));
+    const unsigned int v12306 = static_cast<unsigned int>(v859.col(24, iron_linear_thread() & 31u));
+    const unsigned int v12307 = static_cast<unsigned int>(v859.row(24, iron_linear_thread() & 31u));
+    const unsigned int v12311 = static_cast<unsigned int>(v859.col(25, iron_linear_thread() & 31u));
+    const unsigned int v12312 = static_cast<unsigned int>(v859.row(25, iron_linear_thread() & 31u));
+    const unsigned int v12316 = static_cast<unsigned int>(v859.col(26, iron_linear_thread() & 31u));
+    const unsigned int v12317 = static_cast<unsigned int>(v859.row(26, iron_linear_thread() & 31u));
+    const unsigned int v12321 = static_cast<unsigned int>(v859.col(27, iron_linear_thread() & 31u));
+    const unsigned int v12322 = static_cast<unsigned int>(v859.row(27, iron_linear_thread() & 31u));
+    const unsigned int v12326 = static_cast<unsigned int>(v859.col(28, iron_linear_thread() & 31u));
+    const unsigned int v12327 = static_cast<unsigned int>(v859.row(28, iron_linear_thread() & 31u));
+    const unsigned int v12331 = static_cast<unsigned int>(v859.col(29, iron_linear_thread() & 31u));
+    const unsigned int v12332 = static_cast<unsigned int>(v859.row(29, iron_linear_thread() & 31u));
+    const unsigned int v12336 = static_cast<unsigned int>(v859.col(30, iron_linear_thread() & 31u));
+    const unsigned int v12337 = static_cast<unsigned int>(v859.row(30, iron_linear_thread() & 31u));
+    const unsigned int v12341 = static_cast<unsigned int>(v859.col(31, iron_linear_thread() & 31u));
+    const unsigned int v12342 = static_cast<unsigned int>(v859.row(31, iron_linear_thread() & 31u));
 
     for (unsigned int v8172 = v845; v8172 < v829; v8172 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
       const unsigned int v8173 = v8172 - v845;
@@ -1263,2826 +1263,2826 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v8176 = v8174 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 32, 64> v8178;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v8178, 0.0f);
-      iron_frag<float, 1, 16, 64> v8180;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8180, 0.0f);
-      const unsigned int v8184 = v8176 * 8448u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8180, shm1, v8184, 132u);
-      iron_frag<float, 0, 32, 16> v8187;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8187, 0.0f);
-      iron_frag_load_shared<false>(v8187, shm0, v817, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8178, v8187, v8180);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8192;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8192, 0.0f);
-      const unsigned int v8197 = v8184 + 16u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8192, shm1, v8197, 132u);
-      iron_frag<float, 0, 32, 16> v8199;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8199, 0.0f);
-      iron_frag_load_shared<false>(v8199, shm0, v8202, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8178, v8199, v8192);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8204;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8204, 0.0f);
-      const unsigned int v8209 = v8184 + 32u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8204, shm1, v8209, 132u);
-      iron_frag<float, 0, 32, 16> v8211;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8211, 0.0f);
-      iron_frag_load_shared<false>(v8211, shm0, v8214, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8178, v8211, v8204);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8216;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8216, 0.0f);
-      const unsigned int v8221 = v8184 + 48u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8216, shm1, v8221, 132u);
-      iron_frag<float, 0, 32, 16> v8223;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8223, 0.0f);
-      iron_frag_load_shared<false>(v8223, shm0, v8226, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8178, v8223, v8216);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8228;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8228, 0.0f);
-      const unsigned int v8233 = v8184 + 64u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8228, shm1, v8233, 132u);
-      iron_frag<float, 0, 32, 16> v8235;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8235, 0.0f);
-      iron_frag_load_shared<false>(v8235, shm0, v8238, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8178, v8235, v8228);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8240;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8240, 0.0f);
-      const unsigned int v8245 = v8184 + 80u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8240, shm1, v8245, 132u);
-      iron_frag<float, 0, 32, 16> v8247;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8247, 0.0f);
-      iron_frag_load_shared<false>(v8247, shm0, v8250, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8178, v8247, v8240);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8252;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8252, 0.0f);
-      const unsigned int v8257 = v8184 + 96u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8252, shm1, v8257, 132u);
-      iron_frag<float, 0, 32, 16> v8259;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8259, 0.0f);
-      iron_frag_load_shared<false>(v8259, shm0, v8262, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8178, v8259, v8252);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8264;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8264, 0.0f);
-      const unsigned int v8269 = v8184 + 112u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8264, shm1, v8269, 132u);
-      iron_frag<float, 0, 32, 16> v8271;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8271, 0.0f);
-      iron_frag_load_shared<false>(v8271, shm0, v8274, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8178, v8271, v8264);  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v8276 = v8172 + 64u;  // kernels/sdpa/flash_tile.hpp:164
-      const bool v8277 = v8276 <= v37;
-      const unsigned int v8285 = v8276 + v18;  // kernels/sdpa/flash_tile.hpp:165
-      const bool v8286 = v8285 <= v832;
-      const bool v8287 = v828 || v8286;
-      const bool v8288 = v8277 && v8287;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v8291 = v8172 + v7;  // kernels/sdpa/flash_tile.hpp:166
-      const unsigned int v8292 = v8291 + v18;
-      const bool v8294 = v821 <= v8292;
-      const bool v8295 = v8290 || v8294;
-      const bool v8296 = v8288 && v8295;  // kernels/sdpa/flash_tile.hpp:165
-      if (v8296) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v8299 = v8178.x[0];  // kernels/sdpa/flash_tile.hpp:168
-        const float v8300 = v8299 * v847;
-        v8178.x[0] = v8300;
-        const float v8303 = v8178.x[1];
-        const float v8304 = v8303 * v847;
-        v8178.x[1] = v8304;
-        const float v8307 = v8178.x[2];
-        const float v8308 = v8307 * v847;
-        v8178.x[2] = v8308;
-        const float v8311 = v8178.x[3];
-        const float v8312 = v8311 * v847;
-        v8178.x[3] = v8312;
-        const float v8315 = v8178.x[4];
-        const float v8316 = v8315 * v847;
-        v8178.x[4] = v8316;
-        const float v8319 = v8178.x[5];
-        const float v8320 = v8319 * v847;
-        v8178.x[5] = v8320;
-        const float v8323 = v8178.x[6];
-        const float v8324 = v8323 * v847;
-        v8178.x[6] = v8324;
-        const float v8327 = v8178.x[7];
-        const float v8328 = v8327 * v847;
-        v8178.x[7] = v8328;
-        const float v8331 = v8178.x[8];
-        const float v8332 = v8331 * v847;
-        v8178.x[8] = v8332;
-        const float v8335 = v8178.x[9];
-        const float v8336 = v8335 * v847;
-        v8178.x[9] = v8336;
-        const float v8339 = v8178.x[10];
-        const float v8340 = v8339 * v847;
-        v8178.x[10] = v8340;
-        const float v8343 = v8178.x[11];
-        const float v8344 = v8343 * v847;
-        v8178.x[11] = v8344;
-        const float v8347 = v8178.x[12];
-        const float v8348 = v8347 * v847;
-        v8178.x[12] = v8348;
-        const float v8351 = v8178.x[13];
-        const float v8352 = v8351 * v847;
-        v8178.x[13] = v8352;
-        const float v8355 = v8178.x[14];
-        const float v8356 = v8355 * v847;
-        v8178.x[14] = v8356;
-        const float v8359 = v8178.x[15];
-        const float v8360 = v8359 * v847;
-        v8178.x[15] = v8360;
-        const float v8363 = v8178.x[16];
-        const float v8364 = v8363 * v847;
-        v8178.x[16] = v8364;
-        const float v8367 = v8178.x[17];
-        const float v8368 = v8367 * v847;
-        v8178.x[17] = v8368;
-        const float v8371 = v8178.x[18];
-        const float v8372 = v8371 * v847;
-        v8178.x[18] = v8372;
-        const float v8375 = v8178.x[19];
-        const float v8376 = v8375 * v847;
-        v8178.x[19] = v8376;
-        const float v8379 = v8178.x[20];
-        const float v8380 = v8379 * v847;
-        v8178.x[20] = v8380;
-        const float v8383 = v8178.x[21];
-        const float v8384 = v8383 * v847;
-        v8178.x[21] = v8384;
-        const float v8387 = v8178.x[22];
-        const float v8388 = v8387 * v847;
-        v8178.x[22] = v8388;
-        const float v8391 = v8178.x[23];
-        const float v8392 = v8391 * v847;
-        v8178.x[23] = v8392;
-        const float v8395 = v8178.x[24];
-        const float v8396 = v8395 * v847;
-        v8178.x[24] = v8396;
-        const float v8399 = v8178.x[25];
-        const float v8400 = v8399 * v847;
-        v8178.x[25] = v8400;
-        const float v8403 = v8178.x[26];
-        const float v8404 = v8403 * v847;
-        v8178.x[26] = v8404;
-        const float v8407 = v8178.x[27];
-        const float v8408 = v8407 * v847;
-        v8178.x[27] = v8408;
-        const float v8411 = v8178.x[28];
-        const float v8412 = v8411 * v847;
-        v8178.x[28] = v8412;
-        const float v8415 = v8178.x[29];
-        const float v8416 = v8415 * v847;
-        v8178.x[29] = v8416;
-        const float v8419 = v8178.x[30];
-        const float v8420 = v8419 * v847;
-        v8178.x[30] = v8420;
-        const float v8423 = v8178.x[31];
-        const float v8424 = v8423 * v847;
-        v8178.x[31] = v8424;
-        const float v8427 = v8178.x[32];
-        const float v8428 = v8427 * v847;
-        v8178.x[32] = v8428;
-        const float v8431 = v8178.x[33];
-        const float v8432 = v8431 * v847;
-        v8178.x[33] = v8432;
-        const float v8435 = v8178.x[34];
-        const float v8436 = v8435 * v847;
-        v8178.x[34] = v8436;
-        const float v8439 = v8178.x[35];
-        const float v8440 = v8439 * v847;
-        v8178.x[35] = v8440;
-        const float v8443 = v8178.x[36];
-        const float v8444 = v8443 * v847;
-        v8178.x[36] = v8444;
-        const float v8447 = v8178.x[37];
-        const float v8448 = v8447 * v847;
-        v8178.x[37] = v8448;
-        const float v8451 = v8178.x[38];
-        const float v8452 = v8451 * v847;
-        v8178.x[38] = v8452;
-        const float v8455 = v8178.x[39];
-        const float v8456 = v8455 * v847;
-        v8178.x[39] = v8456;
-        const float v8459 = v8178.x[40];
-        const float v8460 = v8459 * v847;
-        v8178.x[40] = v8460;
-        const float v8463 = v8178.x[41];
-        const float v8464 = v8463 * v847;
-        v8178.x[41] = v8464;
-        const float v8467 = v8178.x[42];
-        const float v8468 = v8467 * v847;
-        v8178.x[42] = v8468;
-        const float v8471 = v8178.x[43];
-        const float v8472 = v8471 * v847;
-        v8178.x[43] = v8472;
-        const float v8475 = v8178.x[44];
-        const float v8476 = v8475 * v847;
-        v8178.x[44] = v8476;
-        const float v8479 = v8178.x[45];
-        const float v8480 = v8479 * v847;
-        v8178.x[45] = v8480;
-        const float v8483 = v8178.x[46];
-        const float v8484 = v8483 * v847;
-        v8178.x[46] = v8484;
-        const float v8487 = v8178.x[47];
-        const float v8488 = v8487 * v847;
-        v8178.x[47] = v8488;
-        const float v8491 = v8178.x[48];
-        const float v8492 = v8491 * v847;
-        v8178.x[48] = v8492;
-        const float v8495 = v8178.x[49];
-        const float v8496 = v8495 * v847;
-        v8178.x[49] = v8496;
-        const float v8499 = v8178.x[50];
-        const float v8500 = v8499 * v847;
-        v8178.x[50] = v8500;
-        const float v8503 = v8178.x[51];
-        const float v8504 = v8503 * v847;
-        v8178.x[51] = v8504;
-        const float v8507 = v8178.x[52];
-        const float v8508 = v8507 * v847;
-        v8178.x[52] = v8508;
-        const float v8511 = v8178.x[53];
-        const float v8512 = v8511 * v847;
-        v8178.x[53] = v8512;
-        const float v8515 = v8178.x[54];
-        const float v8516 = v8515 * v847;
-        v8178.x[54] = v8516;
-        const float v8519 = v8178.x[55];
-        const float v8520 = v8519 * v847;
-        v8178.x[55] = v8520;
-        const float v8523 = v8178.x[56];
-        const float v8524 = v8523 * v847;
-        v8178.x[56] = v8524;
-        const float v8527 = v8178.x[57];
-        const float v8528 = v8527 * v847;
-        v8178.x[57] = v8528;
-        const float v8531 = v8178.x[58];
-        const float v8532 = v8531 * v847;
-        v8178.x[58] = v8532;
-        const float v8535 = v8178.x[59];
-        const float v8536 = v8535 * v847;
-        v8178.x[59] = v8536;
-        const float v8539 = v8178.x[60];
-        const float v8540 = v8539 * v847;
-        v8178.x[60] = v8540;
-        const float v8543 = v8178.x[61];
-        const float v8544 = v8543 * v847;
-        v8178.x[61] = v8544;
-        const float v8547 = v8178.x[62];
-        const float v8548 = v8547 * v847;
-        v8178.x[62] = v8548;
-        const float v8551 = v8178.x[63];
-        const float v8552 = v8551 * v847;
-        v8178.x[63] = v8552;
-      } else {
-        const unsigned int v8553 = static_cast<unsigned int>(v8178.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8554 = static_cast<unsigned int>(v8178.row(0, iron_linear_thread() & 31u));
-        const float v8555 = v8178.x[0];
-        const unsigned int v8556 = v43 + v8554;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8557 = v8172 + v8553;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8558 = v8557 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8561 = v8556 + v37;
-        const unsigned int v8562 = v8557 + v18;
-        const bool v8563 = v8562 <= v8561;
-        const bool v8564 = v828 || v8563;
-        const bool v8565 = v8558 && v8564;
-        const unsigned int v8568 = v8557 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8569 = v8568 + v18;
-        const bool v8571 = v8561 < v8569;
-        const bool v8572 = v8290 || v8571;
-        const bool v8573 = v8565 && v8572;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8575 = v8555 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8576 = v8573 ? v8575 : __uint_as_float(0xff800000u);
-        v8178.x[0] = v8576;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8577 = static_cast<unsigned int>(v8178.col(1, iron_linear_thread() & 31u));
-        const unsigned int v8578 = static_cast<unsigned int>(v8178.row(1, iron_linear_thread() & 31u));
-        const float v8579 = v8178.x[1];
-        const unsigned int v8580 = v43 + v8578;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8581 = v8172 + v8577;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8582 = v8581 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8585 = v8580 + v37;
-        const unsigned int v8586 = v8581 + v18;
-        const bool v8587 = v8586 <= v8585;
-        const bool v8588 = v828 || v8587;
-        const bool v8589 = v8582 && v8588;
-        const unsigned int v8592 = v8581 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8593 = v8592 + v18;
-        const bool v8595 = v8585 < v8593;
-        const bool v8596 = v8290 || v8595;
-        const bool v8597 = v8589 && v8596;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8599 = v8579 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8600 = v8597 ? v8599 : __uint_as_float(0xff800000u);
-        v8178.x[1] = v8600;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8601 = static_cast<unsigned int>(v8178.col(2, iron_linear_thread() & 31u));
-        const unsigned int v8602 = static_cast<unsigned int>(v8178.row(2, iron_linear_thread() & 31u));
-        const float v8603 = v8178.x[2];
-        const unsigned int v8604 = v43 + v8602;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8605 = v8172 + v8601;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8606 = v8605 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8609 = v8604 + v37;
-        const unsigned int v8610 = v8605 + v18;
-        const bool v8611 = v8610 <= v8609;
-        const bool v8612 = v828 || v8611;
-        const bool v8613 = v8606 && v8612;
-        const unsigned int v8616 = v8605 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8617 = v8616 + v18;
-        const bool v8619 = v8609 < v8617;
-        const bool v8620 = v8290 || v8619;
-        const bool v8621 = v8613 && v8620;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8623 = v8603 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8624 = v8621 ? v8623 : __uint_as_float(0xff800000u);
-        v8178.x[2] = v8624;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8625 = static_cast<unsigned int>(v8178.col(3, iron_linear_thread() & 31u));
-        const unsigned int v8626 = static_cast<unsigned int>(v8178.row(3, iron_linear_thread() & 31u));
-        const float v8627 = v8178.x[3];
-        const unsigned int v8628 = v43 + v8626;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8629 = v8172 + v8625;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8630 = v8629 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8633 = v8628 + v37;
-        const unsigned int v8634 = v8629 + v18;
-        const bool v8635 = v8634 <= v8633;
-        const bool v8636 = v828 || v8635;
-        const bool v8637 = v8630 && v8636;
-        const unsigned int v8640 = v8629 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8641 = v8640 + v18;
-        const bool v8643 = v8633 < v8641;
-        const bool v8644 = v8290 || v8643;
-        const bool v8645 = v8637 && v8644;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8647 = v8627 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8648 = v8645 ? v8647 : __uint_as_float(0xff800000u);
-        v8178.x[3] = v8648;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8649 = static_cast<unsigned int>(v8178.col(4, iron_linear_thread() & 31u));
-        const unsigned int v8650 = static_cast<unsigned int>(v8178.row(4, iron_linear_thread() & 31u));
-        const float v8651 = v8178.x[4];
-        const unsigned int v8652 = v43 + v8650;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8653 = v8172 + v8649;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8654 = v8653 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8657 = v8652 + v37;
-        const unsigned int v8658 = v8653 + v18;
-        const bool v8659 = v8658 <= v8657;
-        const bool v8660 = v828 || v8659;
-        const bool v8661 = v8654 && v8660;
-        const unsigned int v8664 = v8653 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8665 = v8664 + v18;
-        const bool v8667 = v8657 < v8665;
-        const bool v8668 = v8290 || v8667;
-        const bool v8669 = v8661 && v8668;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8671 = v8651 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8672 = v8669 ? v8671 : __uint_as_float(0xff800000u);
-        v8178.x[4] = v8672;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8673 = static_cast<unsigned int>(v8178.col(5, iron_linear_thread() & 31u));
-        const unsigned int v8674 = static_cast<unsigned int>(v8178.row(5, iron_linear_thread() & 31u));
-        const float v8675 = v8178.x[5];
-        const unsigned int v8676 = v43 + v8674;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8677 = v8172 + v8673;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8678 = v8677 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8681 = v8676 + v37;
-        const unsigned int v8682 = v8677 + v18;
-        const bool v8683 = v8682 <= v8681;
-        const bool v8684 = v828 || v8683;
-        const bool v8685 = v8678 && v8684;
-        const unsigned int v8688 = v8677 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8689 = v8688 + v18;
-        const bool v8691 = v8681 < v8689;
-        const bool v8692 = v8290 || v8691;
-        const bool v8693 = v8685 && v8692;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8695 = v8675 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8696 = v8693 ? v8695 : __uint_as_float(0xff800000u);
-        v8178.x[5] = v8696;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8697 = static_cast<unsigned int>(v8178.col(6, iron_linear_thread() & 31u));
-        const unsigned int v8698 = static_cast<unsigned int>(v8178.row(6, iron_linear_thread() & 31u));
-        const float v8699 = v8178.x[6];
-        const unsigned int v8700 = v43 + v8698;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8701 = v8172 + v8697;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8702 = v8701 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8705 = v8700 + v37;
-        const unsigned int v8706 = v8701 + v18;
-        const bool v8707 = v8706 <= v8705;
-        const bool v8708 = v828 || v8707;
-        const bool v8709 = v8702 && v8708;
-        const unsigned int v8712 = v8701 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8713 = v8712 + v18;
-        const bool v8715 = v8705 < v8713;
-        const bool v8716 = v8290 || v8715;
-        const bool v8717 = v8709 && v8716;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8719 = v8699 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8720 = v8717 ? v8719 : __uint_as_float(0xff800000u);
-        v8178.x[6] = v8720;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8721 = static_cast<unsigned int>(v8178.col(7, iron_linear_thread() & 31u));
-        const unsigned int v8722 = static_cast<unsigned int>(v8178.row(7, iron_linear_thread() & 31u));
-        const float v8723 = v8178.x[7];
-        const unsigned int v8724 = v43 + v8722;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8725 = v8172 + v8721;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8726 = v8725 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8729 = v8724 + v37;
-        const unsigned int v8730 = v8725 + v18;
-        const bool v8731 = v8730 <= v8729;
-        const bool v8732 = v828 || v8731;
-        const bool v8733 = v8726 && v8732;
-        const unsigned int v8736 = v8725 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8737 = v8736 + v18;
-        const bool v8739 = v8729 < v8737;
-        const bool v8740 = v8290 || v8739;
-        const bool v8741 = v8733 && v8740;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8743 = v8723 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8744 = v8741 ? v8743 : __uint_as_float(0xff800000u);
-        v8178.x[7] = v8744;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8745 = static_cast<unsigned int>(v8178.col(8, iron_linear_thread() & 31u));
-        const unsigned int v8746 = static_cast<unsigned int>(v8178.row(8, iron_linear_thread() & 31u));
-        const float v8747 = v8178.x[8];
-        const unsigned int v8748 = v43 + v8746;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8749 = v8172 + v8745;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8750 = v8749 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8753 = v8748 + v37;
-        const unsigned int v8754 = v8749 + v18;
-        const bool v8755 = v8754 <= v8753;
-        const bool v8756 = v828 || v8755;
-        const bool v8757 = v8750 && v8756;
-        const unsigned int v8760 = v8749 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8761 = v8760 + v18;
-        const bool v8763 = v8753 < v8761;
-        const bool v8764 = v8290 || v8763;
-        const bool v8765 = v8757 && v8764;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8767 = v8747 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8768 = v8765 ? v8767 : __uint_as_float(0xff800000u);
-        v8178.x[8] = v8768;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8769 = static_cast<unsigned int>(v8178.col(9, iron_linear_thread() & 31u));
-        const unsigned int v8770 = static_cast<unsigned int>(v8178.row(9, iron_linear_thread() & 31u));
-        const float v8771 = v8178.x[9];
-        const unsigned int v8772 = v43 + v8770;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8773 = v8172 + v8769;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8774 = v8773 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8777 = v8772 + v37;
-        const unsigned int v8778 = v8773 + v18;
-        const bool v8779 = v8778 <= v8777;
-        const bool v8780 = v828 || v8779;
-        const bool v8781 = v8774 && v8780;
-        const unsigned int v8784 = v8773 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8785 = v8784 + v18;
-        const bool v8787 = v8777 < v8785;
-        const bool v8788 = v8290 || v8787;
-        const bool v8789 = v8781 && v8788;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8791 = v8771 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8792 = v8789 ? v8791 : __uint_as_float(0xff800000u);
-        v8178.x[9] = v8792;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8793 = static_cast<unsigned int>(v8178.col(10, iron_linear_thread() & 31u));
-        const unsigned int v8794 = static_cast<unsigned int>(v8178.row(10, iron_linear_thread() & 31u));
-        const float v8795 = v8178.x[10];
-        const unsigned int v8796 = v43 + v8794;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8797 = v8172 + v8793;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8798 = v8797 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8801 = v8796 + v37;
-        const unsigned int v8802 = v8797 + v18;
-        const bool v8803 = v8802 <= v8801;
-        const bool v8804 = v828 || v8803;
-        const bool v8805 = v8798 && v8804;
-        const unsigned int v8808 = v8797 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8809 = v8808 + v18;
-        const bool v8811 = v8801 < v8809;
-        const bool v8812 = v8290 || v8811;
-        const bool v8813 = v8805 && v8812;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8815 = v8795 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8816 = v8813 ? v8815 : __uint_as_float(0xff800000u);
-        v8178.x[10] = v8816;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8817 = static_cast<unsigned int>(v8178.col(11, iron_linear_thread() & 31u));
-        const unsigned int v8818 = static_cast<unsigned int>(v8178.row(11, iron_linear_thread() & 31u));
-        const float v8819 = v8178.x[11];
-        const unsigned int v8820 = v43 + v8818;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8821 = v8172 + v8817;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8822 = v8821 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8825 = v8820 + v37;
-        const unsigned int v8826 = v8821 + v18;
-        const bool v8827 = v8826 <= v8825;
-        const bool v8828 = v828 || v8827;
-        const bool v8829 = v8822 && v8828;
-        const unsigned int v8832 = v8821 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8833 = v8832 + v18;
-        const bool v8835 = v8825 < v8833;
-        const bool v8836 = v8290 || v8835;
-        const bool v8837 = v8829 && v8836;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8839 = v8819 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8840 = v8837 ? v8839 : __uint_as_float(0xff800000u);
-        v8178.x[11] = v8840;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8841 = static_cast<unsigned int>(v8178.col(12, iron_linear_thread() & 31u));
-        const unsigned int v8842 = static_cast<unsigned int>(v8178.row(12, iron_linear_thread() & 31u));
-        const float v8843 = v8178.x[12];
-        const unsigned int v8844 = v43 + v8842;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8845 = v8172 + v8841;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8846 = v8845 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8849 = v8844 + v37;
-        const unsigned int v8850 = v8845 + v18;
-        const bool v8851 = v8850 <= v8849;
-        const bool v8852 = v828 || v8851;
-        const bool v8853 = v8846 && v8852;
-        const unsigned int v8856 = v8845 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8857 = v8856 + v18;
-        const bool v8859 = v8849 < v8857;
-        const bool v8860 = v8290 || v8859;
-        const bool v8861 = v8853 && v8860;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8863 = v8843 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8864 = v8861 ? v8863 : __uint_as_float(0xff800000u);
-        v8178.x[12] = v8864;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8865 = static_cast<unsigned int>(v8178.col(13, iron_linear_thread() & 31u));
-        const unsigned int v8866 = static_cast<unsigned int>(v8178.row(13, iron_linear_thread() & 31u));
-        const float v8867 = v8178.x[13];
-        const unsigned int v8868 = v43 + v8866;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8869 = v8172 + v8865;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8870 = v8869 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8873 = v8868 + v37;
-        const unsigned int v8874 = v8869 + v18;
-        const bool v8875 = v8874 <= v8873;
-        const bool v8876 = v828 || v8875;
-        const bool v8877 = v8870 && v8876;
-        const unsigned int v8880 = v8869 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8881 = v8880 + v18;
-        const bool v8883 = v8873 < v8881;
-        const bool v8884 = v8290 || v8883;
-        const bool v8885 = v8877 && v8884;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8887 = v8867 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8888 = v8885 ? v8887 : __uint_as_float(0xff800000u);
-        v8178.x[13] = v8888;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8889 = static_cast<unsigned int>(v8178.col(14, iron_linear_thread() & 31u));
-        const unsigned int v8890 = static_cast<unsigned int>(v8178.row(14, iron_linear_thread() & 31u));
-        const float v8891 = v8178.x[14];
-        const unsigned int v8892 = v43 + v8890;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8893 = v8172 + v8889;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8894 = v8893 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8897 = v8892 + v37;
-        const unsigned int v8898 = v8893 + v18;
-        const bool v8899 = v8898 <= v8897;
-        const bool v8900 = v828 || v8899;
-        const bool v8901 = v8894 && v8900;
-        const unsigned int v8904 = v8893 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8905 = v8904 + v18;
-        const bool v8907 = v8897 < v8905;
-        const bool v8908 = v8290 || v8907;
-        const bool v8909 = v8901 && v8908;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8911 = v8891 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8912 = v8909 ? v8911 : __uint_as_float(0xff800000u);
-        v8178.x[14] = v8912;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8913 = static_cast<unsigned int>(v8178.col(15, iron_linear_thread() & 31u));
-        const unsigned int v8914 = static_cast<unsigned int>(v8178.row(15, iron_linear_thread() & 31u));
-        const float v8915 = v8178.x[15];
-        const unsigned int v8916 = v43 + v8914;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8917 = v8172 + v8913;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8918 = v8917 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8921 = v8916 + v37;
-        const unsigned int v8922 = v8917 + v18;
-        const bool v8923 = v8922 <= v8921;
-        const bool v8924 = v828 || v8923;
-        const bool v8925 = v8918 && v8924;
-        const unsigned int v8928 = v8917 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8929 = v8928 + v18;
-        const bool v8931 = v8921 < v8929;
-        const bool v8932 = v8290 || v8931;
-        const bool v8933 = v8925 && v8932;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8935 = v8915 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8936 = v8933 ? v8935 : __uint_as_float(0xff800000u);
-        v8178.x[15] = v8936;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8937 = static_cast<unsigned int>(v8178.col(16, iron_linear_thread() & 31u));
-        const unsigned int v8938 = static_cast<unsigned int>(v8178.row(16, iron_linear_thread() & 31u));
-        const float v8939 = v8178.x[16];
-        const unsigned int v8940 = v43 + v8938;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8941 = v8172 + v8937;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8942 = v8941 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8945 = v8940 + v37;
-        const unsigned int v8946 = v8941 + v18;
-        const bool v8947 = v8946 <= v8945;
-        const bool v8948 = v828 || v8947;
-        const bool v8949 = v8942 && v8948;
-        const unsigned int v8952 = v8941 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8953 = v8952 + v18;
-        const bool v8955 = v8945 < v8953;
-        const bool v8956 = v8290 || v8955;
-        const bool v8957 = v8949 && v8956;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8959 = v8939 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8960 = v8957 ? v8959 : __uint_as_float(0xff800000u);
-        v8178.x[16] = v8960;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8961 = static_cast<unsigned int>(v8178.col(17, iron_linear_thread() & 31u));
-        const unsigned int v8962 = static_cast<unsigned int>(v8178.row(17, iron_linear_thread() & 31u));
-        const float v8963 = v8178.x[17];
-        const unsigned int v8964 = v43 + v8962;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8965 = v8172 + v8961;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8966 = v8965 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8969 = v8964 + v37;
-        const unsigned int v8970 = v8965 + v18;
-        const bool v8971 = v8970 <= v8969;
-        const bool v8972 = v828 || v8971;
-        const bool v8973 = v8966 && v8972;
-        const unsigned int v8976 = v8965 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8977 = v8976 + v18;
-        const bool v8979 = v8969 < v8977;
-        const bool v8980 = v8290 || v8979;
-        const bool v8981 = v8973 && v8980;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8983 = v8963 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8984 = v8981 ? v8983 : __uint_as_float(0xff800000u);
-        v8178.x[17] = v8984;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8985 = static_cast<unsigned int>(v8178.col(18, iron_linear_thread() & 31u));
-        const unsigned int v8986 = static_cast<unsigned int>(v8178.row(18, iron_linear_thread() & 31u));
-        const float v8987 = v8178.x[18];
-        const unsigned int v8988 = v43 + v8986;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8989 = v8172 + v8985;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8990 = v8989 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8993 = v8988 + v37;
-        const unsigned int v8994 = v8989 + v18;
-        const bool v8995 = v8994 <= v8993;
-        const bool v8996 = v828 || v8995;
-        const bool v8997 = v8990 && v8996;
-        const unsigned int v9000 = v8989 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9001 = v9000 + v18;
-        const bool v9003 = v8993 < v9001;
-        const bool v9004 = v8290 || v9003;
-        const bool v9005 = v8997 && v9004;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9007 = v8987 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9008 = v9005 ? v9007 : __uint_as_float(0xff800000u);
-        v8178.x[18] = v9008;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9009 = static_cast<unsigned int>(v8178.col(19, iron_linear_thread() & 31u));
-        const unsigned int v9010 = static_cast<unsigned int>(v8178.row(19, iron_linear_thread() & 31u));
-        const float v9011 = v8178.x[19];
-        const unsigned int v9012 = v43 + v9010;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9013 = v8172 + v9009;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9014 = v9013 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9017 = v9012 + v37;
-        const unsigned int v9018 = v9013 + v18;
-        const bool v9019 = v9018 <= v9017;
-        const bool v9020 = v828 || v9019;
-        const bool v9021 = v9014 && v9020;
-        const unsigned int v9024 = v9013 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9025 = v9024 + v18;
-        const bool v9027 = v9017 < v9025;
-        const bool v9028 = v8290 || v9027;
-        const bool v9029 = v9021 && v9028;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9031 = v9011 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9032 = v9029 ? v9031 : __uint_as_float(0xff800000u);
-        v8178.x[19] = v9032;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9033 = static_cast<unsigned int>(v8178.col(20, iron_linear_thread() & 31u));
-        const unsigned int v9034 = static_cast<unsigned int>(v8178.row(20, iron_linear_thread() & 31u));
-        const float v9035 = v8178.x[20];
-        const unsigned int v9036 = v43 + v9034;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9037 = v8172 + v9033;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9038 = v9037 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9041 = v9036 + v37;
-        const unsigned int v9042 = v9037 + v18;
-        const bool v9043 = v9042 <= v9041;
-        const bool v9044 = v828 || v9043;
-        const bool v9045 = v9038 && v9044;
-        const unsigned int v9048 = v9037 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9049 = v9048 + v18;
-        const bool v9051 = v9041 < v9049;
-        const bool v9052 = v8290 || v9051;
-        const bool v9053 = v9045 && v9052;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9055 = v9035 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9056 = v9053 ? v9055 : __uint_as_float(0xff800000u);
-        v8178.x[20] = v9056;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9057 = static_cast<unsigned int>(v8178.col(21, iron_linear_thread() & 31u));
-        const unsigned int v9058 = static_cast<unsigned int>(v8178.row(21, iron_linear_thread() & 31u));
-        const float v9059 = v8178.x[21];
-        const unsigned int v9060 = v43 + v9058;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9061 = v8172 + v9057;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9062 = v9061 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9065 = v9060 + v37;
-        const unsigned int v9066 = v9061 + v18;
-        const bool v9067 = v9066 <= v9065;
-        const bool v9068 = v828 || v9067;
-        const bool v9069 = v9062 && v9068;
-        const unsigned int v9072 = v9061 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9073 = v9072 + v18;
-        const bool v9075 = v9065 < v9073;
-        const bool v9076 = v8290 || v9075;
-        const bool v9077 = v9069 && v9076;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9079 = v9059 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9080 = v9077 ? v9079 : __uint_as_float(0xff800000u);
-        v8178.x[21] = v9080;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9081 = static_cast<unsigned int>(v8178.col(22, iron_linear_thread() & 31u));
-        const unsigned int v9082 = static_cast<unsigned int>(v8178.row(22, iron_linear_thread() & 31u));
-        const float v9083 = v8178.x[22];
-        const unsigned int v9084 = v43 + v9082;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9085 = v8172 + v9081;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9086 = v9085 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9089 = v9084 + v37;
-        const unsigned int v9090 = v9085 + v18;
-        const bool v9091 = v9090 <= v9089;
-        const bool v9092 = v828 || v9091;
-        const bool v9093 = v9086 && v9092;
-        const unsigned int v9096 = v9085 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9097 = v9096 + v18;
-        const bool v9099 = v9089 < v9097;
-        const bool v9100 = v8290 || v9099;
-        const bool v9101 = v9093 && v9100;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9103 = v9083 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9104 = v9101 ? v9103 : __uint_as_float(0xff800000u);
-        v8178.x[22] = v9104;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9105 = static_cast<unsigned int>(v8178.col(23, iron_linear_thread() & 31u));
-        const unsigned int v9106 = static_cast<unsigned int>(v8178.row(23, iron_linear_thread() & 31u));
-        const float v9107 = v8178.x[23];
-        const unsigned int v9108 = v43 + v9106;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9109 = v8172 + v9105;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9110 = v9109 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9113 = v9108 + v37;
-        const unsigned int v9114 = v9109 + v18;
-        const bool v9115 = v9114 <= v9113;
-        const bool v9116 = v828 || v9115;
-        const bool v9117 = v9110 && v9116;
-        const unsigned int v9120 = v9109 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9121 = v9120 + v18;
-        const bool v9123 = v9113 < v9121;
-        const bool v9124 = v8290 || v9123;
-        const bool v9125 = v9117 && v9124;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9127 = v9107 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9128 = v9125 ? v9127 : __uint_as_float(0xff800000u);
-        v8178.x[23] = v9128;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9129 = static_cast<unsigned int>(v8178.col(24, iron_linear_thread() & 31u));
-        const unsigned int v9130 = static_cast<unsigned int>(v8178.row(24, iron_linear_thread() & 31u));
-        const float v9131 = v8178.x[24];
-        const unsigned int v9132 = v43 + v9130;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9133 = v8172 + v9129;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9134 = v9133 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9137 = v9132 + v37;
-        const unsigned int v9138 = v9133 + v18;
-        const bool v9139 = v9138 <= v9137;
-        const bool v9140 = v828 || v9139;
-        const bool v9141 = v9134 && v9140;
-        const unsigned int v9144 = v9133 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9145 = v9144 + v18;
-        const bool v9147 = v9137 < v9145;
-        const bool v9148 = v8290 || v9147;
-        const bool v9149 = v9141 && v9148;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9151 = v9131 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9152 = v9149 ? v9151 : __uint_as_float(0xff800000u);
-        v8178.x[24] = v9152;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9153 = static_cast<unsigned int>(v8178.col(25, iron_linear_thread() & 31u));
-        const unsigned int v9154 = static_cast<unsigned int>(v8178.row(25, iron_linear_thread() & 31u));
-        const float v9155 = v8178.x[25];
-        const unsigned int v9156 = v43 + v9154;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9157 = v8172 + v9153;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9158 = v9157 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9161 = v9156 + v37;
-        const unsigned int v9162 = v9157 + v18;
-        const bool v9163 = v9162 <= v9161;
-        const bool v9164 = v828 || v9163;
-        const bool v9165 = v9158 && v9164;
-        const unsigned int v9168 = v9157 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9169 = v9168 + v18;
-        const bool v9171 = v9161 < v9169;
-        const bool v9172 = v8290 || v9171;
-        const bool v9173 = v9165 && v9172;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9175 = v9155 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9176 = v9173 ? v9175 : __uint_as_float(0xff800000u);
-        v8178.x[25] = v9176;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9177 = static_cast<unsigned int>(v8178.col(26, iron_linear_thread() & 31u));
-        const unsigned int v9178 = static_cast<unsigned int>(v8178.row(26, iron_linear_thread() & 31u));
-        const float v9179 = v8178.x[26];
-        const unsigned int v9180 = v43 + v9178;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9181 = v8172 + v9177;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9182 = v9181 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9185 = v9180 + v37;
-        const unsigned int v9186 = v9181 + v18;
-        const bool v9187 = v9186 <= v9185;
-        const bool v9188 = v828 || v9187;
-        const bool v9189 = v9182 && v9188;
-        const unsigned int v9192 = v9181 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9193 = v9192 + v18;
-        const bool v9195 = v9185 < v9193;
-        const bool v9196 = v8290 || v9195;
-        const bool v9197 = v9189 && v9196;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9199 = v9179 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9200 = v9197 ? v9199 : __uint_as_float(0xff800000u);
-        v8178.x[26] = v9200;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9201 = static_cast<unsigned int>(v8178.col(27, iron_linear_thread() & 31u));
-        const unsigned int v9202 = static_cast<unsigned int>(v8178.row(27, iron_linear_thread() & 31u));
-        const float v9203 = v8178.x[27];
-        const unsigned int v9204 = v43 + v9202;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9205 = v8172 + v9201;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9206 = v9205 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9209 = v9204 + v37;
-        const unsigned int v9210 = v9205 + v18;
-        const bool v9211 = v9210 <= v9209;
-        const bool v9212 = v828 || v9211;
-        const bool v9213 = v9206 && v9212;
-        const unsigned int v9216 = v9205 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9217 = v9216 + v18;
-        const bool v9219 = v9209 < v9217;
-        const bool v9220 = v8290 || v9219;
-        const bool v9221 = v9213 && v9220;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9223 = v9203 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9224 = v9221 ? v9223 : __uint_as_float(0xff800000u);
-        v8178.x[27] = v9224;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9225 = static_cast<unsigned int>(v8178.col(28, iron_linear_thread() & 31u));
-        const unsigned int v9226 = static_cast<unsigned int>(v8178.row(28, iron_linear_thread() & 31u));
-        const float v9227 = v8178.x[28];
-        const unsigned int v9228 = v43 + v9226;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9229 = v8172 + v9225;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9230 = v9229 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9233 = v9228 + v37;
-        const unsigned int v9234 = v9229 + v18;
-        const bool v9235 = v9234 <= v9233;
-        const bool v9236 = v828 || v9235;
-        const bool v9237 = v9230 && v9236;
-        const unsigned int v9240 = v9229 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9241 = v9240 + v18;
-        const bool v9243 = v9233 < v9241;
-        const bool v9244 = v8290 || v9243;
-        const bool v9245 = v9237 && v9244;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9247 = v9227 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9248 = v9245 ? v9247 : __uint_as_float(0xff800000u);
-        v8178.x[28] = v9248;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9249 = static_cast<unsigned int>(v8178.col(29, iron_linear_thread() & 31u));
-        const unsigned int v9250 = static_cast<unsigned int>(v8178.row(29, iron_linear_thread() & 31u));
-        const float v9251 = v8178.x[29];
-        const unsigned int v9252 = v43 + v9250;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9253 = v8172 + v9249;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9254 = v9253 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9257 = v9252 + v37;
-        const unsigned int v9258 = v9253 + v18;
-        const bool v9259 = v9258 <= v9257;
-        const bool v9260 = v828 || v9259;
-        const bool v9261 = v9254 && v9260;
-        const unsigned int v9264 = v9253 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9265 = v9264 + v18;
-        const bool v9267 = v9257 < v9265;
-        const bool v9268 = v8290 || v9267;
-        const bool v9269 = v9261 && v9268;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9271 = v9251 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9272 = v9269 ? v9271 : __uint_as_float(0xff800000u);
-        v8178.x[29] = v9272;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9273 = static_cast<unsigned int>(v8178.col(30, iron_linear_thread() & 31u));
-        const unsigned int v9274 = static_cast<unsigned int>(v8178.row(30, iron_linear_thread() & 31u));
-        const float v9275 = v8178.x[30];
-        const unsigned int v9276 = v43 + v9274;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9277 = v8172 + v9273;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9278 = v9277 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9281 = v9276 + v37;
-        const unsigned int v9282 = v9277 + v18;
-        const bool v9283 = v9282 <= v9281;
-        const bool v9284 = v828 || v9283;
-        const bool v9285 = v9278 && v9284;
-        const unsigned int v9288 = v9277 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9289 = v9288 + v18;
-        const bool v9291 = v9281 < v9289;
-        const bool v9292 = v8290 || v9291;
-        const bool v9293 = v9285 && v9292;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9295 = v9275 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9296 = v9293 ? v9295 : __uint_as_float(0xff800000u);
-        v8178.x[30] = v9296;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9297 = static_cast<unsigned int>(v8178.col(31, iron_linear_thread() & 31u));
-        const unsigned int v9298 = static_cast<unsigned int>(v8178.row(31, iron_linear_thread() & 31u));
-        const float v9299 = v8178.x[31];
-        const unsigned int v9300 = v43 + v9298;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9301 = v8172 + v9297;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9302 = v9301 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9305 = v9300 + v37;
-        const unsigned int v9306 = v9301 + v18;
-        const bool v9307 = v9306 <= v9305;
-        const bool v9308 = v828 || v9307;
-        const bool v9309 = v9302 && v9308;
-        const unsigned int v9312 = v9301 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9313 = v9312 + v18;
-        const bool v9315 = v9305 < v9313;
-        const bool v9316 = v8290 || v9315;
-        const bool v9317 = v9309 && v9316;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9319 = v9299 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9320 = v9317 ? v9319 : __uint_as_float(0xff800000u);
-        v8178.x[31] = v9320;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9321 = static_cast<unsigned int>(v8178.col(32, iron_linear_thread() & 31u));
-        const unsigned int v9322 = static_cast<unsigned int>(v8178.row(32, iron_linear_thread() & 31u));
-        const float v9323 = v8178.x[32];
-        const unsigned int v9324 = v43 + v9322;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9325 = v8172 + v9321;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9326 = v9325 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9329 = v9324 + v37;
-        const unsigned int v9330 = v9325 + v18;
-        const bool v9331 = v9330 <= v9329;
-        const bool v9332 = v828 || v9331;
-        const bool v9333 = v9326 && v9332;
-        const unsigned int v9336 = v9325 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9337 = v9336 + v18;
-        const bool v9339 = v9329 < v9337;
-        const bool v9340 = v8290 || v9339;
-        const bool v9341 = v9333 && v9340;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9343 = v9323 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9344 = v9341 ? v9343 : __uint_as_float(0xff800000u);
-        v8178.x[32] = v9344;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9345 = static_cast<unsigned int>(v8178.col(33, iron_linear_thread() & 31u));
-        const unsigned int v9346 = static_cast<unsigned int>(v8178.row(33, iron_linear_thread() & 31u));
-        const float v9347 = v8178.x[33];
-        const unsigned int v9348 = v43 + v9346;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9349 = v8172 + v9345;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9350 = v9349 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9353 = v9348 + v37;
-        const unsigned int v9354 = v9349 + v18;
-        const bool v9355 = v9354 <= v9353;
-        const bool v9356 = v828 || v9355;
-        const bool v9357 = v9350 && v9356;
-        const unsigned int v9360 = v9349 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9361 = v9360 + v18;
-        const bool v9363 = v9353 < v9361;
-        const bool v9364 = v8290 || v9363;
-        const bool v9365 = v9357 && v9364;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9367 = v9347 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9368 = v9365 ? v9367 : __uint_as_float(0xff800000u);
-        v8178.x[33] = v9368;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9369 = static_cast<unsigned int>(v8178.col(34, iron_linear_thread() & 31u));
-        const unsigned int v9370 = static_cast<unsigned int>(v8178.row(34, iron_linear_thread() & 31u));
-        const float v9371 = v8178.x[34];
-        const unsigned int v9372 = v43 + v9370;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9373 = v8172 + v9369;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9374 = v9373 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9377 = v9372 + v37;
-        const unsigned int v9378 = v9373 + v18;
-        const bool v9379 = v9378 <= v9377;
-        const bool v9380 = v828 || v9379;
-        const bool v9381 = v9374 && v9380;
-        const unsigned int v9384 = v9373 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9385 = v9384 + v18;
-        const bool v9387 = v9377 < v9385;
-        const bool v9388 = v8290 || v9387;
-        const bool v9389 = v9381 && v9388;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9391 = v9371 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9392 = v9389 ? v9391 : __uint_as_float(0xff800000u);
-        v8178.x[34] = v9392;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9393 = static_cast<unsigned int>(v8178.col(35, iron_linear_thread() & 31u));
-        const unsigned int v9394 = static_cast<unsigned int>(v8178.row(35, iron_linear_thread() & 31u));
-        const float v9395 = v8178.x[35];
-        const unsigned int v9396 = v43 + v9394;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9397 = v8172 + v9393;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9398 = v9397 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9401 = v9396 + v37;
-        const unsigned int v9402 = v9397 + v18;
-        const bool v9403 = v9402 <= v9401;
-        const bool v9404 = v828 || v9403;
-        const bool v9405 = v9398 && v9404;
-        const unsigned int v9408 = v9397 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9409 = v9408 + v18;
-        const bool v9411 = v9401 < v9409;
-        const bool v9412 = v8290 || v9411;
-        const bool v9413 = v9405 && v9412;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9415 = v9395 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9416 = v9413 ? v9415 : __uint_as_float(0xff800000u);
-        v8178.x[35] = v9416;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9417 = static_cast<unsigned int>(v8178.col(36, iron_linear_thread() & 31u));
-        const unsigned int v9418 = static_cast<unsigned int>(v8178.row(36, iron_linear_thread() & 31u));
-        const float v9419 = v8178.x[36];
-        const unsigned int v9420 = v43 + v9418;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9421 = v8172 + v9417;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9422 = v9421 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9425 = v9420 + v37;
-        const unsigned int v9426 = v9421 + v18;
-        const bool v9427 = v9426 <= v9425;
-        const bool v9428 = v828 || v9427;
-        const bool v9429 = v9422 && v9428;
-        const unsigned int v9432 = v9421 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9433 = v9432 + v18;
-        const bool v9435 = v9425 < v9433;
-        const bool v9436 = v8290 || v9435;
-        const bool v9437 = v9429 && v9436;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9439 = v9419 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9440 = v9437 ? v9439 : __uint_as_float(0xff800000u);
-        v8178.x[36] = v9440;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9441 = static_cast<unsigned int>(v8178.col(37, iron_linear_thread() & 31u));
-        const unsigned int v9442 = static_cast<unsigned int>(v8178.row(37, iron_linear_thread() & 31u));
-        const float v9443 = v8178.x[37];
-        const unsigned int v9444 = v43 + v9442;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9445 = v8172 + v9441;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9446 = v9445 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9449 = v9444 + v37;
-        const unsigned int v9450 = v9445 + v18;
-        const bool v9451 = v9450 <= v9449;
-        const bool v9452 = v828 || v9451;
-        const bool v9453 = v9446 && v9452;
-        const unsigned int v9456 = v9445 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9457 = v9456 + v18;
-        const bool v9459 = v9449 < v9457;
-        const bool v9460 = v8290 || v9459;
-        const bool v9461 = v9453 && v9460;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9463 = v9443 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9464 = v9461 ? v9463 : __uint_as_float(0xff800000u);
-        v8178.x[37] = v9464;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9465 = static_cast<unsigned int>(v8178.col(38, iron_linear_thread() & 31u));
-        const unsigned int v9466 = static_cast<unsigned int>(v8178.row(38, iron_linear_thread() & 31u));
-        const float v9467 = v8178.x[38];
-        const unsigned int v9468 = v43 + v9466;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9469 = v8172 + v9465;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9470 = v9469 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9473 = v9468 + v37;
-        const unsigned int v9474 = v9469 + v18;
-        const bool v9475 = v9474 <= v9473;
-        const bool v9476 = v828 || v9475;
-        const bool v9477 = v9470 && v9476;
-        const unsigned int v9480 = v9469 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9481 = v9480 + v18;
-        const bool v9483 = v9473 < v9481;
-        const bool v9484 = v8290 || v9483;
-        const bool v9485 = v9477 && v9484;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9487 = v9467 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9488 = v9485 ? v9487 : __uint_as_float(0xff800000u);
-        v8178.x[38] = v9488;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9489 = static_cast<unsigned int>(v8178.col(39, iron_linear_thread() & 31u));
-        const unsigned int v9490 = static_cast<unsigned int>(v8178.row(39, iron_linear_thread() & 31u));
-        const float v9491 = v8178.x[39];
-        const unsigned int v9492 = v43 + v9490;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9493 = v8172 + v9489;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9494 = v9493 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9497 = v9492 + v37;
-        const unsigned int v9498 = v9493 + v18;
-        const bool v9499 = v9498 <= v9497;
-        const bool v9500 = v828 || v9499;
-        const bool v9501 = v9494 && v9500;
-        const unsigned int v9504 = v9493 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9505 = v9504 + v18;
-        const bool v9507 = v9497 < v9505;
-        const bool v9508 = v8290 || v9507;
-        const bool v9509 = v9501 && v9508;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9511 = v9491 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9512 = v9509 ? v9511 : __uint_as_float(0xff800000u);
-        v8178.x[39] = v9512;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9513 = static_cast<unsigned int>(v8178.col(40, iron_linear_thread() & 31u));
-        const unsigned int v9514 = static_cast<unsigned int>(v8178.row(40, iron_linear_thread() & 31u));
-        const float v9515 = v8178.x[40];
-        const unsigned int v9516 = v43 + v9514;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9517 = v8172 + v9513;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9518 = v9517 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9521 = v9516 + v37;
-        const unsigned int v9522 = v9517 + v18;
-        const bool v9523 = v9522 <= v9521;
-        const bool v9524 = v828 || v9523;
-        const bool v9525 = v9518 && v9524;
-        const unsigned int v9528 = v9517 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9529 = v9528 + v18;
-        const bool v9531 = v9521 < v9529;
-        const bool v9532 = v8290 || v9531;
-        const bool v9533 = v9525 && v9532;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9535 = v9515 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9536 = v9533 ? v9535 : __uint_as_float(0xff800000u);
-        v8178.x[40] = v9536;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9537 = static_cast<unsigned int>(v8178.col(41, iron_linear_thread() & 31u));
-        const unsigned int v9538 = static_cast<unsigned int>(v8178.row(41, iron_linear_thread() & 31u));
-        const float v9539 = v8178.x[41];
-        const unsigned int v9540 = v43 + v9538;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9541 = v8172 + v9537;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9542 = v9541 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9545 = v9540 + v37;
-        const unsigned int v9546 = v9541 + v18;
-        const bool v9547 = v9546 <= v9545;
-        const bool v9548 = v828 || v9547;
-        const bool v9549 = v9542 && v9548;
-        const unsigned int v9552 = v9541 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9553 = v9552 + v18;
-        const bool v9555 = v9545 < v9553;
-        const bool v9556 = v8290 || v9555;
-        const bool v9557 = v9549 && v9556;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9559 = v9539 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9560 = v9557 ? v9559 : __uint_as_float(0xff800000u);
-        v8178.x[41] = v9560;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9561 = static_cast<unsigned int>(v8178.col(42, iron_linear_thread() & 31u));
-        const unsigned int v9562 = static_cast<unsigned int>(v8178.row(42, iron_linear_thread() & 31u));
-        const float v9563 = v8178.x[42];
-        const unsigned int v9564 = v43 + v9562;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9565 = v8172 + v9561;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9566 = v9565 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9569 = v9564 + v37;
-        const unsigned int v9570 = v9565 + v18;
-        const bool v9571 = v9570 <= v9569;
-        const bool v9572 = v828 || v9571;
-        const bool v9573 = v9566 && v9572;
-        const unsigned int v9576 = v9565 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9577 = v9576 + v18;
-        const bool v9579 = v9569 < v9577;
-        const bool v9580 = v8290 || v9579;
-        const bool v9581 = v9573 && v9580;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9583 = v9563 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9584 = v9581 ? v9583 : __uint_as_float(0xff800000u);
-        v8178.x[42] = v9584;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9585 = static_cast<unsigned int>(v8178.col(43, iron_linear_thread() & 31u));
-        const unsigned int v9586 = static_cast<unsigned int>(v8178.row(43, iron_linear_thread() & 31u));
-        const float v9587 = v8178.x[43];
-        const unsigned int v9588 = v43 + v9586;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9589 = v8172 + v9585;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9590 = v9589 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9593 = v9588 + v37;
-        const unsigned int v9594 = v9589 + v18;
-        const bool v9595 = v9594 <= v9593;
-        const bool v9596 = v828 || v9595;
-        const bool v9597 = v9590 && v9596;
-        const unsigned int v9600 = v9589 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9601 = v9600 + v18;
-        const bool v9603 = v9593 < v9601;
-        const bool v9604 = v8290 || v9603;
-        const bool v9605 = v9597 && v9604;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9607 = v9587 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9608 = v9605 ? v9607 : __uint_as_float(0xff800000u);
-        v8178.x[43] = v9608;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9609 = static_cast<unsigned int>(v8178.col(44, iron_linear_thread() & 31u));
-        const unsigned int v9610 = static_cast<unsigned int>(v8178.row(44, iron_linear_thread() & 31u));
-        const float v9611 = v8178.x[44];
-        const unsigned int v9612 = v43 + v9610;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9613 = v8172 + v9609;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9614 = v9613 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9617 = v9612 + v37;
-        const unsigned int v9618 = v9613 + v18;
-        const bool v9619 = v9618 <= v9617;
-        const bool v9620 = v828 || v9619;
-        const bool v9621 = v9614 && v9620;
-        const unsigned int v9624 = v9613 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9625 = v9624 + v18;
-        const bool v9627 = v9617 < v9625;
-        const bool v9628 = v8290 || v9627;
-        const bool v9629 = v9621 && v9628;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9631 = v9611 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9632 = v9629 ? v9631 : __uint_as_float(0xff800000u);
-        v8178.x[44] = v9632;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9633 = static_cast<unsigned int>(v8178.col(45, iron_linear_thread() & 31u));
-        const unsigned int v9634 = static_cast<unsigned int>(v8178.row(45, iron_linear_thread() & 31u));
-        const float v9635 = v8178.x[45];
-        const unsigned int v9636 = v43 + v9634;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9637 = v8172 + v9633;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9638 = v9637 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9641 = v9636 + v37;
-        const unsigned int v9642 = v9637 + v18;
-        const bool v9643 = v9642 <= v9641;
-        const bool v9644 = v828 || v9643;
-        const bool v9645 = v9638 && v9644;
-        const unsigned int v9648 = v9637 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9649 = v9648 + v18;
-        const bool v9651 = v9641 < v9649;
-        const bool v9652 = v8290 || v9651;
-        const bool v9653 = v9645 && v9652;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9655 = v9635 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9656 = v9653 ? v9655 : __uint_as_float(0xff800000u);
-        v8178.x[45] = v9656;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9657 = static_cast<unsigned int>(v8178.col(46, iron_linear_thread() & 31u));
-        const unsigned int v9658 = static_cast<unsigned int>(v8178.row(46, iron_linear_thread() & 31u));
-        const float v9659 = v8178.x[46];
-        const unsigned int v9660 = v43 + v9658;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9661 = v8172 + v9657;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9662 = v9661 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9665 = v9660 + v37;
-        const unsigned int v9666 = v9661 + v18;
-        const bool v9667 = v9666 <= v9665;
-        const bool v9668 = v828 || v9667;
-        const bool v9669 = v9662 && v9668;
-        const unsigned int v9672 = v9661 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9673 = v9672 + v18;
-        const bool v9675 = v9665 < v9673;
-        const bool v9676 = v8290 || v9675;
-        const bool v9677 = v9669 && v9676;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9679 = v9659 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9680 = v9677 ? v9679 : __uint_as_float(0xff800000u);
-        v8178.x[46] = v9680;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9681 = static_cast<unsigned int>(v8178.col(47, iron_linear_thread() & 31u));
-        const unsigned int v9682 = static_cast<unsigned int>(v8178.row(47, iron_linear_thread() & 31u));
-        const float v9683 = v8178.x[47];
-        const unsigned int v9684 = v43 + v9682;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9685 = v8172 + v9681;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9686 = v9685 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9689 = v9684 + v37;
-        const unsigned int v9690 = v9685 + v18;
-        const bool v9691 = v9690 <= v9689;
-        const bool v9692 = v828 || v9691;
-        const bool v9693 = v9686 && v9692;
-        const unsigned int v9696 = v9685 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9697 = v9696 + v18;
-        const bool v9699 = v9689 < v9697;
-        const bool v9700 = v8290 || v9699;
-        const bool v9701 = v9693 && v9700;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9703 = v9683 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9704 = v9701 ? v9703 : __uint_as_float(0xff800000u);
-        v8178.x[47] = v9704;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9705 = static_cast<unsigned int>(v8178.col(48, iron_linear_thread() & 31u));
-        const unsigned int v9706 = static_cast<unsigned int>(v8178.row(48, iron_linear_thread() & 31u));
-        const float v9707 = v8178.x[48];
-        const unsigned int v9708 = v43 + v9706;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9709 = v8172 + v9705;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9710 = v9709 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9713 = v9708 + v37;
-        const unsigned int v9714 = v9709 + v18;
-        const bool v9715 = v9714 <= v9713;
-        const bool v9716 = v828 || v9715;
-        const bool v9717 = v9710 && v9716;
-        const unsigned int v9720 = v9709 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9721 = v9720 + v18;
-        const bool v9723 = v9713 < v9721;
-        const bool v9724 = v8290 || v9723;
-        const bool v9725 = v9717 && v9724;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9727 = v9707 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9728 = v9725 ? v9727 : __uint_as_float(0xff800000u);
-        v8178.x[48] = v9728;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9729 = static_cast<unsigned int>(v8178.col(49, iron_linear_thread() & 31u));
-        const unsigned int v9730 = static_cast<unsigned int>(v8178.row(49, iron_linear_thread() & 31u));
-        const float v9731 = v8178.x[49];
-        const unsigned int v9732 = v43 + v9730;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9733 = v8172 + v9729;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9734 = v9733 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9737 = v9732 + v37;
-        const unsigned int v9738 = v9733 + v18;
-        const bool v9739 = v9738 <= v9737;
-        const bool v9740 = v828 || v9739;
-        const bool v9741 = v9734 && v9740;
-        const unsigned int v9744 = v9733 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9745 = v9744 + v18;
-        const bool v9747 = v9737 < v9745;
-        const bool v9748 = v8290 || v9747;
-        const bool v9749 = v9741 && v9748;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9751 = v9731 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9752 = v9749 ? v9751 : __uint_as_float(0xff800000u);
-        v8178.x[49] = v9752;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9753 = static_cast<unsigned int>(v8178.col(50, iron_linear_thread() & 31u));
-        const unsigned int v9754 = static_cast<unsigned int>(v8178.row(50, iron_linear_thread() & 31u));
-        const float v9755 = v8178.x[50];
-        const unsigned int v9756 = v43 + v9754;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9757 = v8172 + v9753;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9758 = v9757 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9761 = v9756 + v37;
-        const unsigned int v9762 = v9757 + v18;
-        const bool v9763 = v9762 <= v9761;
-        const bool v9764 = v828 || v9763;
-        const bool v9765 = v9758 && v9764;
-        const unsigned int v9768 = v9757 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9769 = v9768 + v18;
-        const bool v9771 = v9761 < v9769;
-        const bool v9772 = v8290 || v9771;
-        const bool v9773 = v9765 && v9772;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9775 = v9755 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9776 = v9773 ? v9775 : __uint_as_float(0xff800000u);
-        v8178.x[50] = v9776;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9777 = static_cast<unsigned int>(v8178.col(51, iron_linear_thread() & 31u));
-        const unsigned int v9778 = static_cast<unsigned int>(v8178.row(51, iron_linear_thread() & 31u));
-        const float v9779 = v8178.x[51];
-        const unsigned int v9780 = v43 + v9778;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9781 = v8172 + v9777;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9782 = v9781 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9785 = v9780 + v37;
-        const unsigned int v9786 = v9781 + v18;
-        const bool v9787 = v9786 <= v9785;
-        const bool v9788 = v828 || v9787;
-        const bool v9789 = v9782 && v9788;
-        const unsigned int v9792 = v9781 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9793 = v9792 + v18;
-        const bool v9795 = v9785 < v9793;
-        const bool v9796 = v8290 || v9795;
-        const bool v9797 = v9789 && v9796;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9799 = v9779 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9800 = v9797 ? v9799 : __uint_as_float(0xff800000u);
-        v8178.x[51] = v9800;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9801 = static_cast<unsigned int>(v8178.col(52, iron_linear_thread() & 31u));
-        const unsigned int v9802 = static_cast<unsigned int>(v8178.row(52, iron_linear_thread() & 31u));
-        const float v9803 = v8178.x[52];
-        const unsigned int v9804 = v43 + v9802;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9805 = v8172 + v9801;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9806 = v9805 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9809 = v9804 + v37;
-        const unsigned int v9810 = v9805 + v18;
-        const bool v9811 = v9810 <= v9809;
-        const bool v9812 = v828 || v9811;
-        const bool v9813 = v9806 && v9812;
-        const unsigned int v9816 = v9805 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9817 = v9816 + v18;
-        const bool v9819 = v9809 < v9817;
-        const bool v9820 = v8290 || v9819;
-        const bool v9821 = v9813 && v9820;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9823 = v9803 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9824 = v9821 ? v9823 : __uint_as_float(0xff800000u);
-        v8178.x[52] = v9824;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9825 = static_cast<unsigned int>(v8178.col(53, iron_linear_thread() & 31u));
-        const unsigned int v9826 = static_cast<unsigned int>(v8178.row(53, iron_linear_thread() & 31u));
-        const float v9827 = v8178.x[53];
-        const unsigned int v9828 = v43 + v9826;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9829 = v8172 + v9825;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9830 = v9829 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9833 = v9828 + v37;
-        const unsigned int v9834 = v9829 + v18;
-        const bool v9835 = v9834 <= v9833;
-        const bool v9836 = v828 || v9835;
-        const bool v9837 = v9830 && v9836;
-        const unsigned int v9840 = v9829 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9841 = v9840 + v18;
-        const bool v9843 = v9833 < v9841;
-        const bool v9844 = v8290 || v9843;
-        const bool v9845 = v9837 && v9844;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9847 = v9827 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9848 = v9845 ? v9847 : __uint_as_float(0xff800000u);
-        v8178.x[53] = v9848;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9849 = static_cast<unsigned int>(v8178.col(54, iron_linear_thread() & 31u));
-        const unsigned int v9850 = static_cast<unsigned int>(v8178.row(54, iron_linear_thread() & 31u));
-        const float v9851 = v8178.x[54];
-        const unsigned int v9852 = v43 + v9850;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9853 = v8172 + v9849;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9854 = v9853 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9857 = v9852 + v37;
-        const unsigned int v9858 = v9853 + v18;
-        const bool v9859 = v9858 <= v9857;
-        const bool v9860 = v828 || v9859;
-        const bool v9861 = v9854 && v9860;
-        const unsigned int v9864 = v9853 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9865 = v9864 + v18;
-        const bool v9867 = v9857 < v9865;
-        const bool v9868 = v8290 || v9867;
-        const bool v9869 = v9861 && v9868;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9871 = v9851 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9872 = v9869 ? v9871 : __uint_as_float(0xff800000u);
-        v8178.x[54] = v9872;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9873 = static_cast<unsigned int>(v8178.col(55, iron_linear_thread() & 31u));
-        const unsigned int v9874 = static_cast<unsigned int>(v8178.row(55, iron_linear_thread() & 31u));
-        const float v9875 = v8178.x[55];
-        const unsigned int v9876 = v43 + v9874;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9877 = v8172 + v9873;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9878 = v9877 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9881 = v9876 + v37;
-        const unsigned int v9882 = v9877 + v18;
-        const bool v9883 = v9882 <= v9881;
-        const bool v9884 = v828 || v9883;
-        const bool v9885 = v9878 && v9884;
-        const unsigned int v9888 = v9877 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9889 = v9888 + v18;
-        const bool v9891 = v9881 < v9889;
-        const bool v9892 = v8290 || v9891;
-        const bool v9893 = v9885 && v9892;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9895 = v9875 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9896 = v9893 ? v9895 : __uint_as_float(0xff800000u);
-        v8178.x[55] = v9896;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9897 = static_cast<unsigned int>(v8178.col(56, iron_linear_thread() & 31u));
-        const unsigned int v9898 = static_cast<unsigned int>(v8178.row(56, iron_linear_thread() & 31u));
-        const float v9899 = v8178.x[56];
-        const unsigned int v9900 = v43 + v9898;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9901 = v8172 + v9897;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9902 = v9901 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9905 = v9900 + v37;
-        const unsigned int v9906 = v9901 + v18;
-        const bool v9907 = v9906 <= v9905;
-        const bool v9908 = v828 || v9907;
-        const bool v9909 = v9902 && v9908;
-        const unsigned int v9912 = v9901 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9913 = v9912 + v18;
-        const bool v9915 = v9905 < v9913;
-        const bool v9916 = v8290 || v9915;
-        const bool v9917 = v9909 && v9916;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9919 = v9899 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9920 = v9917 ? v9919 : __uint_as_float(0xff800000u);
-        v8178.x[56] = v9920;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9921 = static_cast<unsigned int>(v8178.col(57, iron_linear_thread() & 31u));
-        const unsigned int v9922 = static_cast<unsigned int>(v8178.row(57, iron_linear_thread() & 31u));
-        const float v9923 = v8178.x[57];
-        const unsigned int v9924 = v43 + v9922;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9925 = v8172 + v9921;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9926 = v9925 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9929 = v9924 + v37;
-        const unsigned int v9930 = v9925 + v18;
-        const bool v9931 = v9930 <= v9929;
-        const bool v9932 = v828 || v9931;
-        const bool v9933 = v9926 && v9932;
-        const unsigned int v9936 = v9925 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9937 = v9936 + v18;
-        const bool v9939 = v9929 < v9937;
-        const bool v9940 = v8290 || v9939;
-        const bool v9941 = v9933 && v9940;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9943 = v9923 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9944 = v9941 ? v9943 : __uint_as_float(0xff800000u);
-        v8178.x[57] = v9944;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9945 = static_cast<unsigned int>(v8178.col(58, iron_linear_thread() & 31u));
-        const unsigned int v9946 = static_cast<unsigned int>(v8178.row(58, iron_linear_thread() & 31u));
-        const float v9947 = v8178.x[58];
-        const unsigned int v9948 = v43 + v9946;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9949 = v8172 + v9945;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9950 = v9949 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9953 = v9948 + v37;
-        const unsigned int v9954 = v9949 + v18;
-        const bool v9955 = v9954 <= v9953;
-        const bool v9956 = v828 || v9955;
-        const bool v9957 = v9950 && v9956;
-        const unsigned int v9960 = v9949 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9961 = v9960 + v18;
-        const bool v9963 = v9953 < v9961;
-        const bool v9964 = v8290 || v9963;
-        const bool v9965 = v9957 && v9964;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9967 = v9947 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9968 = v9965 ? v9967 : __uint_as_float(0xff800000u);
-        v8178.x[58] = v9968;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9969 = static_cast<unsigned int>(v8178.col(59, iron_linear_thread() & 31u));
-        const unsigned int v9970 = static_cast<unsigned int>(v8178.row(59, iron_linear_thread() & 31u));
-        const float v9971 = v8178.x[59];
-        const unsigned int v9972 = v43 + v9970;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9973 = v8172 + v9969;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9974 = v9973 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9977 = v9972 + v37;
-        const unsigned int v9978 = v9973 + v18;
-        const bool v9979 = v9978 <= v9977;
-        const bool v9980 = v828 || v9979;
-        const bool v9981 = v9974 && v9980;
-        const unsigned int v9984 = v9973 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9985 = v9984 + v18;
-        const bool v9987 = v9977 < v9985;
-        const bool v9988 = v8290 || v9987;
-        const bool v9989 = v9981 && v9988;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9991 = v9971 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9992 = v9989 ? v9991 : __uint_as_float(0xff800000u);
-        v8178.x[59] = v9992;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9993 = static_cast<unsigned int>(v8178.col(60, iron_linear_thread() & 31u));
-        const unsigned int v9994 = static_cast<unsigned int>(v8178.row(60, iron_linear_thread() & 31u));
-        const float v9995 = v8178.x[60];
-        const unsigned int v9996 = v43 + v9994;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9997 = v8172 + v9993;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9998 = v9997 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10001 = v9996 + v37;
-        const unsigned int v10002 = v9997 + v18;
-        const bool v10003 = v10002 <= v10001;
-        const bool v10004 = v828 || v10003;
-        const bool v10005 = v9998 && v10004;
-        const unsigned int v10008 = v9997 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10009 = v10008 + v18;
-        const bool v10011 = v10001 < v10009;
-        const bool v10012 = v8290 || v10011;
-        const bool v10013 = v10005 && v10012;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10015 = v9995 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10016 = v10013 ? v10015 : __uint_as_float(0xff800000u);
-        v8178.x[60] = v10016;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10017 = static_cast<unsigned int>(v8178.col(61, iron_linear_thread() & 31u));
-        const unsigned int v10018 = static_cast<unsigned int>(v8178.row(61, iron_linear_thread() & 31u));
-        const float v10019 = v8178.x[61];
-        const unsigned int v10020 = v43 + v10018;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10021 = v8172 + v10017;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10022 = v10021 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10025 = v10020 + v37;
-        const unsigned int v10026 = v10021 + v18;
-        const bool v10027 = v10026 <= v10025;
-        const bool v10028 = v828 || v10027;
-        const bool v10029 = v10022 && v10028;
-        const unsigned int v10032 = v10021 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10033 = v10032 + v18;
-        const bool v10035 = v10025 < v10033;
-        const bool v10036 = v8290 || v10035;
-        const bool v10037 = v10029 && v10036;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10039 = v10019 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10040 = v10037 ? v10039 : __uint_as_float(0xff800000u);
-        v8178.x[61] = v10040;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10041 = static_cast<unsigned int>(v8178.col(62, iron_linear_thread() & 31u));
-        const unsigned int v10042 = static_cast<unsigned int>(v8178.row(62, iron_linear_thread() & 31u));
-        const float v10043 = v8178.x[62];
-        const unsigned int v10044 = v43 + v10042;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10045 = v8172 + v10041;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10046 = v10045 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10049 = v10044 + v37;
-        const unsigned int v10050 = v10045 + v18;
-        const bool v10051 = v10050 <= v10049;
-        const bool v10052 = v828 || v10051;
-        const bool v10053 = v10046 && v10052;
-        const unsigned int v10056 = v10045 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10057 = v10056 + v18;
-        const bool v10059 = v10049 < v10057;
-        const bool v10060 = v8290 || v10059;
-        const bool v10061 = v10053 && v10060;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10063 = v10043 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10064 = v10061 ? v10063 : __uint_as_float(0xff800000u);
-        v8178.x[62] = v10064;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10065 = static_cast<unsigned int>(v8178.col(63, iron_linear_thread() & 31u));
-        const unsigned int v10066 = static_cast<unsigned int>(v8178.row(63, iron_linear_thread() & 31u));
-        const float v10067 = v8178.x[63];
-        const unsigned int v10068 = v43 + v10066;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10069 = v8172 + v10065;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10070 = v10069 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10073 = v10068 + v37;
-        const unsigned int v10074 = v10069 + v18;
-        const bool v10075 = v10074 <= v10073;
-        const bool v10076 = v828 || v10075;
-        const bool v10077 = v10070 && v10076;
-        const unsigned int v10080 = v10069 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10081 = v10080 + v18;
-        const bool v10083 = v10073 < v10081;
-        const bool v10084 = v8290 || v10083;
-        const bool v10085 = v10077 && v10084;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10087 = v10067 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10088 = v10085 ? v10087 : __uint_as_float(0xff800000u);
-        v8178.x[63] = v10088;  // kernels/sdpa/flash_tile.hpp:171
-      }
-      iron_frag<float, 2, 32, 8> v10090;  // kernels/sdpa/flash_tile.hpp:180
-      iron_frag_fill(v10090, 0.0f);
-      iron_frag_row_reduce<false>(v10090, v8178);
-      iron_frag<float, 2, 32, 8> v10092;  // kernels/sdpa/flash_tile.hpp:181
-      iron_frag_fill(v10092, 0.0f);
-      const float v10096 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10097 = v10090.x[0];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10098 = fmaxf(v10096, v10097);
-      const bool v10101 = v10098 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10102 = v10101 ? 0.0f : v10098;
-      const float v10103 = v10096 - v10102;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10104 = iron_exp2_approx(v10103);
-      v10092.x[0] = v10104;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10108 = v849.x[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10109 = v10090.x[1];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10110 = fmaxf(v10108, v10109);
-      const bool v10113 = v10110 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10114 = v10113 ? 0.0f : v10110;
-      const float v10115 = v10108 - v10114;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10116 = iron_exp2_approx(v10115);
-      v10092.x[1] = v10116;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10120 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10121 = v10090.x[2];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10122 = fmaxf(v10120, v10121);
-      const bool v10125 = v10122 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10126 = v10125 ? 0.0f : v10122;
-      const float v10127 = v10120 - v10126;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10128 = iron_exp2_approx(v10127);
-      v10092.x[2] = v10128;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10132 = v849.x[3];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10133 = v10090.x[3];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10134 = fmaxf(v10132, v10133);
-      const bool v10137 = v10134 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10138 = v10137 ? 0.0f : v10134;
-      const float v10139 = v10132 - v10138;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10140 = iron_exp2_approx(v10139);
-      v10092.x[3] = v10140;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10144 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10145 = v10090.x[4];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10146 = fmaxf(v10144, v10145);
-      const bool v10149 = v10146 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10150 = v10149 ? 0.0f : v10146;
-      const float v10151 = v10144 - v10150;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10152 = iron_exp2_approx(v10151);
-      v10092.x[4] = v10152;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10156 = v849.x[5];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10157 = v10090.x[5];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10158 = fmaxf(v10156, v10157);
-      const bool v10161 = v10158 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10162 = v10161 ? 0.0f : v10158;
-      const float v10163 = v10156 - v10162;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10164 = iron_exp2_approx(v10163);
-      v10092.x[5] = v10164;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10168 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10169 = v10090.x[6];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10170 = fmaxf(v10168, v10169);
-      const bool v10173 = v10170 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10174 = v10173 ? 0.0f : v10170;
-      const float v10175 = v10168 - v10174;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10176 = iron_exp2_approx(v10175);
-      v10092.x[6] = v10176;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10180 = v849.x[7];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10181 = v10090.x[7];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10182 = fmaxf(v10180, v10181);
-      const bool v10185 = v10182 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10186 = v10185 ? 0.0f : v10182;
-      const float v10187 = v10180 - v10186;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10188 = iron_exp2_approx(v10187);
-      v10092.x[7] = v10188;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10191 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v10192 = v10090.x[0];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10193 = fmaxf(v10191, v10192);
-      v849.x[0] = v10193;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10196 = v849.x[1];
-      const float v10197 = v10090.x[1];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10198 = fmaxf(v10196, v10197);
-      v849.x[1] = v10198;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10201 = v849.x[2];
-      const float v10202 = v10090.x[2];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10203 = fmaxf(v10201, v10202);
-      v849.x[2] = v10203;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10206 = v849.x[3];
-      const float v10207 = v10090.x[3];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10208 = fmaxf(v10206, v10207);
-      v849.x[3] = v10208;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10211 = v849.x[4];
-      const float v10212 = v10090.x[4];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10213 = fmaxf(v10211, v10212);
-      v849.x[4] = v10213;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10216 = v849.x[5];
-      const float v10217 = v10090.x[5];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10218 = fmaxf(v10216, v10217);
-      v849.x[5] = v10218;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10221 = v849.x[6];
-      const float v10222 = v10090.x[6];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10223 = fmaxf(v10221, v10222);
-      v849.x[6] = v10223;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10226 = v849.x[7];
-      const float v10227 = v10090.x[7];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10228 = fmaxf(v10226, v10227);
-      v849.x[7] = v10228;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10231 = v8178.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v10232 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10235 = v10232 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10236 = v10235 ? 0.0f : v10232;
-      const float v10237 = v10231 - v10236;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10238 = iron_exp2_approx(v10237);
-      v8178.x[0] = v10238;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10241 = v8178.x[1];
-      const float v10242 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10245 = v10242 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10246 = v10245 ? 0.0f : v10242;
-      const float v10247 = v10241 - v10246;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10248 = iron_exp2_approx(v10247);
-      v8178.x[1] = v10248;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10251 = v8178.x[2];
-      const float v10252 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10255 = v10252 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10256 = v10255 ? 0.0f : v10252;
-      const float v10257 = v10251 - v10256;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10258 = iron_exp2_approx(v10257);
-      v8178.x[2] = v10258;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10261 = v8178.x[3];
-      const float v10262 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10265 = v10262 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10266 = v10265 ? 0.0f : v10262;
-      const float v10267 = v10261 - v10266;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10268 = iron_exp2_approx(v10267);
-      v8178.x[3] = v10268;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10271 = v8178.x[4];
-      const float v10272 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10275 = v10272 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10276 = v10275 ? 0.0f : v10272;
-      const float v10277 = v10271 - v10276;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10278 = iron_exp2_approx(v10277);
-      v8178.x[4] = v10278;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10281 = v8178.x[5];
-      const float v10282 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10285 = v10282 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10286 = v10285 ? 0.0f : v10282;
-      const float v10287 = v10281 - v10286;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10288 = iron_exp2_approx(v10287);
-      v8178.x[5] = v10288;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10291 = v8178.x[6];
-      const float v10292 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10295 = v10292 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10296 = v10295 ? 0.0f : v10292;
-      const float v10297 = v10291 - v10296;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10298 = iron_exp2_approx(v10297);
-      v8178.x[6] = v10298;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10301 = v8178.x[7];
-      const float v10302 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10305 = v10302 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10306 = v10305 ? 0.0f : v10302;
-      const float v10307 = v10301 - v10306;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10308 = iron_exp2_approx(v10307);
-      v8178.x[7] = v10308;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10311 = v8178.x[8];
-      const float v10312 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10315 = v10312 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10316 = v10315 ? 0.0f : v10312;
-      const float v10317 = v10311 - v10316;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10318 = iron_exp2_approx(v10317);
-      v8178.x[8] = v10318;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10321 = v8178.x[9];
-      const float v10322 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10325 = v10322 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10326 = v10325 ? 0.0f : v10322;
-      const float v10327 = v10321 - v10326;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10328 = iron_exp2_approx(v10327);
-      v8178.x[9] = v10328;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10331 = v8178.x[10];
-      const float v10332 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10335 = v10332 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10336 = v10335 ? 0.0f : v10332;
-      const float v10337 = v10331 - v10336;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10338 = iron_exp2_approx(v10337);
-      v8178.x[10] = v10338;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10341 = v8178.x[11];
-      const float v10342 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10345 = v10342 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10346 = v10345 ? 0.0f : v10342;
-      const float v10347 = v10341 - v10346;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10348 = iron_exp2_approx(v10347);
-      v8178.x[11] = v10348;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10351 = v8178.x[12];
-      const float v10352 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10355 = v10352 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10356 = v10355 ? 0.0f : v10352;
-      const float v10357 = v10351 - v10356;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10358 = iron_exp2_approx(v10357);
-      v8178.x[12] = v10358;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10361 = v8178.x[13];
-      const float v10362 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10365 = v10362 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10366 = v10365 ? 0.0f : v10362;
-      const float v10367 = v10361 - v10366;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10368 = iron_exp2_approx(v10367);
-      v8178.x[13] = v10368;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10371 = v8178.x[14];
-      const float v10372 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10375 = v10372 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10376 = v10375 ? 0.0f : v10372;
-      const float v10377 = v10371 - v10376;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10378 = iron_exp2_approx(v10377);
-      v8178.x[14] = v10378;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10381 = v8178.x[15];
-      const float v10382 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10385 = v10382 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10386 = v10385 ? 0.0f : v10382;
-      const float v10387 = v10381 - v10386;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10388 = iron_exp2_approx(v10387);
-      v8178.x[15] = v10388;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10391 = v8178.x[16];
-      const float v10392 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10395 = v10392 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10396 = v10395 ? 0.0f : v10392;
-      const float v10397 = v10391 - v10396;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10398 = iron_exp2_approx(v10397);
-      v8178.x[16] = v10398;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10401 = v8178.x[17];
-      const float v10402 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10405 = v10402 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10406 = v10405 ? 0.0f : v10402;
-      const float v10407 = v10401 - v10406;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10408 = iron_exp2_approx(v10407);
-      v8178.x[17] = v10408;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10411 = v8178.x[18];
-      const float v10412 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10415 = v10412 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10416 = v10415 ? 0.0f : v10412;
-      const float v10417 = v10411 - v10416;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10418 = iron_exp2_approx(v10417);
-      v8178.x[18] = v10418;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10421 = v8178.x[19];
-      const float v10422 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10425 = v10422 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10426 = v10425 ? 0.0f : v10422;
-      const float v10427 = v10421 - v10426;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10428 = iron_exp2_approx(v10427);
-      v8178.x[19] = v10428;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10431 = v8178.x[20];
-      const float v10432 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10435 = v10432 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10436 = v10435 ? 0.0f : v10432;
-      const float v10437 = v10431 - v10436;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10438 = iron_exp2_approx(v10437);
-      v8178.x[20] = v10438;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10441 = v8178.x[21];
-      const float v10442 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10445 = v10442 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10446 = v10445 ? 0.0f : v10442;
-      const float v10447 = v10441 - v10446;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10448 = iron_exp2_approx(v10447);
-      v8178.x[21] = v10448;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10451 = v8178.x[22];
-      const float v10452 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10455 = v10452 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10456 = v10455 ? 0.0f : v10452;
-      const float v10457 = v10451 - v10456;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10458 = iron_exp2_approx(v10457);
-      v8178.x[22] = v10458;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10461 = v8178.x[23];
-      const float v10462 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10465 = v10462 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10466 = v10465 ? 0.0f : v10462;
-      const float v10467 = v10461 - v10466;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10468 = iron_exp2_approx(v10467);
-      v8178.x[23] = v10468;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10471 = v8178.x[24];
-      const float v10472 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10475 = v10472 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10476 = v10475 ? 0.0f : v10472;
-      const float v10477 = v10471 - v10476;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10478 = iron_exp2_approx(v10477);
-      v8178.x[24] = v10478;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10481 = v8178.x[25];
-      const float v10482 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10485 = v10482 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10486 = v10485 ? 0.0f : v10482;
-      const float v10487 = v10481 - v10486;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10488 = iron_exp2_approx(v10487);
-      v8178.x[25] = v10488;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10491 = v8178.x[26];
-      const float v10492 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10495 = v10492 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10496 = v10495 ? 0.0f : v10492;
-      const float v10497 = v10491 - v10496;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10498 = iron_exp2_approx(v10497);
-      v8178.x[26] = v10498;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10501 = v8178.x[27];
-      const float v10502 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10505 = v10502 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10506 = v10505 ? 0.0f : v10502;
-      const float v10507 = v10501 - v10506;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10508 = iron_exp2_approx(v10507);
-      v8178.x[27] = v10508;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10511 = v8178.x[28];
-      const float v10512 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10515 = v10512 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10516 = v10515 ? 0.0f : v10512;
-      const float v10517 = v10511 - v10516;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10518 = iron_exp2_approx(v10517);
-      v8178.x[28] = v10518;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10521 = v8178.x[29];
-      const float v10522 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10525 = v10522 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10526 = v10525 ? 0.0f : v10522;
-      const float v10527 = v10521 - v10526;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10528 = iron_exp2_approx(v10527);
-      v8178.x[29] = v10528;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10531 = v8178.x[30];
-      const float v10532 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10535 = v10532 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10536 = v10535 ? 0.0f : v10532;
-      const float v10537 = v10531 - v10536;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10538 = iron_exp2_approx(v10537);
-      v8178.x[30] = v10538;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10541 = v8178.x[31];
-      const float v10542 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10545 = v10542 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10546 = v10545 ? 0.0f : v10542;
-      const float v10547 = v10541 - v10546;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10548 = iron_exp2_approx(v10547);
-      v8178.x[31] = v10548;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10551 = v8178.x[32];
-      const float v10552 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10555 = v10552 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10556 = v10555 ? 0.0f : v10552;
-      const float v10557 = v10551 - v10556;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10558 = iron_exp2_approx(v10557);
-      v8178.x[32] = v10558;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10561 = v8178.x[33];
-      const float v10562 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10565 = v10562 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10566 = v10565 ? 0.0f : v10562;
-      const float v10567 = v10561 - v10566;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10568 = iron_exp2_approx(v10567);
-      v8178.x[33] = v10568;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10571 = v8178.x[34];
-      const float v10572 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10575 = v10572 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10576 = v10575 ? 0.0f : v10572;
-      const float v10577 = v10571 - v10576;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10578 = iron_exp2_approx(v10577);
-      v8178.x[34] = v10578;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10581 = v8178.x[35];
-      const float v10582 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10585 = v10582 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10586 = v10585 ? 0.0f : v10582;
-      const float v10587 = v10581 - v10586;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10588 = iron_exp2_approx(v10587);
-      v8178.x[35] = v10588;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10591 = v8178.x[36];
-      const float v10592 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10595 = v10592 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10596 = v10595 ? 0.0f : v10592;
-      const float v10597 = v10591 - v10596;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10598 = iron_exp2_approx(v10597);
-      v8178.x[36] = v10598;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10601 = v8178.x[37];
-      const float v10602 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10605 = v10602 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10606 = v10605 ? 0.0f : v10602;
-      const float v10607 = v10601 - v10606;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10608 = iron_exp2_approx(v10607);
-      v8178.x[37] = v10608;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10611 = v8178.x[38];
-      const float v10612 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10615 = v10612 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10616 = v10615 ? 0.0f : v10612;
-      const float v10617 = v10611 - v10616;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10618 = iron_exp2_approx(v10617);
-      v8178.x[38] = v10618;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10621 = v8178.x[39];
-      const float v10622 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10625 = v10622 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10626 = v10625 ? 0.0f : v10622;
-      const float v10627 = v10621 - v10626;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10628 = iron_exp2_approx(v10627);
-      v8178.x[39] = v10628;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10631 = v8178.x[40];
-      const float v10632 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10635 = v10632 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10636 = v10635 ? 0.0f : v10632;
-      const float v10637 = v10631 - v10636;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10638 = iron_exp2_approx(v10637);
-      v8178.x[40] = v10638;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10641 = v8178.x[41];
-      const float v10642 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10645 = v10642 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10646 = v10645 ? 0.0f : v10642;
-      const float v10647 = v10641 - v10646;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10648 = iron_exp2_approx(v10647);
-      v8178.x[41] = v10648;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10651 = v8178.x[42];
-      const float v10652 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10655 = v10652 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10656 = v10655 ? 0.0f : v10652;
-      const float v10657 = v10651 - v10656;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10658 = iron_exp2_approx(v10657);
-      v8178.x[42] = v10658;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10661 = v8178.x[43];
-      const float v10662 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10665 = v10662 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10666 = v10665 ? 0.0f : v10662;
-      const float v10667 = v10661 - v10666;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10668 = iron_exp2_approx(v10667);
-      v8178.x[43] = v10668;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10671 = v8178.x[44];
-      const float v10672 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10675 = v10672 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10676 = v10675 ? 0.0f : v10672;
-      const float v10677 = v10671 - v10676;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10678 = iron_exp2_approx(v10677);
-      v8178.x[44] = v10678;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10681 = v8178.x[45];
-      const float v10682 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10685 = v10682 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10686 = v10685 ? 0.0f : v10682;
-      const float v10687 = v10681 - v10686;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10688 = iron_exp2_approx(v10687);
-      v8178.x[45] = v10688;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10691 = v8178.x[46];
-      const float v10692 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10695 = v10692 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10696 = v10695 ? 0.0f : v10692;
-      const float v10697 = v10691 - v10696;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10698 = iron_exp2_approx(v10697);
-      v8178.x[46] = v10698;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10701 = v8178.x[47];
-      const float v10702 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10705 = v10702 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10706 = v10705 ? 0.0f : v10702;
-      const float v10707 = v10701 - v10706;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10708 = iron_exp2_approx(v10707);
-      v8178.x[47] = v10708;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10711 = v8178.x[48];
-      const float v10712 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10715 = v10712 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10716 = v10715 ? 0.0f : v10712;
-      const float v10717 = v10711 - v10716;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10718 = iron_exp2_approx(v10717);
-      v8178.x[48] = v10718;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10721 = v8178.x[49];
-      const float v10722 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10725 = v10722 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10726 = v10725 ? 0.0f : v10722;
-      const float v10727 = v10721 - v10726;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10728 = iron_exp2_approx(v10727);
-      v8178.x[49] = v10728;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10731 = v8178.x[50];
-      const float v10732 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10735 = v10732 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10736 = v10735 ? 0.0f : v10732;
-      const float v10737 = v10731 - v10736;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10738 = iron_exp2_approx(v10737);
-      v8178.x[50] = v10738;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10741 = v8178.x[51];
-      const float v10742 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10745 = v10742 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10746 = v10745 ? 0.0f : v10742;
-      const float v10747 = v10741 - v10746;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10748 = iron_exp2_approx(v10747);
-      v8178.x[51] = v10748;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10751 = v8178.x[52];
-      const float v10752 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10755 = v10752 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10756 = v10755 ? 0.0f : v10752;
-      const float v10757 = v10751 - v10756;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10758 = iron_exp2_approx(v10757);
-      v8178.x[52] = v10758;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10761 = v8178.x[53];
-      const float v10762 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10765 = v10762 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10766 = v10765 ? 0.0f : v10762;
-      const float v10767 = v10761 - v10766;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10768 = iron_exp2_approx(v10767);
-      v8178.x[53] = v10768;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10771 = v8178.x[54];
-      const float v10772 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10775 = v10772 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10776 = v10775 ? 0.0f : v10772;
-      const float v10777 = v10771 - v10776;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10778 = iron_exp2_approx(v10777);
-      v8178.x[54] = v10778;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10781 = v8178.x[55];
-      const float v10782 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10785 = v10782 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10786 = v10785 ? 0.0f : v10782;
-      const float v10787 = v10781 - v10786;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10788 = iron_exp2_approx(v10787);
-      v8178.x[55] = v10788;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10791 = v8178.x[56];
-      const float v10792 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10795 = v10792 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10796 = v10795 ? 0.0f : v10792;
-      const float v10797 = v10791 - v10796;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10798 = iron_exp2_approx(v10797);
-      v8178.x[56] = v10798;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10801 = v8178.x[57];
-      const float v10802 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10805 = v10802 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10806 = v10805 ? 0.0f : v10802;
-      const float v10807 = v10801 - v10806;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10808 = iron_exp2_approx(v10807);
-      v8178.x[57] = v10808;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10811 = v8178.x[58];
-      const float v10812 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10815 = v10812 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10816 = v10815 ? 0.0f : v10812;
-      const float v10817 = v10811 - v10816;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10818 = iron_exp2_approx(v10817);
-      v8178.x[58] = v10818;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10821 = v8178.x[59];
-      const float v10822 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10825 = v10822 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10826 = v10825 ? 0.0f : v10822;
-      const float v10827 = v10821 - v10826;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10828 = iron_exp2_approx(v10827);
-      v8178.x[59] = v10828;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10831 = v8178.x[60];
-      const float v10832 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10835 = v10832 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10836 = v10835 ? 0.0f : v10832;
-      const float v10837 = v10831 - v10836;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10838 = iron_exp2_approx(v10837);
-      v8178.x[60] = v10838;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10841 = v8178.x[61];
-      const float v10842 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10845 = v10842 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10846 = v10845 ? 0.0f : v10842;
-      const float v10847 = v10841 - v10846;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10848 = iron_exp2_approx(v10847);
-      v8178.x[61] = v10848;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10851 = v8178.x[62];
-      const float v10852 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10855 = v10852 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10856 = v10855 ? 0.0f : v10852;
-      const float v10857 = v10851 - v10856;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10858 = iron_exp2_approx(v10857);
-      v8178.x[62] = v10858;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10861 = v8178.x[63];
-      const float v10862 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10865 = v10862 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10866 = v10865 ? 0.0f : v10862;
-      const float v10867 = v10861 - v10866;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10868 = iron_exp2_approx(v10867);
-      v8178.x[63] = v10868;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 2, 32, 8> v10870;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v10870, 0.0f);
-      iron_frag_row_reduce<true>(v10870, v8178);
-      const float v10873 = v851.x[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v10874 = v10870.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v10875 = v10092.x[0];
-      const float v10876 = v10873 * v10875;
-      const float v10877 = v10876 + v10874;
-      v851.x[0] = v10877;  // kernels/sdpa/flash_tile.hpp:193
-      const float v10880 = v851.x[1];
-      const float v10881 = v10870.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v10882 = v10092.x[1];
-      const float v10883 = v10880 * v10882;
-      const float v10884 = v10883 + v10881;
-      v851.x[1] = v10884;  // kernels/sdpa/flash_tile.hpp:193
-      const float v10887 = v851.x[2];
-      const float v10888 = v10870.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v10889 = v10092.x[2];
-      const float v10890 = v10887 * v10889;
-      const float v10891 = v10890 + v10888;
-      v851.x[2] = v10891;  // kernels/sdpa/flash_tile.hpp:193
-      const float v10894 = v851.x[3];
-      const float v10895 = v10870.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v10896 = v10092.x[3];
-      const float v10897 = v10894 * v10896;
-      const float v10898 = v10897 + v10895;
-      v851.x[3] = v10898;  // kernels/sdpa/flash_tile.hpp:193
-      const float v10901 = v851.x[4];
-      const float v10902 = v10870.x[4];  // kernels/sdpa/flash_tile.hpp:194
-      const float v10903 = v10092.x[4];
-      const float v10904 = v10901 * v10903;
-      const float v10905 = v10904 + v10902;
-      v851.x[4] = v10905;  // kernels/sdpa/flash_tile.hpp:193
-      const float v10908 = v851.x[5];
-      const float v10909 = v10870.x[5];  // kernels/sdpa/flash_tile.hpp:194
-      const float v10910 = v10092.x[5];
-      const float v10911 = v10908 * v10910;
-      const float v10912 = v10911 + v10909;
-      v851.x[5] = v10912;  // kernels/sdpa/flash_tile.hpp:193
-      const float v10915 = v851.x[6];
-      const float v10916 = v10870.x[6];  // kernels/sdpa/flash_tile.hpp:194
-      const float v10917 = v10092.x[6];
-      const float v10918 = v10915 * v10917;
-      const float v10919 = v10918 + v10916;
-      v851.x[6] = v10919;  // kernels/sdpa/flash_tile.hpp:193
-      const float v10922 = v851.x[7];
-      const float v10923 = v10870.x[7];  // kernels/sdpa/flash_tile.hpp:194
-      const float v10924 = v10092.x[7];
-      const float v10925 = v10922 * v10924;
-      const float v10926 = v10925 + v10923;
-      v851.x[7] = v10926;  // kernels/sdpa/flash_tile.hpp:193
-      const float v10929 = v853.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v10930 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10931 = v10929 * v10930;
-      v853.x[0] = v10931;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10934 = v853.x[1];
-      const float v10935 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10936 = v10934 * v10935;
-      v853.x[1] = v10936;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10939 = v853.x[2];
-      const float v10940 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10941 = v10939 * v10940;
-      v853.x[2] = v10941;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10944 = v853.x[3];
-      const float v10945 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10946 = v10944 * v10945;
-      v853.x[3] = v10946;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10949 = v853.x[4];
-      const float v10950 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10951 = v10949 * v10950;
-      v853.x[4] = v10951;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10954 = v853.x[5];
-      const float v10955 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10956 = v10954 * v10955;
-      v853.x[5] = v10956;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10959 = v853.x[6];
-      const float v10960 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10961 = v10959 * v10960;
-      v853.x[6] = v10961;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10964 = v853.x[7];
-      const float v10965 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10966 = v10964 * v10965;
-      v853.x[7] = v10966;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10969 = v853.x[8];
-      const float v10970 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10971 = v10969 * v10970;
-      v853.x[8] = v10971;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10974 = v853.x[9];
-      const float v10975 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10976 = v10974 * v10975;
-      v853.x[9] = v10976;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10979 = v853.x[10];
-      const float v10980 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10981 = v10979 * v10980;
-      v853.x[10] = v10981;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10984 = v853.x[11];
-      const float v10985 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10986 = v10984 * v10985;
-      v853.x[11] = v10986;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10989 = v853.x[12];
-      const float v10990 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10991 = v10989 * v10990;
-      v853.x[12] = v10991;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10994 = v853.x[13];
-      const float v10995 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10996 = v10994 * v10995;
-      v853.x[13] = v10996;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10999 = v853.x[14];
-      const float v11000 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11001 = v10999 * v11000;
-      v853.x[14] = v11001;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11004 = v853.x[15];
-      const float v11005 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11006 = v11004 * v11005;
-      v853.x[15] = v11006;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11009 = v853.x[16];
-      const float v11010 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11011 = v11009 * v11010;
-      v853.x[16] = v11011;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11014 = v853.x[17];
-      const float v11015 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11016 = v11014 * v11015;
-      v853.x[17] = v11016;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11019 = v853.x[18];
-      const float v11020 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11021 = v11019 * v11020;
-      v853.x[18] = v11021;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11024 = v853.x[19];
-      const float v11025 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11026 = v11024 * v11025;
-      v853.x[19] = v11026;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11029 = v853.x[20];
-      const float v11030 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11031 = v11029 * v11030;
-      v853.x[20] = v11031;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11034 = v853.x[21];
-      const float v11035 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11036 = v11034 * v11035;
-      v853.x[21] = v11036;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11039 = v853.x[22];
-      const float v11040 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11041 = v11039 * v11040;
-      v853.x[22] = v11041;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11044 = v853.x[23];
-      const float v11045 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11046 = v11044 * v11045;
-      v853.x[23] = v11046;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11049 = v853.x[24];
-      const float v11050 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11051 = v11049 * v11050;
-      v853.x[24] = v11051;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11054 = v853.x[25];
-      const float v11055 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11056 = v11054 * v11055;
-      v853.x[25] = v11056;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11059 = v853.x[26];
-      const float v11060 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11061 = v11059 * v11060;
-      v853.x[26] = v11061;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11064 = v853.x[27];
-      const float v11065 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11066 = v11064 * v11065;
-      v853.x[27] = v11066;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11069 = v853.x[28];
-      const float v11070 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11071 = v11069 * v11070;
-      v853.x[28] = v11071;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11074 = v853.x[29];
-      const float v11075 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11076 = v11074 * v11075;
-      v853.x[29] = v11076;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11079 = v853.x[30];
-      const float v11080 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11081 = v11079 * v11080;
-      v853.x[30] = v11081;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11084 = v853.x[31];
-      const float v11085 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11086 = v11084 * v11085;
-      v853.x[31] = v11086;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11089 = v855.x[0];
-      const float v11090 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11091 = v11089 * v11090;
-      v855.x[0] = v11091;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11094 = v855.x[1];
-      const float v11095 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11096 = v11094 * v11095;
-      v855.x[1] = v11096;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11099 = v855.x[2];
-      const float v11100 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11101 = v11099 * v11100;
-      v855.x[2] = v11101;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11104 = v855.x[3];
-      const float v11105 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11106 = v11104 * v11105;
-      v855.x[3] = v11106;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11109 = v855.x[4];
-      const float v11110 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11111 = v11109 * v11110;
-      v855.x[4] = v11111;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11114 = v855.x[5];
-      const float v11115 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11116 = v11114 * v11115;
-      v855.x[5] = v11116;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11119 = v855.x[6];
-      const float v11120 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11121 = v11119 * v11120;
-      v855.x[6] = v11121;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11124 = v855.x[7];
-      const float v11125 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11126 = v11124 * v11125;
-      v855.x[7] = v11126;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11129 = v855.x[8];
-      const float v11130 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11131 = v11129 * v11130;
-      v855.x[8] = v11131;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11134 = v855.x[9];
-      const float v11135 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11136 = v11134 * v11135;
-      v855.x[9] = v11136;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11139 = v855.x[10];
-      const float v11140 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11141 = v11139 * v11140;
-      v855.x[10] = v11141;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11144 = v855.x[11];
-      const float v11145 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11146 = v11144 * v11145;
-      v855.x[11] = v11146;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11149 = v855.x[12];
-      const float v11150 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11151 = v11149 * v11150;
-      v855.x[12] = v11151;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11154 = v855.x[13];
-      const float v11155 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11156 = v11154 * v11155;
-      v855.x[13] = v11156;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11159 = v855.x[14];
-      const float v11160 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11161 = v11159 * v11160;
-      v855.x[14] = v11161;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11164 = v855.x[15];
-      const float v11165 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11166 = v11164 * v11165;
-      v855.x[15] = v11166;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11169 = v855.x[16];
-      const float v11170 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11171 = v11169 * v11170;
-      v855.x[16] = v11171;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11174 = v855.x[17];
-      const float v11175 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11176 = v11174 * v11175;
-      v855.x[17] = v11176;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11179 = v855.x[18];
-      const float v11180 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11181 = v11179 * v11180;
-      v855.x[18] = v11181;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11184 = v855.x[19];
-      const float v11185 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11186 = v11184 * v11185;
-      v855.x[19] = v11186;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11189 = v855.x[20];
-      const float v11190 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11191 = v11189 * v11190;
-      v855.x[20] = v11191;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11194 = v855.x[21];
-      const float v11195 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11196 = v11194 * v11195;
-      v855.x[21] = v11196;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11199 = v855.x[22];
-      const float v11200 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11201 = v11199 * v11200;
-      v855.x[22] = v11201;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11204 = v855.x[23];
-      const float v11205 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11206 = v11204 * v11205;
-      v855.x[23] = v11206;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11209 = v855.x[24];
-      const float v11210 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11211 = v11209 * v11210;
-      v855.x[24] = v11211;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11214 = v855.x[25];
-      const float v11215 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11216 = v11214 * v11215;
-      v855.x[25] = v11216;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11219 = v855.x[26];
-      const float v11220 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11221 = v11219 * v11220;
-      v855.x[26] = v11221;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11224 = v855.x[27];
-      const float v11225 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11226 = v11224 * v11225;
-      v855.x[27] = v11226;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11229 = v855.x[28];
-      const float v11230 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11231 = v11229 * v11230;
-      v855.x[28] = v11231;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11234 = v855.x[29];
-      const float v11235 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11236 = v11234 * v11235;
-      v855.x[29] = v11236;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11239 = v855.x[30];
-      const float v11240 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11241 = v11239 * v11240;
-      v855.x[30] = v11241;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11244 = v855.x[31];
-      const float v11245 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11246 = v11244 * v11245;
-      v855.x[31] = v11246;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11249 = v857.x[0];
-      const float v11250 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11251 = v11249 * v11250;
-      v857.x[0] = v11251;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11254 = v857.x[1];
-      const float v11255 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11256 = v11254 * v11255;
-      v857.x[1] = v11256;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11259 = v857.x[2];
-      const float v11260 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11261 = v11259 * v11260;
-      v857.x[2] = v11261;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11264 = v857.x[3];
-      const float v11265 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11266 = v11264 * v11265;
-      v857.x[3] = v11266;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11269 = v857.x[4];
-      const float v11270 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11271 = v11269 * v11270;
-      v857.x[4] = v11271;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11274 = v857.x[5];
-      const float v11275 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11276 = v11274 * v11275;
-      v857.x[5] = v11276;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11279 = v857.x[6];
-      const float v11280 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11281 = v11279 * v11280;
-      v857.x[6] = v11281;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11284 = v857.x[7];
-      const float v11285 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11286 = v11284 * v11285;
-      v857.x[7] = v11286;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11289 = v857.x[8];
-      const float v11290 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11291 = v11289 * v11290;
-      v857.x[8] = v11291;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11294 = v857.x[9];
-      const float v11295 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11296 = v11294 * v11295;
-      v857.x[9] = v11296;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11299 = v857.x[10];
-      const float v11300 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11301 = v11299 * v11300;
-      v857.x[10] = v11301;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11304 = v857.x[11];
-      const float v11305 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11306 = v11304 * v11305;
-      v857.x[11] = v11306;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11309 = v857.x[12];
-      const float v11310 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11311 = v11309 * v11310;
-      v857.x[12] = v11311;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11314 = v857.x[13];
-      const float v11315 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11316 = v11314 * v11315;
-      v857.x[13] = v11316;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11319 = v857.x[14];
-      const float v11320 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11321 = v11319 * v11320;
-      v857.x[14] = v11321;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11324 = v857.x[15];
-      const float v11325 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11326 = v11324 * v11325;
-      v857.x[15] = v11326;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11329 = v857.x[16];
-      const float v11330 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11331 = v11329 * v11330;
-      v857.x[16] = v11331;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11334 = v857.x[17];
-      const float v11335 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11336 = v11334 * v11335;
-      v857.x[17] = v11336;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11339 = v857.x[18];
-      const float v11340 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11341 = v11339 * v11340;
-      v857.x[18] = v11341;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11344 = v857.x[19];
-      const float v11345 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11346 = v11344 * v11345;
-      v857.x[19] = v11346;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11349 = v857.x[20];
-      const float v11350 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11351 = v11349 * v11350;
-      v857.x[20] = v11351;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11354 = v857.x[21];
-      const float v11355 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11356 = v11354 * v11355;
-      v857.x[21] = v11356;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11359 = v857.x[22];
-      const float v11360 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11361 = v11359 * v11360;
-      v857.x[22] = v11361;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11364 = v857.x[23];
-      const float v11365 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11366 = v11364 * v11365;
-      v857.x[23] = v11366;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11369 = v857.x[24];
-      const float v11370 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11371 = v11369 * v11370;
-      v857.x[24] = v11371;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11374 = v857.x[25];
-      const float v11375 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11376 = v11374 * v11375;
-      v857.x[25] = v11376;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11379 = v857.x[26];
-      const float v11380 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11381 = v11379 * v11380;
-      v857.x[26] = v11381;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11384 = v857.x[27];
-      const float v11385 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11386 = v11384 * v11385;
-      v857.x[27] = v11386;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11389 = v857.x[28];
-      const float v11390 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11391 = v11389 * v11390;
-      v857.x[28] = v11391;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11394 = v857.x[29];
-      const float v11395 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11396 = v11394 * v11395;
-      v857.x[29] = v11396;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11399 = v857.x[30];
-      const float v11400 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11401 = v11399 * v11400;
-      v857.x[30] = v11401;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11404 = v857.x[31];
-      const float v11405 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11406 = v11404 * v11405;
-      v857.x[31] = v11406;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11409 = v859.x[0];
-      const float v11410 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11411 = v11409 * v11410;
-      v859.x[0] = v11411;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11414 = v859.x[1];
-      const float v11415 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11416 = v11414 * v11415;
-      v859.x[1] = v11416;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11419 = v859.x[2];
-      const float v11420 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11421 = v11419 * v11420;
-      v859.x[2] = v11421;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11424 = v859.x[3];
-      const float v11425 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11426 = v11424 * v11425;
-      v859.x[3] = v11426;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11429 = v859.x[4];
-      const float v11430 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11431 = v11429 * v11430;
-      v859.x[4] = v11431;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11434 = v859.x[5];
-      const float v11435 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11436 = v11434 * v11435;
-      v859.x[5] = v11436;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11439 = v859.x[6];
-      const float v11440 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11441 = v11439 * v11440;
-      v859.x[6] = v11441;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11444 = v859.x[7];
-      const float v11445 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11446 = v11444 * v11445;
-      v859.x[7] = v11446;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11449 = v859.x[8];
-      const float v11450 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11451 = v11449 * v11450;
-      v859.x[8] = v11451;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11454 = v859.x[9];
-      const float v11455 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11456 = v11454 * v11455;
-      v859.x[9] = v11456;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11459 = v859.x[10];
-      const float v11460 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11461 = v11459 * v11460;
-      v859.x[10] = v11461;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11464 = v859.x[11];
-      const float v11465 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11466 = v11464 * v11465;
-      v859.x[11] = v11466;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11469 = v859.x[12];
-      const float v11470 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11471 = v11469 * v11470;
-      v859.x[12] = v11471;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11474 = v859.x[13];
-      const float v11475 = v10092.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11476 = v11474 * v11475;
-      v859.x[13] = v11476;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11479 = v859.x[14];
-      const float v11480 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11481 = v11479 * v11480;
-      v859.x[14] = v11481;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11484 = v859.x[15];
-      const float v11485 = v10092.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11486 = v11484 * v11485;
-      v859.x[15] = v11486;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11489 = v859.x[16];
-      const float v11490 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11491 = v11489 * v11490;
-      v859.x[16] = v11491;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11494 = v859.x[17];
-      const float v11495 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11496 = v11494 * v11495;
-      v859.x[17] = v11496;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11499 = v859.x[18];
-      const float v11500 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11501 = v11499 * v11500;
-      v859.x[18] = v11501;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11504 = v859.x[19];
-      const float v11505 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11506 = v11504 * v11505;
-      v859.x[19] = v11506;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11509 = v859.x[20];
-      const float v11510 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11511 = v11509 * v11510;
-      v859.x[20] = v11511;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11514 = v859.x[21];
-      const float v11515 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11516 = v11514 * v11515;
-      v859.x[21] = v11516;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11519 = v859.x[22];
-      const float v11520 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11521 = v11519 * v11520;
-      v859.x[22] = v11521;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11524 = v859.x[23];
-      const float v11525 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11526 = v11524 * v11525;
-      v859.x[23] = v11526;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11529 = v859.x[24];
-      const float v11530 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11531 = v11529 * v11530;
-      v859.x[24] = v11531;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11534 = v859.x[25];
-      const float v11535 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11536 = v11534 * v11535;
-      v859.x[25] = v11536;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11539 = v859.x[26];
-      const float v11540 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11541 = v11539 * v11540;
-      v859.x[26] = v11541;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11544 = v859.x[27];
-      const float v11545 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11546 = v11544 * v11545;
-      v859.x[27] = v11546;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11549 = v859.x[28];
-      const float v11550 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11551 = v11549 * v11550;
-      v859.x[28] = v11551;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11554 = v859.x[29];
-      const float v11555 = v10092.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11556 = v11554 * v11555;
-      v859.x[29] = v11556;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11559 = v859.x[30];
-      const float v11560 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11561 = v11559 * v11560;
-      v859.x[30] = v11561;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11564 = v859.x[31];
-      const float v11565 = v10092.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11566 = v11564 * v11565;
-      v859.x[31] = v11566;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<float, 0, 32, 64> v11568;  // kernels/sdpa/flash_tile.hpp:202
-      iron_frag_fill(v11568, 0.0f);
-      iron_frag_convert(v11568, v8178);
-      iron_frag<float, 1, 64, 32> v11570;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v11570, 0.0f);
-      iron_frag_load_shared<false>(v11570, shm2, v8184, 132u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_software(v853, v11568, v11570);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<float, 1, 64, 32> v11577;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v11577, 0.0f);
-      iron_frag_load_shared<false>(v11577, shm2, v8209, 132u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_software(v855, v11568, v11577);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<float, 1, 64, 32> v11584;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v11584, 0.0f);
-      iron_frag_load_shared<false>(v11584, shm2, v8233, 132u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_software(v857, v11568, v11584);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<float, 1, 64, 32> v11591;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v11591, 0.0f);
-      iron_frag_load_shared<false>(v11591, shm2, v8257, 132u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_software(v859, v11568, v11591);  // kernels/sdpa/flash_tile.hpp:206
-      const unsigned int v11601 = v8174 + 1u;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v11602 = v11601 & 1u;
-      const bool v11603 = v8276 < v829;
-      if (v11603) {
-        const unsigned int v11605 = v11602 * 8448u;  // kernels/sdpa/flash_tile.hpp:146
-        const unsigned int v11615 = v8276 + v49;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11616 = v11615 < v37;
-        const unsigned int v11619 = v11616 ? v11615 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11621 = v31 + v11619;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11622 = v11621 * v2;
-        const unsigned int v11623 = v11622 + v28;
-        const unsigned int v11624 = v11623 << 7u;
-        const unsigned int v11625 = v11624 + v53;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11628 = v11605 + v66;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11629 = v11628 + v53;
-        iron_copy_async<16>(shm1 + v11629, k + v11625, v11616);
-        const unsigned int v11639 = v8276 + v73;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11640 = v11639 < v37;
-        const unsigned int v11643 = v11640 ? v11639 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11645 = v31 + v11643;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11646 = v11645 * v2;
-        const unsigned int v11647 = v11646 + v28;
-        const unsigned int v11648 = v11647 << 7u;
-        const unsigned int v11649 = v11648 + v77;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11652 = v11605 + v90;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11653 = v11652 + v77;
-        iron_copy_async<16>(shm1 + v11653, k + v11649, v11640);
-        const unsigned int v11663 = v8276 + v97;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11664 = v11663 < v37;
-        const unsigned int v11667 = v11664 ? v11663 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11669 = v31 + v11667;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11670 = v11669 * v2;
-        const unsigned int v11671 = v11670 + v28;
-        const unsigned int v11672 = v11671 << 7u;
-        const unsigned int v11673 = v11672 + v101;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11676 = v11605 + v114;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11677 = v11676 + v101;
-        iron_copy_async<16>(shm1 + v11677, k + v11673, v11664);
-        const unsigned int v11687 = v8276 + v121;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11688 = v11687 < v37;
-        const unsigned int v11691 = v11688 ? v11687 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11693 = v31 + v11691;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11694 = v11693 * v2;
-        const unsigned int v11695 = v11694 + v28;
-        const unsigned int v11696 = v11695 << 7u;
-        const unsigned int v11697 = v11696 + v125;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11700 = v11605 + v138;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11701 = v11700 + v125;
-        iron_copy_async<16>(shm1 + v11701, k + v11697, v11688);
-        const unsigned int v11711 = v8276 + v145;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11712 = v11711 < v37;
-        const unsigned int v11715 = v11712 ? v11711 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11717 = v31 + v11715;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11718 = v11717 * v2;
-        const unsigned int v11719 = v11718 + v28;
-        const unsigned int v11720 = v11719 << 7u;
-        const unsigned int v11721 = v11720 + v149;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11724 = v11605 + v162;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11725 = v11724 + v149;
-        iron_copy_async<16>(shm1 + v11725, k + v11721, v11712);
-        const unsigned int v11735 = v8276 + v169;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11736 = v11735 < v37;
-        const unsigned int v11739 = v11736 ? v11735 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11741 = v31 + v11739;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11742 = v11741 * v2;
-        const unsigned int v11743 = v11742 + v28;
-        const unsigned int v11744 = v11743 << 7u;
-        const unsigned int v11745 = v11744 + v173;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11748 = v11605 + v186;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11749 = v11748 + v173;
-        iron_copy_async<16>(shm1 + v11749, k + v11745, v11736);
-        const unsigned int v11759 = v8276 + v193;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11760 = v11759 < v37;
-        const unsigned int v11763 = v11760 ? v11759 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11765 = v31 + v11763;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11766 = v11765 * v2;
-        const unsigned int v11767 = v11766 + v28;
-        const unsigned int v11768 = v11767 << 7u;
-        const unsigned int v11769 = v11768 + v197;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11772 = v11605 + v210;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11773 = v11772 + v197;
-        iron_copy_async<16>(shm1 + v11773, k + v11769, v11760);
-        const unsigned int v11783 = v8276 + v217;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11784 = v11783 < v37;
-        const unsigned int v11787 = v11784 ? v11783 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11789 = v31 + v11787;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11790 = v11789 * v2;
-        const unsigned int v11791 = v11790 + v28;
-        const unsigned int v11792 = v11791 << 7u;
-        const unsigned int v11793 = v11792 + v221;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11796 = v11605 + v234;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11797 = v11796 + v221;
-        iron_copy_async<16>(shm1 + v11797, k + v11793, v11784);
-        const unsigned int v11807 = v8276 + v241;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11808 = v11807 < v37;
-        const unsigned int v11811 = v11808 ? v11807 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11813 = v31 + v11811;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11814 = v11813 * v2;
-        const unsigned int v11815 = v11814 + v28;
-        const unsigned int v11816 = v11815 << 7u;
-        const unsigned int v11817 = v11816 + v245;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11820 = v11605 + v258;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11821 = v11820 + v245;
-        iron_copy_async<16>(shm1 + v11821, k + v11817, v11808);
-        const unsigned int v11831 = v8276 + v265;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11832 = v11831 < v37;
-        const unsigned int v11835 = v11832 ? v11831 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11837 = v31 + v11835;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11838 = v11837 * v2;
-        const unsigned int v11839 = v11838 + v28;
-        const unsigned int v11840 = v11839 << 7u;
-        const unsigned int v11841 = v11840 + v269;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11844 = v11605 + v282;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11845 = v11844 + v269;
-        iron_copy_async<16>(shm1 + v11845, k + v11841, v11832);
-        const unsigned int v11855 = v8276 + v289;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11856 = v11855 < v37;
-        const unsigned int v11859 = v11856 ? v11855 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11861 = v31 + v11859;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11862 = v11861 * v2;
-        const unsigned int v11863 = v11862 + v28;
-        const unsigned int v11864 = v11863 << 7u;
-        const unsigned int v11865 = v11864 + v293;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11868 = v11605 + v306;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11869 = v11868 + v293;
-        iron_copy_async<16>(shm1 + v11869, k + v11865, v11856);
-        const unsigned int v11879 = v8276 + v313;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11880 = v11879 < v37;
-        const unsigned int v11883 = v11880 ? v11879 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11885 = v31 + v11883;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11886 = v11885 * v2;
-        const unsigned int v11887 = v11886 + v28;
-        const unsigned int v11888 = v11887 << 7u;
-        const unsigned int v11889 = v11888 + v317;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11892 = v11605 + v330;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11893 = v11892 + v317;
-        iron_copy_async<16>(shm1 + v11893, k + v11889, v11880);
-        const unsigned int v11903 = v8276 + v337;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11904 = v11903 < v37;
-        const unsigned int v11907 = v11904 ? v11903 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11909 = v31 + v11907;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11910 = v11909 * v2;
-        const unsigned int v11911 = v11910 + v28;
-        const unsigned int v11912 = v11911 << 7u;
-        const unsigned int v11913 = v11912 + v341;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11916 = v11605 + v354;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11917 = v11916 + v341;
-        iron_copy_async<16>(shm1 + v11917, k + v11913, v11904);
-        const unsigned int v11927 = v8276 + v361;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11928 = v11927 < v37;
-        const unsigned int v11931 = v11928 ? v11927 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11933 = v31 + v11931;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11934 = v11933 * v2;
-        const unsigned int v11935 = v11934 + v28;
-        const unsigned int v11936 = v11935 << 7u;
-        const unsigned int v11937 = v11936 + v365;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11940 = v11605 + v378;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11941 = v11940 + v365;
-        iron_copy_async<16>(shm1 + v11941, k + v11937, v11928);
-        const unsigned int v11951 = v8276 + v385;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11952 = v11951 < v37;
-        const unsigned int v11955 = v11952 ? v11951 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11957 = v31 + v11955;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11958 = v11957 * v2;
-        const unsigned int v11959 = v11958 + v28;
-        const unsigned int v11960 = v11959 << 7u;
-        const unsigned int v11961 = v11960 + v389;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11964 = v11605 + v402;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11965 = v11964 + v389;
-        iron_copy_async<16>(shm1 + v11965, k + v11961, v11952);
-        const unsigned int v11975 = v8276 + v409;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11976 = v11975 < v37;
-        const unsigned int v11979 = v11976 ? v11975 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11981 = v31 + v11979;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11982 = v11981 * v2;
-        const unsigned int v11983 = v11982 + v28;
-        const unsigned int v11984 = v11983 << 7u;
-        const unsigned int v11985 = v11984 + v413;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11988 = v11605 + v426;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11989 = v11988 + v413;
-        iron_copy_async<16>(shm1 + v11989, k + v11985, v11976);
-        iron_copy_async<16>(shm2 + v11629, v + v11625, v11616);
-        iron_copy_async<16>(shm2 + v11653, v + v11649, v11640);
-        iron_copy_async<16>(shm2 + v11677, v + v11673, v11664);
-        iron_copy_async<16>(shm2 + v11701, v + v11697, v11688);
-        iron_copy_async<16>(shm2 + v11725, v + v11721, v11712);
-        iron_copy_async<16>(shm2 + v11749, v + v11745, v11736);
-        iron_copy_async<16>(shm2 + v11773, v + v11769, v11760);
-        iron_copy_async<16>(shm2 + v11797, v + v11793, v11784);
-        iron_copy_async<16>(shm2 + v11821, v + v11817, v11808);
-        iron_copy_async<16>(shm2 + v11845, v + v11841, v11832);
-        iron_copy_async<16>(shm2 + v11869, v + v11865, v11856);
-        iron_copy_async<16>(shm2 + v11893, v + v11889, v11880);
-        iron_copy_async<16>(shm2 + v11917, v + v11913, v11904);
-        iron_copy_async<16>(shm2 + v11941, v + v11937, v11928);
-        iron_copy_async<16>(shm2 + v11965, v + v11961, v11952);
-        iron_copy_async<16>(shm2 + v11989, v + v11985, v11976);
+      const unsigned int v8179 = v8172 + 64u;
+      const unsigned int v8181 = v8174 + 1u;
+      const unsigned int v8182 = v8181 & 1u;
+      const bool v8183 = v8179 < v829;
+      if (v8183) {
+        const unsigned int v8185 = v8182 * 8448u;  // kernels/sdpa/flash_tile.hpp:146
+        const unsigned int v8195 = v8179 + v49;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8196 = v8195 < v37;
+        const unsigned int v8199 = v8196 ? v8195 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8201 = v31 + v8199;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8202 = v8201 * v2;
+        const unsigned int v8203 = v8202 + v28;
+        const unsigned int v8204 = v8203 << 7u;
+        const unsigned int v8205 = v8204 + v53;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8208 = v8185 + v66;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8209 = v8208 + v53;
+        iron_copy_async<16>(shm1 + v8209, k + v8205, v8196);
+        const unsigned int v8219 = v8179 + v73;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8220 = v8219 < v37;
+        const unsigned int v8223 = v8220 ? v8219 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8225 = v31 + v8223;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8226 = v8225 * v2;
+        const unsigned int v8227 = v8226 + v28;
+        const unsigned int v8228 = v8227 << 7u;
+        const unsigned int v8229 = v8228 + v77;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8232 = v8185 + v90;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8233 = v8232 + v77;
+        iron_copy_async<16>(shm1 + v8233, k + v8229, v8220);
+        const unsigned int v8243 = v8179 + v97;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8244 = v8243 < v37;
+        const unsigned int v8247 = v8244 ? v8243 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8249 = v31 + v8247;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8250 = v8249 * v2;
+        const unsigned int v8251 = v8250 + v28;
+        const unsigned int v8252 = v8251 << 7u;
+        const unsigned int v8253 = v8252 + v101;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8256 = v8185 + v114;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8257 = v8256 + v101;
+        iron_copy_async<16>(shm1 + v8257, k + v8253, v8244);
+        const unsigned int v8267 = v8179 + v121;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8268 = v8267 < v37;
+        const unsigned int v8271 = v8268 ? v8267 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8273 = v31 + v8271;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8274 = v8273 * v2;
+        const unsigned int v8275 = v8274 + v28;
+        const unsigned int v8276 = v8275 << 7u;
+        const unsigned int v8277 = v8276 + v125;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8280 = v8185 + v138;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8281 = v8280 + v125;
+        iron_copy_async<16>(shm1 + v8281, k + v8277, v8268);
+        const unsigned int v8291 = v8179 + v145;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8292 = v8291 < v37;
+        const unsigned int v8295 = v8292 ? v8291 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8297 = v31 + v8295;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8298 = v8297 * v2;
+        const unsigned int v8299 = v8298 + v28;
+        const unsigned int v8300 = v8299 << 7u;
+        const unsigned int v8301 = v8300 + v149;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8304 = v8185 + v162;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8305 = v8304 + v149;
+        iron_copy_async<16>(shm1 + v8305, k + v8301, v8292);
+        const unsigned int v8315 = v8179 + v169;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8316 = v8315 < v37;
+        const unsigned int v8319 = v8316 ? v8315 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8321 = v31 + v8319;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8322 = v8321 * v2;
+        const unsigned int v8323 = v8322 + v28;
+        const unsigned int v8324 = v8323 << 7u;
+        const unsigned int v8325 = v8324 + v173;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8328 = v8185 + v186;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8329 = v8328 + v173;
+        iron_copy_async<16>(shm1 + v8329, k + v8325, v8316);
+        const unsigned int v8339 = v8179 + v193;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8340 = v8339 < v37;
+        const unsigned int v8343 = v8340 ? v8339 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8345 = v31 + v8343;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8346 = v8345 * v2;
+        const unsigned int v8347 = v8346 + v28;
+        const unsigned int v8348 = v8347 << 7u;
+        const unsigned int v8349 = v8348 + v197;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8352 = v8185 + v210;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8353 = v8352 + v197;
+        iron_copy_async<16>(shm1 + v8353, k + v8349, v8340);
+        const unsigned int v8363 = v8179 + v217;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8364 = v8363 < v37;
+        const unsigned int v8367 = v8364 ? v8363 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8369 = v31 + v8367;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8370 = v8369 * v2;
+        const unsigned int v8371 = v8370 + v28;
+        const unsigned int v8372 = v8371 << 7u;
+        const unsigned int v8373 = v8372 + v221;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8376 = v8185 + v234;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8377 = v8376 + v221;
+        iron_copy_async<16>(shm1 + v8377, k + v8373, v8364);
+        const unsigned int v8387 = v8179 + v241;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8388 = v8387 < v37;
+        const unsigned int v8391 = v8388 ? v8387 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8393 = v31 + v8391;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8394 = v8393 * v2;
+        const unsigned int v8395 = v8394 + v28;
+        const unsigned int v8396 = v8395 << 7u;
+        const unsigned int v8397 = v8396 + v245;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8400 = v8185 + v258;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8401 = v8400 + v245;
+        iron_copy_async<16>(shm1 + v8401, k + v8397, v8388);
+        const unsigned int v8411 = v8179 + v265;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8412 = v8411 < v37;
+        const unsigned int v8415 = v8412 ? v8411 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8417 = v31 + v8415;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8418 = v8417 * v2;
+        const unsigned int v8419 = v8418 + v28;
+        const unsigned int v8420 = v8419 << 7u;
+        const unsigned int v8421 = v8420 + v269;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8424 = v8185 + v282;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8425 = v8424 + v269;
+        iron_copy_async<16>(shm1 + v8425, k + v8421, v8412);
+        const unsigned int v8435 = v8179 + v289;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8436 = v8435 < v37;
+        const unsigned int v8439 = v8436 ? v8435 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8441 = v31 + v8439;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8442 = v8441 * v2;
+        const unsigned int v8443 = v8442 + v28;
+        const unsigned int v8444 = v8443 << 7u;
+        const unsigned int v8445 = v8444 + v293;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8448 = v8185 + v306;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8449 = v8448 + v293;
+        iron_copy_async<16>(shm1 + v8449, k + v8445, v8436);
+        const unsigned int v8459 = v8179 + v313;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8460 = v8459 < v37;
+        const unsigned int v8463 = v8460 ? v8459 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8465 = v31 + v8463;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8466 = v8465 * v2;
+        const unsigned int v8467 = v8466 + v28;
+        const unsigned int v8468 = v8467 << 7u;
+        const unsigned int v8469 = v8468 + v317;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8472 = v8185 + v330;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8473 = v8472 + v317;
+        iron_copy_async<16>(shm1 + v8473, k + v8469, v8460);
+        const unsigned int v8483 = v8179 + v337;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8484 = v8483 < v37;
+        const unsigned int v8487 = v8484 ? v8483 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8489 = v31 + v8487;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8490 = v8489 * v2;
+        const unsigned int v8491 = v8490 + v28;
+        const unsigned int v8492 = v8491 << 7u;
+        const unsigned int v8493 = v8492 + v341;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8496 = v8185 + v354;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8497 = v8496 + v341;
+        iron_copy_async<16>(shm1 + v8497, k + v8493, v8484);
+        const unsigned int v8507 = v8179 + v361;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8508 = v8507 < v37;
+        const unsigned int v8511 = v8508 ? v8507 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8513 = v31 + v8511;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8514 = v8513 * v2;
+        const unsigned int v8515 = v8514 + v28;
+        const unsigned int v8516 = v8515 << 7u;
+        const unsigned int v8517 = v8516 + v365;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8520 = v8185 + v378;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8521 = v8520 + v365;
+        iron_copy_async<16>(shm1 + v8521, k + v8517, v8508);
+        const unsigned int v8531 = v8179 + v385;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8532 = v8531 < v37;
+        const unsigned int v8535 = v8532 ? v8531 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8537 = v31 + v8535;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8538 = v8537 * v2;
+        const unsigned int v8539 = v8538 + v28;
+        const unsigned int v8540 = v8539 << 7u;
+        const unsigned int v8541 = v8540 + v389;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8544 = v8185 + v402;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8545 = v8544 + v389;
+        iron_copy_async<16>(shm1 + v8545, k + v8541, v8532);
+        const unsigned int v8555 = v8179 + v409;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8556 = v8555 < v37;
+        const unsigned int v8559 = v8556 ? v8555 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8561 = v31 + v8559;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8562 = v8561 * v2;
+        const unsigned int v8563 = v8562 + v28;
+        const unsigned int v8564 = v8563 << 7u;
+        const unsigned int v8565 = v8564 + v413;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8568 = v8185 + v426;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8569 = v8568 + v413;
+        iron_copy_async<16>(shm1 + v8569, k + v8565, v8556);
+        iron_copy_async<16>(shm2 + v8209, v + v8205, v8196);
+        iron_copy_async<16>(shm2 + v8233, v + v8229, v8220);
+        iron_copy_async<16>(shm2 + v8257, v + v8253, v8244);
+        iron_copy_async<16>(shm2 + v8281, v + v8277, v8268);
+        iron_copy_async<16>(shm2 + v8305, v + v8301, v8292);
+        iron_copy_async<16>(shm2 + v8329, v + v8325, v8316);
+        iron_copy_async<16>(shm2 + v8353, v + v8349, v8340);
+        iron_copy_async<16>(shm2 + v8377, v + v8373, v8364);
+        iron_copy_async<16>(shm2 + v8401, v + v8397, v8388);
+        iron_copy_async<16>(shm2 + v8425, v + v8421, v8412);
+        iron_copy_async<16>(shm2 + v8449, v + v8445, v8436);
+        iron_copy_async<16>(shm2 + v8473, v + v8469, v8460);
+        iron_copy_async<16>(shm2 + v8497, v + v8493, v8484);
+        iron_copy_async<16>(shm2 + v8521, v + v8517, v8508);
+        iron_copy_async<16>(shm2 + v8545, v + v8541, v8532);
+        iron_copy_async<16>(shm2 + v8569, v + v8565, v8556);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
+      iron_frag<float, 2, 32, 64> v8957;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v8957, 0.0f);
+      iron_frag<float, 1, 16, 64> v8959;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8959, 0.0f);
+      const unsigned int v8963 = v8176 * 8448u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8959, shm1, v8963, 132u);
+      iron_frag<float, 0, 32, 16> v8966;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8966, 0.0f);
+      iron_frag_load_shared<false>(v8966, shm0, v817, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8957, v8966, v8959);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8971;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8971, 0.0f);
+      const unsigned int v8976 = v8963 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8971, shm1, v8976, 132u);
+      iron_frag<float, 0, 32, 16> v8978;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8978, 0.0f);
+      iron_frag_load_shared<false>(v8978, shm0, v8981, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8957, v8978, v8971);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8983;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8983, 0.0f);
+      const unsigned int v8988 = v8963 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8983, shm1, v8988, 132u);
+      iron_frag<float, 0, 32, 16> v8990;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8990, 0.0f);
+      iron_frag_load_shared<false>(v8990, shm0, v8993, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8957, v8990, v8983);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8995;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8995, 0.0f);
+      const unsigned int v9000 = v8963 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8995, shm1, v9000, 132u);
+      iron_frag<float, 0, 32, 16> v9002;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9002, 0.0f);
+      iron_frag_load_shared<false>(v9002, shm0, v9005, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8957, v9002, v8995);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9007;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9007, 0.0f);
+      const unsigned int v9012 = v8963 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9007, shm1, v9012, 132u);
+      iron_frag<float, 0, 32, 16> v9014;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9014, 0.0f);
+      iron_frag_load_shared<false>(v9014, shm0, v9017, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8957, v9014, v9007);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9019;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9019, 0.0f);
+      const unsigned int v9024 = v8963 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9019, shm1, v9024, 132u);
+      iron_frag<float, 0, 32, 16> v9026;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9026, 0.0f);
+      iron_frag_load_shared<false>(v9026, shm0, v9029, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8957, v9026, v9019);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9031;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9031, 0.0f);
+      const unsigned int v9036 = v8963 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9031, shm1, v9036, 132u);
+      iron_frag<float, 0, 32, 16> v9038;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9038, 0.0f);
+      iron_frag_load_shared<false>(v9038, shm0, v9041, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8957, v9038, v9031);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9043;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9043, 0.0f);
+      const unsigned int v9048 = v8963 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9043, shm1, v9048, 132u);
+      iron_frag<float, 0, 32, 16> v9050;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9050, 0.0f);
+      iron_frag_load_shared<false>(v9050, shm0, v9053, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8957, v9050, v9043);  // kernels/sdpa/flash_tile.hpp:160
+      const bool v9056 = v8179 <= v37;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v9064 = v8179 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v9065 = v9064 <= v832;
+      const bool v9066 = v828 || v9065;
+      const bool v9067 = v9056 && v9066;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v9070 = v8172 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v9071 = v9070 + v18;
+      const bool v9073 = v821 <= v9071;
+      const bool v9074 = v9069 || v9073;
+      const bool v9075 = v9067 && v9074;  // kernels/sdpa/flash_tile.hpp:165
+      if (v9075) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v9078 = v8957.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v9079 = v9078 * v847;
+        v8957.x[0] = v9079;
+        const float v9082 = v8957.x[1];
+        const float v9083 = v9082 * v847;
+        v8957.x[1] = v9083;
+        const float v9086 = v8957.x[2];
+        const float v9087 = v9086 * v847;
+        v8957.x[2] = v9087;
+        const float v9090 = v8957.x[3];
+        const float v9091 = v9090 * v847;
+        v8957.x[3] = v9091;
+        const float v9094 = v8957.x[4];
+        const float v9095 = v9094 * v847;
+        v8957.x[4] = v9095;
+        const float v9098 = v8957.x[5];
+        const float v9099 = v9098 * v847;
+        v8957.x[5] = v9099;
+        const float v9102 = v8957.x[6];
+        const float v9103 = v9102 * v847;
+        v8957.x[6] = v9103;
+        const float v9106 = v8957.x[7];
+        const float v9107 = v9106 * v847;
+        v8957.x[7] = v9107;
+        const float v9110 = v8957.x[8];
+        const float v9111 = v9110 * v847;
+        v8957.x[8] = v9111;
+        const float v9114 = v8957.x[9];
+        const float v9115 = v9114 * v847;
+        v8957.x[9] = v9115;
+        const float v9118 = v8957.x[10];
+        const float v9119 = v9118 * v847;
+        v8957.x[10] = v9119;
+        const float v9122 = v8957.x[11];
+        const float v9123 = v9122 * v847;
+        v8957.x[11] = v9123;
+        const float v9126 = v8957.x[12];
+        const float v9127 = v9126 * v847;
+        v8957.x[12] = v9127;
+        const float v9130 = v8957.x[13];
+        const float v9131 = v9130 * v847;
+        v8957.x[13] = v9131;
+        const float v9134 = v8957.x[14];
+        const float v9135 = v9134 * v847;
+        v8957.x[14] = v9135;
+        const float v9138 = v8957.x[15];
+        const float v9139 = v9138 * v847;
+        v8957.x[15] = v9139;
+        const float v9142 = v8957.x[16];
+        const float v9143 = v9142 * v847;
+        v8957.x[16] = v9143;
+        const float v9146 = v8957.x[17];
+        const float v9147 = v9146 * v847;
+        v8957.x[17] = v9147;
+        const float v9150 = v8957.x[18];
+        const float v9151 = v9150 * v847;
+        v8957.x[18] = v9151;
+        const float v9154 = v8957.x[19];
+        const float v9155 = v9154 * v847;
+        v8957.x[19] = v9155;
+        const float v9158 = v8957.x[20];
+        const float v9159 = v9158 * v847;
+        v8957.x[20] = v9159;
+        const float v9162 = v8957.x[21];
+        const float v9163 = v9162 * v847;
+        v8957.x[21] = v9163;
+        const float v9166 = v8957.x[22];
+        const float v9167 = v9166 * v847;
+        v8957.x[22] = v9167;
+        const float v9170 = v8957.x[23];
+        const float v9171 = v9170 * v847;
+        v8957.x[23] = v9171;
+        const float v9174 = v8957.x[24];
+        const float v9175 = v9174 * v847;
+        v8957.x[24] = v9175;
+        const float v9178 = v8957.x[25];
+        const float v9179 = v9178 * v847;
+        v8957.x[25] = v9179;
+        const float v9182 = v8957.x[26];
+        const float v9183 = v9182 * v847;
+        v8957.x[26] = v9183;
+        const float v9186 = v8957.x[27];
+        const float v9187 = v9186 * v847;
+        v8957.x[27] = v9187;
+        const float v9190 = v8957.x[28];
+        const float v9191 = v9190 * v847;
+        v8957.x[28] = v9191;
+        const float v9194 = v8957.x[29];
+        const float v9195 = v9194 * v847;
+        v8957.x[29] = v9195;
+        const float v9198 = v8957.x[30];
+        const float v9199 = v9198 * v847;
+        v8957.x[30] = v9199;
+        const float v9202 = v8957.x[31];
+        const float v9203 = v9202 * v847;
+        v8957.x[31] = v9203;
+        const float v9206 = v8957.x[32];
+        const float v9207 = v9206 * v847;
+        v8957.x[32] = v9207;
+        const float v9210 = v8957.x[33];
+        const float v9211 = v9210 * v847;
+        v8957.x[33] = v9211;
+        const float v9214 = v8957.x[34];
+        const float v9215 = v9214 * v847;
+        v8957.x[34] = v9215;
+        const float v9218 = v8957.x[35];
+        const float v9219 = v9218 * v847;
+        v8957.x[35] = v9219;
+        const float v9222 = v8957.x[36];
+        const float v9223 = v9222 * v847;
+        v8957.x[36] = v9223;
+        const float v9226 = v8957.x[37];
+        const float v9227 = v9226 * v847;
+        v8957.x[37] = v9227;
+        const float v9230 = v8957.x[38];
+        const float v9231 = v9230 * v847;
+        v8957.x[38] = v9231;
+        const float v9234 = v8957.x[39];
+        const float v9235 = v9234 * v847;
+        v8957.x[39] = v9235;
+        const float v9238 = v8957.x[40];
+        const float v9239 = v9238 * v847;
+        v8957.x[40] = v9239;
+        const float v9242 = v8957.x[41];
+        const float v9243 = v9242 * v847;
+        v8957.x[41] = v9243;
+        const float v9246 = v8957.x[42];
+        const float v9247 = v9246 * v847;
+        v8957.x[42] = v9247;
+        const float v9250 = v8957.x[43];
+        const float v9251 = v9250 * v847;
+        v8957.x[43] = v9251;
+        const float v9254 = v8957.x[44];
+        const float v9255 = v9254 * v847;
+        v8957.x[44] = v9255;
+        const float v9258 = v8957.x[45];
+        const float v9259 = v9258 * v847;
+        v8957.x[45] = v9259;
+        const float v9262 = v8957.x[46];
+        const float v9263 = v9262 * v847;
+        v8957.x[46] = v9263;
+        const float v9266 = v8957.x[47];
+        const float v9267 = v9266 * v847;
+        v8957.x[47] = v9267;
+        const float v9270 = v8957.x[48];
+        const float v9271 = v9270 * v847;
+        v8957.x[48] = v9271;
+        const float v9274 = v8957.x[49];
+        const float v9275 = v9274 * v847;
+        v8957.x[49] = v9275;
+        const float v9278 = v8957.x[50];
+        const float v9279 = v9278 * v847;
+        v8957.x[50] = v9279;
+        const float v9282 = v8957.x[51];
+        const float v9283 = v9282 * v847;
+        v8957.x[51] = v9283;
+        const float v9286 = v8957.x[52];
+        const float v9287 = v9286 * v847;
+        v8957.x[52] = v9287;
+        const float v9290 = v8957.x[53];
+        const float v9291 = v9290 * v847;
+        v8957.x[53] = v9291;
+        const float v9294 = v8957.x[54];
+        const float v9295 = v9294 * v847;
+        v8957.x[54] = v9295;
+        const float v9298 = v8957.x[55];
+        const float v9299 = v9298 * v847;
+        v8957.x[55] = v9299;
+        const float v9302 = v8957.x[56];
+        const float v9303 = v9302 * v847;
+        v8957.x[56] = v9303;
+        const float v9306 = v8957.x[57];
+        const float v9307 = v9306 * v847;
+        v8957.x[57] = v9307;
+        const float v9310 = v8957.x[58];
+        const float v9311 = v9310 * v847;
+        v8957.x[58] = v9311;
+        const float v9314 = v8957.x[59];
+        const float v9315 = v9314 * v847;
+        v8957.x[59] = v9315;
+        const float v9318 = v8957.x[60];
+        const float v9319 = v9318 * v847;
+        v8957.x[60] = v9319;
+        const float v9322 = v8957.x[61];
+        const float v9323 = v9322 * v847;
+        v8957.x[61] = v9323;
+        const float v9326 = v8957.x[62];
+        const float v9327 = v9326 * v847;
+        v8957.x[62] = v9327;
+        const float v9330 = v8957.x[63];
+        const float v9331 = v9330 * v847;
+        v8957.x[63] = v9331;
+      } else {
+        const unsigned int v9332 = static_cast<unsigned int>(v8957.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9333 = static_cast<unsigned int>(v8957.row(0, iron_linear_thread() & 31u));
+        const float v9334 = v8957.x[0];
+        const unsigned int v9335 = v43 + v9333;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9336 = v8172 + v9332;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9337 = v9336 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9340 = v9335 + v37;
+        const unsigned int v9341 = v9336 + v18;
+        const bool v9342 = v9341 <= v9340;
+        const bool v9343 = v828 || v9342;
+        const bool v9344 = v9337 && v9343;
+        const unsigned int v9347 = v9336 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9348 = v9347 + v18;
+        const bool v9350 = v9340 < v9348;
+        const bool v9351 = v9069 || v9350;
+        const bool v9352 = v9344 && v9351;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9354 = v9334 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9355 = v9352 ? v9354 : __uint_as_float(0xff800000u);
+        v8957.x[0] = v9355;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9356 = static_cast<unsigned int>(v8957.col(1, iron_linear_thread() & 31u));
+        const unsigned int v9357 = static_cast<unsigned int>(v8957.row(1, iron_linear_thread() & 31u));
+        const float v9358 = v8957.x[1];
+        const unsigned int v9359 = v43 + v9357;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9360 = v8172 + v9356;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9361 = v9360 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9364 = v9359 + v37;
+        const unsigned int v9365 = v9360 + v18;
+        const bool v9366 = v9365 <= v9364;
+        const bool v9367 = v828 || v9366;
+        const bool v9368 = v9361 && v9367;
+        const unsigned int v9371 = v9360 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9372 = v9371 + v18;
+        const bool v9374 = v9364 < v9372;
+        const bool v9375 = v9069 || v9374;
+        const bool v9376 = v9368 && v9375;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9378 = v9358 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9379 = v9376 ? v9378 : __uint_as_float(0xff800000u);
+        v8957.x[1] = v9379;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9380 = static_cast<unsigned int>(v8957.col(2, iron_linear_thread() & 31u));
+        const unsigned int v9381 = static_cast<unsigned int>(v8957.row(2, iron_linear_thread() & 31u));
+        const float v9382 = v8957.x[2];
+        const unsigned int v9383 = v43 + v9381;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9384 = v8172 + v9380;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9385 = v9384 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9388 = v9383 + v37;
+        const unsigned int v9389 = v9384 + v18;
+        const bool v9390 = v9389 <= v9388;
+        const bool v9391 = v828 || v9390;
+        const bool v9392 = v9385 && v9391;
+        const unsigned int v9395 = v9384 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9396 = v9395 + v18;
+        const bool v9398 = v9388 < v9396;
+        const bool v9399 = v9069 || v9398;
+        const bool v9400 = v9392 && v9399;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9402 = v9382 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9403 = v9400 ? v9402 : __uint_as_float(0xff800000u);
+        v8957.x[2] = v9403;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9404 = static_cast<unsigned int>(v8957.col(3, iron_linear_thread() & 31u));
+        const unsigned int v9405 = static_cast<unsigned int>(v8957.row(3, iron_linear_thread() & 31u));
+        const float v9406 = v8957.x[3];
+        const unsigned int v9407 = v43 + v9405;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9408 = v8172 + v9404;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9409 = v9408 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9412 = v9407 + v37;
+        const unsigned int v9413 = v9408 + v18;
+        const bool v9414 = v9413 <= v9412;
+        const bool v9415 = v828 || v9414;
+        const bool v9416 = v9409 && v9415;
+        const unsigned int v9419 = v9408 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9420 = v9419 + v18;
+        const bool v9422 = v9412 < v9420;
+        const bool v9423 = v9069 || v9422;
+        const bool v9424 = v9416 && v9423;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9426 = v9406 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9427 = v9424 ? v9426 : __uint_as_float(0xff800000u);
+        v8957.x[3] = v9427;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9428 = static_cast<unsigned int>(v8957.col(4, iron_linear_thread() & 31u));
+        const unsigned int v9429 = static_cast<unsigned int>(v8957.row(4, iron_linear_thread() & 31u));
+        const float v9430 = v8957.x[4];
+        const unsigned int v9431 = v43 + v9429;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9432 = v8172 + v9428;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9433 = v9432 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9436 = v9431 + v37;
+        const unsigned int v9437 = v9432 + v18;
+        const bool v9438 = v9437 <= v9436;
+        const bool v9439 = v828 || v9438;
+        const bool v9440 = v9433 && v9439;
+        const unsigned int v9443 = v9432 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9444 = v9443 + v18;
+        const bool v9446 = v9436 < v9444;
+        const bool v9447 = v9069 || v9446;
+        const bool v9448 = v9440 && v9447;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9450 = v9430 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9451 = v9448 ? v9450 : __uint_as_float(0xff800000u);
+        v8957.x[4] = v9451;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9452 = static_cast<unsigned int>(v8957.col(5, iron_linear_thread() & 31u));
+        const unsigned int v9453 = static_cast<unsigned int>(v8957.row(5, iron_linear_thread() & 31u));
+        const float v9454 = v8957.x[5];
+        const unsigned int v9455 = v43 + v9453;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9456 = v8172 + v9452;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9457 = v9456 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9460 = v9455 + v37;
+        const unsigned int v9461 = v9456 + v18;
+        const bool v9462 = v9461 <= v9460;
+        const bool v9463 = v828 || v9462;
+        const bool v9464 = v9457 && v9463;
+        const unsigned int v9467 = v9456 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9468 = v9467 + v18;
+        const bool v9470 = v9460 < v9468;
+        const bool v9471 = v9069 || v9470;
+        const bool v9472 = v9464 && v9471;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9474 = v9454 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9475 = v9472 ? v9474 : __uint_as_float(0xff800000u);
+        v8957.x[5] = v9475;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9476 = static_cast<unsigned int>(v8957.col(6, iron_linear_thread() & 31u));
+        const unsigned int v9477 = static_cast<unsigned int>(v8957.row(6, iron_linear_thread() & 31u));
+        const float v9478 = v8957.x[6];
+        const unsigned int v9479 = v43 + v9477;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9480 = v8172 + v9476;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9481 = v9480 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9484 = v9479 + v37;
+        const unsigned int v9485 = v9480 + v18;
+        const bool v9486 = v9485 <= v9484;
+        const bool v9487 = v828 || v9486;
+        const bool v9488 = v9481 && v9487;
+        const unsigned int v9491 = v9480 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9492 = v9491 + v18;
+        const bool v9494 = v9484 < v9492;
+        const bool v9495 = v9069 || v9494;
+        const bool v9496 = v9488 && v9495;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9498 = v9478 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9499 = v9496 ? v9498 : __uint_as_float(0xff800000u);
+        v8957.x[6] = v9499;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9500 = static_cast<unsigned int>(v8957.col(7, iron_linear_thread() & 31u));
+        const unsigned int v9501 = static_cast<unsigned int>(v8957.row(7, iron_linear_thread() & 31u));
+        const float v9502 = v8957.x[7];
+        const unsigned int v9503 = v43 + v9501;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9504 = v8172 + v9500;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9505 = v9504 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9508 = v9503 + v37;
+        const unsigned int v9509 = v9504 + v18;
+        const bool v9510 = v9509 <= v9508;
+        const bool v9511 = v828 || v9510;
+        const bool v9512 = v9505 && v9511;
+        const unsigned int v9515 = v9504 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9516 = v9515 + v18;
+        const bool v9518 = v9508 < v9516;
+        const bool v9519 = v9069 || v9518;
+        const bool v9520 = v9512 && v9519;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9522 = v9502 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9523 = v9520 ? v9522 : __uint_as_float(0xff800000u);
+        v8957.x[7] = v9523;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9524 = static_cast<unsigned int>(v8957.col(8, iron_linear_thread() & 31u));
+        const unsigned int v9525 = static_cast<unsigned int>(v8957.row(8, iron_linear_thread() & 31u));
+        const float v9526 = v8957.x[8];
+        const unsigned int v9527 = v43 + v9525;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9528 = v8172 + v9524;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9529 = v9528 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9532 = v9527 + v37;
+        const unsigned int v9533 = v9528 + v18;
+        const bool v9534 = v9533 <= v9532;
+        const bool v9535 = v828 || v9534;
+        const bool v9536 = v9529 && v9535;
+        const unsigned int v9539 = v9528 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9540 = v9539 + v18;
+        const bool v9542 = v9532 < v9540;
+        const bool v9543 = v9069 || v9542;
+        const bool v9544 = v9536 && v9543;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9546 = v9526 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9547 = v9544 ? v9546 : __uint_as_float(0xff800000u);
+        v8957.x[8] = v9547;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9548 = static_cast<unsigned int>(v8957.col(9, iron_linear_thread() & 31u));
+        const unsigned int v9549 = static_cast<unsigned int>(v8957.row(9, iron_linear_thread() & 31u));
+        const float v9550 = v8957.x[9];
+        const unsigned int v9551 = v43 + v9549;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9552 = v8172 + v9548;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9553 = v9552 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9556 = v9551 + v37;
+        const unsigned int v9557 = v9552 + v18;
+        const bool v9558 = v9557 <= v9556;
+        const bool v9559 = v828 || v9558;
+        const bool v9560 = v9553 && v9559;
+        const unsigned int v9563 = v9552 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9564 = v9563 + v18;
+        const bool v9566 = v9556 < v9564;
+        const bool v9567 = v9069 || v9566;
+        const bool v9568 = v9560 && v9567;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9570 = v9550 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9571 = v9568 ? v9570 : __uint_as_float(0xff800000u);
+        v8957.x[9] = v9571;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9572 = static_cast<unsigned int>(v8957.col(10, iron_linear_thread() & 31u));
+        const unsigned int v9573 = static_cast<unsigned int>(v8957.row(10, iron_linear_thread() & 31u));
+        const float v9574 = v8957.x[10];
+        const unsigned int v9575 = v43 + v9573;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9576 = v8172 + v9572;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9577 = v9576 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9580 = v9575 + v37;
+        const unsigned int v9581 = v9576 + v18;
+        const bool v9582 = v9581 <= v9580;
+        const bool v9583 = v828 || v9582;
+        const bool v9584 = v9577 && v9583;
+        const unsigned int v9587 = v9576 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9588 = v9587 + v18;
+        const bool v9590 = v9580 < v9588;
+        const bool v9591 = v9069 || v9590;
+        const bool v9592 = v9584 && v9591;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9594 = v9574 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9595 = v9592 ? v9594 : __uint_as_float(0xff800000u);
+        v8957.x[10] = v9595;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9596 = static_cast<unsigned int>(v8957.col(11, iron_linear_thread() & 31u));
+        const unsigned int v9597 = static_cast<unsigned int>(v8957.row(11, iron_linear_thread() & 31u));
+        const float v9598 = v8957.x[11];
+        const unsigned int v9599 = v43 + v9597;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9600 = v8172 + v9596;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9601 = v9600 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9604 = v9599 + v37;
+        const unsigned int v9605 = v9600 + v18;
+        const bool v9606 = v9605 <= v9604;
+        const bool v9607 = v828 || v9606;
+        const bool v9608 = v9601 && v9607;
+        const unsigned int v9611 = v9600 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9612 = v9611 + v18;
+        const bool v9614 = v9604 < v9612;
+        const bool v9615 = v9069 || v9614;
+        const bool v9616 = v9608 && v9615;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9618 = v9598 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9619 = v9616 ? v9618 : __uint_as_float(0xff800000u);
+        v8957.x[11] = v9619;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9620 = static_cast<unsigned int>(v8957.col(12, iron_linear_thread() & 31u));
+        const unsigned int v9621 = static_cast<unsigned int>(v8957.row(12, iron_linear_thread() & 31u));
+        const float v9622 = v8957.x[12];
+        const unsigned int v9623 = v43 + v9621;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9624 = v8172 + v9620;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9625 = v9624 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9628 = v9623 + v37;
+        const unsigned int v9629 = v9624 + v18;
+        const bool v9630 = v9629 <= v9628;
+        const bool v9631 = v828 || v9630;
+        const bool v9632 = v9625 && v9631;
+        const unsigned int v9635 = v9624 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9636 = v9635 + v18;
+        const bool v9638 = v9628 < v9636;
+        const bool v9639 = v9069 || v9638;
+        const bool v9640 = v9632 && v9639;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9642 = v9622 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9643 = v9640 ? v9642 : __uint_as_float(0xff800000u);
+        v8957.x[12] = v9643;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9644 = static_cast<unsigned int>(v8957.col(13, iron_linear_thread() & 31u));
+        const unsigned int v9645 = static_cast<unsigned int>(v8957.row(13, iron_linear_thread() & 31u));
+        const float v9646 = v8957.x[13];
+        const unsigned int v9647 = v43 + v9645;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9648 = v8172 + v9644;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9649 = v9648 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9652 = v9647 + v37;
+        const unsigned int v9653 = v9648 + v18;
+        const bool v9654 = v9653 <= v9652;
+        const bool v9655 = v828 || v9654;
+        const bool v9656 = v9649 && v9655;
+        const unsigned int v9659 = v9648 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9660 = v9659 + v18;
+        const bool v9662 = v9652 < v9660;
+        const bool v9663 = v9069 || v9662;
+        const bool v9664 = v9656 && v9663;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9666 = v9646 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9667 = v9664 ? v9666 : __uint_as_float(0xff800000u);
+        v8957.x[13] = v9667;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9668 = static_cast<unsigned int>(v8957.col(14, iron_linear_thread() & 31u));
+        const unsigned int v9669 = static_cast<unsigned int>(v8957.row(14, iron_linear_thread() & 31u));
+        const float v9670 = v8957.x[14];
+        const unsigned int v9671 = v43 + v9669;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9672 = v8172 + v9668;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9673 = v9672 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9676 = v9671 + v37;
+        const unsigned int v9677 = v9672 + v18;
+        const bool v9678 = v9677 <= v9676;
+        const bool v9679 = v828 || v9678;
+        const bool v9680 = v9673 && v9679;
+        const unsigned int v9683 = v9672 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9684 = v9683 + v18;
+        const bool v9686 = v9676 < v9684;
+        const bool v9687 = v9069 || v9686;
+        const bool v9688 = v9680 && v9687;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9690 = v9670 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9691 = v9688 ? v9690 : __uint_as_float(0xff800000u);
+        v8957.x[14] = v9691;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9692 = static_cast<unsigned int>(v8957.col(15, iron_linear_thread() & 31u));
+        const unsigned int v9693 = static_cast<unsigned int>(v8957.row(15, iron_linear_thread() & 31u));
+        const float v9694 = v8957.x[15];
+        const unsigned int v9695 = v43 + v9693;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9696 = v8172 + v9692;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9697 = v9696 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9700 = v9695 + v37;
+        const unsigned int v9701 = v9696 + v18;
+        const bool v9702 = v9701 <= v9700;
+        const bool v9703 = v828 || v9702;
+        const bool v9704 = v9697 && v9703;
+        const unsigned int v9707 = v9696 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9708 = v9707 + v18;
+        const bool v9710 = v9700 < v9708;
+        const bool v9711 = v9069 || v9710;
+        const bool v9712 = v9704 && v9711;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9714 = v9694 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9715 = v9712 ? v9714 : __uint_as_float(0xff800000u);
+        v8957.x[15] = v9715;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9716 = static_cast<unsigned int>(v8957.col(16, iron_linear_thread() & 31u));
+        const unsigned int v9717 = static_cast<unsigned int>(v8957.row(16, iron_linear_thread() & 31u));
+        const float v9718 = v8957.x[16];
+        const unsigned int v9719 = v43 + v9717;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9720 = v8172 + v9716;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9721 = v9720 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9724 = v9719 + v37;
+        const unsigned int v9725 = v9720 + v18;
+        const bool v9726 = v9725 <= v9724;
+        const bool v9727 = v828 || v9726;
+        const bool v9728 = v9721 && v9727;
+        const unsigned int v9731 = v9720 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9732 = v9731 + v18;
+        const bool v9734 = v9724 < v9732;
+        const bool v9735 = v9069 || v9734;
+        const bool v9736 = v9728 && v9735;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9738 = v9718 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9739 = v9736 ? v9738 : __uint_as_float(0xff800000u);
+        v8957.x[16] = v9739;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9740 = static_cast<unsigned int>(v8957.col(17, iron_linear_thread() & 31u));
+        const unsigned int v9741 = static_cast<unsigned int>(v8957.row(17, iron_linear_thread() & 31u));
+        const float v9742 = v8957.x[17];
+        const unsigned int v9743 = v43 + v9741;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9744 = v8172 + v9740;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9745 = v9744 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9748 = v9743 + v37;
+        const unsigned int v9749 = v9744 + v18;
+        const bool v9750 = v9749 <= v9748;
+        const bool v9751 = v828 || v9750;
+        const bool v9752 = v9745 && v9751;
+        const unsigned int v9755 = v9744 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9756 = v9755 + v18;
+        const bool v9758 = v9748 < v9756;
+        const bool v9759 = v9069 || v9758;
+        const bool v9760 = v9752 && v9759;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9762 = v9742 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9763 = v9760 ? v9762 : __uint_as_float(0xff800000u);
+        v8957.x[17] = v9763;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9764 = static_cast<unsigned int>(v8957.col(18, iron_linear_thread() & 31u));
+        const unsigned int v9765 = static_cast<unsigned int>(v8957.row(18, iron_linear_thread() & 31u));
+        const float v9766 = v8957.x[18];
+        const unsigned int v9767 = v43 + v9765;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9768 = v8172 + v9764;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9769 = v9768 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9772 = v9767 + v37;
+        const unsigned int v9773 = v9768 + v18;
+        const bool v9774 = v9773 <= v9772;
+        const bool v9775 = v828 || v9774;
+        const bool v9776 = v9769 && v9775;
+        const unsigned int v9779 = v9768 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9780 = v9779 + v18;
+        const bool v9782 = v9772 < v9780;
+        const bool v9783 = v9069 || v9782;
+        const bool v9784 = v9776 && v9783;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9786 = v9766 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9787 = v9784 ? v9786 : __uint_as_float(0xff800000u);
+        v8957.x[18] = v9787;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9788 = static_cast<unsigned int>(v8957.col(19, iron_linear_thread() & 31u));
+        const unsigned int v9789 = static_cast<unsigned int>(v8957.row(19, iron_linear_thread() & 31u));
+        const float v9790 = v8957.x[19];
+        const unsigned int v9791 = v43 + v9789;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9792 = v8172 + v9788;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9793 = v9792 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9796 = v9791 + v37;
+        const unsigned int v9797 = v9792 + v18;
+        const bool v9798 = v9797 <= v9796;
+        const bool v9799 = v828 || v9798;
+        const bool v9800 = v9793 && v9799;
+        const unsigned int v9803 = v9792 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9804 = v9803 + v18;
+        const bool v9806 = v9796 < v9804;
+        const bool v9807 = v9069 || v9806;
+        const bool v9808 = v9800 && v9807;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9810 = v9790 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9811 = v9808 ? v9810 : __uint_as_float(0xff800000u);
+        v8957.x[19] = v9811;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9812 = static_cast<unsigned int>(v8957.col(20, iron_linear_thread() & 31u));
+        const unsigned int v9813 = static_cast<unsigned int>(v8957.row(20, iron_linear_thread() & 31u));
+        const float v9814 = v8957.x[20];
+        const unsigned int v9815 = v43 + v9813;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9816 = v8172 + v9812;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9817 = v9816 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9820 = v9815 + v37;
+        const unsigned int v9821 = v9816 + v18;
+        const bool v9822 = v9821 <= v9820;
+        const bool v9823 = v828 || v9822;
+        const bool v9824 = v9817 && v9823;
+        const unsigned int v9827 = v9816 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9828 = v9827 + v18;
+        const bool v9830 = v9820 < v9828;
+        const bool v9831 = v9069 || v9830;
+        const bool v9832 = v9824 && v9831;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9834 = v9814 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9835 = v9832 ? v9834 : __uint_as_float(0xff800000u);
+        v8957.x[20] = v9835;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9836 = static_cast<unsigned int>(v8957.col(21, iron_linear_thread() & 31u));
+        const unsigned int v9837 = static_cast<unsigned int>(v8957.row(21, iron_linear_thread() & 31u));
+        const float v9838 = v8957.x[21];
+        const unsigned int v9839 = v43 + v9837;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9840 = v8172 + v9836;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9841 = v9840 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9844 = v9839 + v37;
+        const unsigned int v9845 = v9840 + v18;
+        const bool v9846 = v9845 <= v9844;
+        const bool v9847 = v828 || v9846;
+        const bool v9848 = v9841 && v9847;
+        const unsigned int v9851 = v9840 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9852 = v9851 + v18;
+        const bool v9854 = v9844 < v9852;
+        const bool v9855 = v9069 || v9854;
+        const bool v9856 = v9848 && v9855;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9858 = v9838 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9859 = v9856 ? v9858 : __uint_as_float(0xff800000u);
+        v8957.x[21] = v9859;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9860 = static_cast<unsigned int>(v8957.col(22, iron_linear_thread() & 31u));
+        const unsigned int v9861 = static_cast<unsigned int>(v8957.row(22, iron_linear_thread() & 31u));
+        const float v9862 = v8957.x[22];
+        const unsigned int v9863 = v43 + v9861;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9864 = v8172 + v9860;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9865 = v9864 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9868 = v9863 + v37;
+        const unsigned int v9869 = v9864 + v18;
+        const bool v9870 = v9869 <= v9868;
+        const bool v9871 = v828 || v9870;
+        const bool v9872 = v9865 && v9871;
+        const unsigned int v9875 = v9864 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9876 = v9875 + v18;
+        const bool v9878 = v9868 < v9876;
+        const bool v9879 = v9069 || v9878;
+        const bool v9880 = v9872 && v9879;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9882 = v9862 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9883 = v9880 ? v9882 : __uint_as_float(0xff800000u);
+        v8957.x[22] = v9883;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9884 = static_cast<unsigned int>(v8957.col(23, iron_linear_thread() & 31u));
+        const unsigned int v9885 = static_cast<unsigned int>(v8957.row(23, iron_linear_thread() & 31u));
+        const float v9886 = v8957.x[23];
+        const unsigned int v9887 = v43 + v9885;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9888 = v8172 + v9884;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9889 = v9888 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9892 = v9887 + v37;
+        const unsigned int v9893 = v9888 + v18;
+        const bool v9894 = v9893 <= v9892;
+        const bool v9895 = v828 || v9894;
+        const bool v9896 = v9889 && v9895;
+        const unsigned int v9899 = v9888 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9900 = v9899 + v18;
+        const bool v9902 = v9892 < v9900;
+        const bool v9903 = v9069 || v9902;
+        const bool v9904 = v9896 && v9903;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9906 = v9886 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9907 = v9904 ? v9906 : __uint_as_float(0xff800000u);
+        v8957.x[23] = v9907;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9908 = static_cast<unsigned int>(v8957.col(24, iron_linear_thread() & 31u));
+        const unsigned int v9909 = static_cast<unsigned int>(v8957.row(24, iron_linear_thread() & 31u));
+        const float v9910 = v8957.x[24];
+        const unsigned int v9911 = v43 + v9909;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9912 = v8172 + v9908;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9913 = v9912 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9916 = v9911 + v37;
+        const unsigned int v9917 = v9912 + v18;
+        const bool v9918 = v9917 <= v9916;
+        const bool v9919 = v828 || v9918;
+        const bool v9920 = v9913 && v9919;
+        const unsigned int v9923 = v9912 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9924 = v9923 + v18;
+        const bool v9926 = v9916 < v9924;
+        const bool v9927 = v9069 || v9926;
+        const bool v9928 = v9920 && v9927;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9930 = v9910 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9931 = v9928 ? v9930 : __uint_as_float(0xff800000u);
+        v8957.x[24] = v9931;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9932 = static_cast<unsigned int>(v8957.col(25, iron_linear_thread() & 31u));
+        const unsigned int v9933 = static_cast<unsigned int>(v8957.row(25, iron_linear_thread() & 31u));
+        const float v9934 = v8957.x[25];
+        const unsigned int v9935 = v43 + v9933;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9936 = v8172 + v9932;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9937 = v9936 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9940 = v9935 + v37;
+        const unsigned int v9941 = v9936 + v18;
+        const bool v9942 = v9941 <= v9940;
+        const bool v9943 = v828 || v9942;
+        const bool v9944 = v9937 && v9943;
+        const unsigned int v9947 = v9936 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9948 = v9947 + v18;
+        const bool v9950 = v9940 < v9948;
+        const bool v9951 = v9069 || v9950;
+        const bool v9952 = v9944 && v9951;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9954 = v9934 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9955 = v9952 ? v9954 : __uint_as_float(0xff800000u);
+        v8957.x[25] = v9955;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9956 = static_cast<unsigned int>(v8957.col(26, iron_linear_thread() & 31u));
+        const unsigned int v9957 = static_cast<unsigned int>(v8957.row(26, iron_linear_thread() & 31u));
+        const float v9958 = v8957.x[26];
+        const unsigned int v9959 = v43 + v9957;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9960 = v8172 + v9956;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9961 = v9960 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9964 = v9959 + v37;
+        const unsigned int v9965 = v9960 + v18;
+        const bool v9966 = v9965 <= v9964;
+        const bool v9967 = v828 || v9966;
+        const bool v9968 = v9961 && v9967;
+        const unsigned int v9971 = v9960 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9972 = v9971 + v18;
+        const bool v9974 = v9964 < v9972;
+        const bool v9975 = v9069 || v9974;
+        const bool v9976 = v9968 && v9975;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9978 = v9958 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9979 = v9976 ? v9978 : __uint_as_float(0xff800000u);
+        v8957.x[26] = v9979;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9980 = static_cast<unsigned int>(v8957.col(27, iron_linear_thread() & 31u));
+        const unsigned int v9981 = static_cast<unsigned int>(v8957.row(27, iron_linear_thread() & 31u));
+        const float v9982 = v8957.x[27];
+        const unsigned int v9983 = v43 + v9981;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9984 = v8172 + v9980;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9985 = v9984 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9988 = v9983 + v37;
+        const unsigned int v9989 = v9984 + v18;
+        const bool v9990 = v9989 <= v9988;
+        const bool v9991 = v828 || v9990;
+        const bool v9992 = v9985 && v9991;
+        const unsigned int v9995 = v9984 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9996 = v9995 + v18;
+        const bool v9998 = v9988 < v9996;
+        const bool v9999 = v9069 || v9998;
+        const bool v10000 = v9992 && v9999;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10002 = v9982 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10003 = v10000 ? v10002 : __uint_as_float(0xff800000u);
+        v8957.x[27] = v10003;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10004 = static_cast<unsigned int>(v8957.col(28, iron_linear_thread() & 31u));
+        const unsigned int v10005 = static_cast<unsigned int>(v8957.row(28, iron_linear_thread() & 31u));
+        const float v10006 = v8957.x[28];
+        const unsigned int v10007 = v43 + v10005;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10008 = v8172 + v10004;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10009 = v10008 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10012 = v10007 + v37;
+        const unsigned int v10013 = v10008 + v18;
+        const bool v10014 = v10013 <= v10012;
+        const bool v10015 = v828 || v10014;
+        const bool v10016 = v10009 && v10015;
+        const unsigned int v10019 = v10008 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10020 = v10019 + v18;
+        const bool v10022 = v10012 < v10020;
+        const bool v10023 = v9069 || v10022;
+        const bool v10024 = v10016 && v10023;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10026 = v10006 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10027 = v10024 ? v10026 : __uint_as_float(0xff800000u);
+        v8957.x[28] = v10027;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10028 = static_cast<unsigned int>(v8957.col(29, iron_linear_thread() & 31u));
+        const unsigned int v10029 = static_cast<unsigned int>(v8957.row(29, iron_linear_thread() & 31u));
+        const float v10030 = v8957.x[29];
+        const unsigned int v10031 = v43 + v10029;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10032 = v8172 + v10028;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10033 = v10032 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10036 = v10031 + v37;
+        const unsigned int v10037 = v10032 + v18;
+        const bool v10038 = v10037 <= v10036;
+        const bool v10039 = v828 || v10038;
+        const bool v10040 = v10033 && v10039;
+        const unsigned int v10043 = v10032 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10044 = v10043 + v18;
+        const bool v10046 = v10036 < v10044;
+        const bool v10047 = v9069 || v10046;
+        const bool v10048 = v10040 && v10047;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10050 = v10030 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10051 = v10048 ? v10050 : __uint_as_float(0xff800000u);
+        v8957.x[29] = v10051;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10052 = static_cast<unsigned int>(v8957.col(30, iron_linear_thread() & 31u));
+        const unsigned int v10053 = static_cast<unsigned int>(v8957.row(30, iron_linear_thread() & 31u));
+        const float v10054 = v8957.x[30];
+        const unsigned int v10055 = v43 + v10053;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10056 = v8172 + v10052;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10057 = v10056 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10060 = v10055 + v37;
+        const unsigned int v10061 = v10056 + v18;
+        const bool v10062 = v10061 <= v10060;
+        const bool v10063 = v828 || v10062;
+        const bool v10064 = v10057 && v10063;
+        const unsigned int v10067 = v10056 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10068 = v10067 + v18;
+        const bool v10070 = v10060 < v10068;
+        const bool v10071 = v9069 || v10070;
+        const bool v10072 = v10064 && v10071;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10074 = v10054 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10075 = v10072 ? v10074 : __uint_as_float(0xff800000u);
+        v8957.x[30] = v10075;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10076 = static_cast<unsigned int>(v8957.col(31, iron_linear_thread() & 31u));
+        const unsigned int v10077 = static_cast<unsigned int>(v8957.row(31, iron_linear_thread() & 31u));
+        const float v10078 = v8957.x[31];
+        const unsigned int v10079 = v43 + v10077;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10080 = v8172 + v10076;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10081 = v10080 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10084 = v10079 + v37;
+        const unsigned int v10085 = v10080 + v18;
+        const bool v10086 = v10085 <= v10084;
+        const bool v10087 = v828 || v10086;
+        const bool v10088 = v10081 && v10087;
+        const unsigned int v10091 = v10080 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10092 = v10091 + v18;
+        const bool v10094 = v10084 < v10092;
+        const bool v10095 = v9069 || v10094;
+        const bool v10096 = v10088 && v10095;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10098 = v10078 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10099 = v10096 ? v10098 : __uint_as_float(0xff800000u);
+        v8957.x[31] = v10099;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10100 = static_cast<unsigned int>(v8957.col(32, iron_linear_thread() & 31u));
+        const unsigned int v10101 = static_cast<unsigned int>(v8957.row(32, iron_linear_thread() & 31u));
+        const float v10102 = v8957.x[32];
+        const unsigned int v10103 = v43 + v10101;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10104 = v8172 + v10100;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10105 = v10104 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10108 = v10103 + v37;
+        const unsigned int v10109 = v10104 + v18;
+        const bool v10110 = v10109 <= v10108;
+        const bool v10111 = v828 || v10110;
+        const bool v10112 = v10105 && v10111;
+        const unsigned int v10115 = v10104 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10116 = v10115 + v18;
+        const bool v10118 = v10108 < v10116;
+        const bool v10119 = v9069 || v10118;
+        const bool v10120 = v10112 && v10119;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10122 = v10102 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10123 = v10120 ? v10122 : __uint_as_float(0xff800000u);
+        v8957.x[32] = v10123;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10124 = static_cast<unsigned int>(v8957.col(33, iron_linear_thread() & 31u));
+        const unsigned int v10125 = static_cast<unsigned int>(v8957.row(33, iron_linear_thread() & 31u));
+        const float v10126 = v8957.x[33];
+        const unsigned int v10127 = v43 + v10125;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10128 = v8172 + v10124;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10129 = v10128 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10132 = v10127 + v37;
+        const unsigned int v10133 = v10128 + v18;
+        const bool v10134 = v10133 <= v10132;
+        const bool v10135 = v828 || v10134;
+        const bool v10136 = v10129 && v10135;
+        const unsigned int v10139 = v10128 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10140 = v10139 + v18;
+        const bool v10142 = v10132 < v10140;
+        const bool v10143 = v9069 || v10142;
+        const bool v10144 = v10136 && v10143;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10146 = v10126 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10147 = v10144 ? v10146 : __uint_as_float(0xff800000u);
+        v8957.x[33] = v10147;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10148 = static_cast<unsigned int>(v8957.col(34, iron_linear_thread() & 31u));
+        const unsigned int v10149 = static_cast<unsigned int>(v8957.row(34, iron_linear_thread() & 31u));
+        const float v10150 = v8957.x[34];
+        const unsigned int v10151 = v43 + v10149;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10152 = v8172 + v10148;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10153 = v10152 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10156 = v10151 + v37;
+        const unsigned int v10157 = v10152 + v18;
+        const bool v10158 = v10157 <= v10156;
+        const bool v10159 = v828 || v10158;
+        const bool v10160 = v10153 && v10159;
+        const unsigned int v10163 = v10152 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10164 = v10163 + v18;
+        const bool v10166 = v10156 < v10164;
+        const bool v10167 = v9069 || v10166;
+        const bool v10168 = v10160 && v10167;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10170 = v10150 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10171 = v10168 ? v10170 : __uint_as_float(0xff800000u);
+        v8957.x[34] = v10171;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10172 = static_cast<unsigned int>(v8957.col(35, iron_linear_thread() & 31u));
+        const unsigned int v10173 = static_cast<unsigned int>(v8957.row(35, iron_linear_thread() & 31u));
+        const float v10174 = v8957.x[35];
+        const unsigned int v10175 = v43 + v10173;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10176 = v8172 + v10172;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10177 = v10176 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10180 = v10175 + v37;
+        const unsigned int v10181 = v10176 + v18;
+        const bool v10182 = v10181 <= v10180;
+        const bool v10183 = v828 || v10182;
+        const bool v10184 = v10177 && v10183;
+        const unsigned int v10187 = v10176 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10188 = v10187 + v18;
+        const bool v10190 = v10180 < v10188;
+        const bool v10191 = v9069 || v10190;
+        const bool v10192 = v10184 && v10191;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10194 = v10174 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10195 = v10192 ? v10194 : __uint_as_float(0xff800000u);
+        v8957.x[35] = v10195;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10196 = static_cast<unsigned int>(v8957.col(36, iron_linear_thread() & 31u));
+        const unsigned int v10197 = static_cast<unsigned int>(v8957.row(36, iron_linear_thread() & 31u));
+        const float v10198 = v8957.x[36];
+        const unsigned int v10199 = v43 + v10197;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10200 = v8172 + v10196;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10201 = v10200 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10204 = v10199 + v37;
+        const unsigned int v10205 = v10200 + v18;
+        const bool v10206 = v10205 <= v10204;
+        const bool v10207 = v828 || v10206;
+        const bool v10208 = v10201 && v10207;
+        const unsigned int v10211 = v10200 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10212 = v10211 + v18;
+        const bool v10214 = v10204 < v10212;
+        const bool v10215 = v9069 || v10214;
+        const bool v10216 = v10208 && v10215;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10218 = v10198 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10219 = v10216 ? v10218 : __uint_as_float(0xff800000u);
+        v8957.x[36] = v10219;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10220 = static_cast<unsigned int>(v8957.col(37, iron_linear_thread() & 31u));
+        const unsigned int v10221 = static_cast<unsigned int>(v8957.row(37, iron_linear_thread() & 31u));
+        const float v10222 = v8957.x[37];
+        const unsigned int v10223 = v43 + v10221;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10224 = v8172 + v10220;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10225 = v10224 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10228 = v10223 + v37;
+        const unsigned int v10229 = v10224 + v18;
+        const bool v10230 = v10229 <= v10228;
+        const bool v10231 = v828 || v10230;
+        const bool v10232 = v10225 && v10231;
+        const unsigned int v10235 = v10224 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10236 = v10235 + v18;
+        const bool v10238 = v10228 < v10236;
+        const bool v10239 = v9069 || v10238;
+        const bool v10240 = v10232 && v10239;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10242 = v10222 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10243 = v10240 ? v10242 : __uint_as_float(0xff800000u);
+        v8957.x[37] = v10243;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10244 = static_cast<unsigned int>(v8957.col(38, iron_linear_thread() & 31u));
+        const unsigned int v10245 = static_cast<unsigned int>(v8957.row(38, iron_linear_thread() & 31u));
+        const float v10246 = v8957.x[38];
+        const unsigned int v10247 = v43 + v10245;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10248 = v8172 + v10244;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10249 = v10248 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10252 = v10247 + v37;
+        const unsigned int v10253 = v10248 + v18;
+        const bool v10254 = v10253 <= v10252;
+        const bool v10255 = v828 || v10254;
+        const bool v10256 = v10249 && v10255;
+        const unsigned int v10259 = v10248 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10260 = v10259 + v18;
+        const bool v10262 = v10252 < v10260;
+        const bool v10263 = v9069 || v10262;
+        const bool v10264 = v10256 && v10263;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10266 = v10246 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10267 = v10264 ? v10266 : __uint_as_float(0xff800000u);
+        v8957.x[38] = v10267;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10268 = static_cast<unsigned int>(v8957.col(39, iron_linear_thread() & 31u));
+        const unsigned int v10269 = static_cast<unsigned int>(v8957.row(39, iron_linear_thread() & 31u));
+        const float v10270 = v8957.x[39];
+        const unsigned int v10271 = v43 + v10269;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10272 = v8172 + v10268;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10273 = v10272 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10276 = v10271 + v37;
+        const unsigned int v10277 = v10272 + v18;
+        const bool v10278 = v10277 <= v10276;
+        const bool v10279 = v828 || v10278;
+        const bool v10280 = v10273 && v10279;
+        const unsigned int v10283 = v10272 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10284 = v10283 + v18;
+        const bool v10286 = v10276 < v10284;
+        const bool v10287 = v9069 || v10286;
+        const bool v10288 = v10280 && v10287;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10290 = v10270 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10291 = v10288 ? v10290 : __uint_as_float(0xff800000u);
+        v8957.x[39] = v10291;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10292 = static_cast<unsigned int>(v8957.col(40, iron_linear_thread() & 31u));
+        const unsigned int v10293 = static_cast<unsigned int>(v8957.row(40, iron_linear_thread() & 31u));
+        const float v10294 = v8957.x[40];
+        const unsigned int v10295 = v43 + v10293;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10296 = v8172 + v10292;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10297 = v10296 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10300 = v10295 + v37;
+        const unsigned int v10301 = v10296 + v18;
+        const bool v10302 = v10301 <= v10300;
+        const bool v10303 = v828 || v10302;
+        const bool v10304 = v10297 && v10303;
+        const unsigned int v10307 = v10296 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10308 = v10307 + v18;
+        const bool v10310 = v10300 < v10308;
+        const bool v10311 = v9069 || v10310;
+        const bool v10312 = v10304 && v10311;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10314 = v10294 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10315 = v10312 ? v10314 : __uint_as_float(0xff800000u);
+        v8957.x[40] = v10315;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10316 = static_cast<unsigned int>(v8957.col(41, iron_linear_thread() & 31u));
+        const unsigned int v10317 = static_cast<unsigned int>(v8957.row(41, iron_linear_thread() & 31u));
+        const float v10318 = v8957.x[41];
+        const unsigned int v10319 = v43 + v10317;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10320 = v8172 + v10316;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10321 = v10320 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10324 = v10319 + v37;
+        const unsigned int v10325 = v10320 + v18;
+        const bool v10326 = v10325 <= v10324;
+        const bool v10327 = v828 || v10326;
+        const bool v10328 = v10321 && v10327;
+        const unsigned int v10331 = v10320 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10332 = v10331 + v18;
+        const bool v10334 = v10324 < v10332;
+        const bool v10335 = v9069 || v10334;
+        const bool v10336 = v10328 && v10335;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10338 = v10318 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10339 = v10336 ? v10338 : __uint_as_float(0xff800000u);
+        v8957.x[41] = v10339;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10340 = static_cast<unsigned int>(v8957.col(42, iron_linear_thread() & 31u));
+        const unsigned int v10341 = static_cast<unsigned int>(v8957.row(42, iron_linear_thread() & 31u));
+        const float v10342 = v8957.x[42];
+        const unsigned int v10343 = v43 + v10341;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10344 = v8172 + v10340;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10345 = v10344 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10348 = v10343 + v37;
+        const unsigned int v10349 = v10344 + v18;
+        const bool v10350 = v10349 <= v10348;
+        const bool v10351 = v828 || v10350;
+        const bool v10352 = v10345 && v10351;
+        const unsigned int v10355 = v10344 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10356 = v10355 + v18;
+        const bool v10358 = v10348 < v10356;
+        const bool v10359 = v9069 || v10358;
+        const bool v10360 = v10352 && v10359;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10362 = v10342 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10363 = v10360 ? v10362 : __uint_as_float(0xff800000u);
+        v8957.x[42] = v10363;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10364 = static_cast<unsigned int>(v8957.col(43, iron_linear_thread() & 31u));
+        const unsigned int v10365 = static_cast<unsigned int>(v8957.row(43, iron_linear_thread() & 31u));
+        const float v10366 = v8957.x[43];
+        const unsigned int v10367 = v43 + v10365;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10368 = v8172 + v10364;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10369 = v10368 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10372 = v10367 + v37;
+        const unsigned int v10373 = v10368 + v18;
+        const bool v10374 = v10373 <= v10372;
+        const bool v10375 = v828 || v10374;
+        const bool v10376 = v10369 && v10375;
+        const unsigned int v10379 = v10368 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10380 = v10379 + v18;
+        const bool v10382 = v10372 < v10380;
+        const bool v10383 = v9069 || v10382;
+        const bool v10384 = v10376 && v10383;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10386 = v10366 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10387 = v10384 ? v10386 : __uint_as_float(0xff800000u);
+        v8957.x[43] = v10387;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10388 = static_cast<unsigned int>(v8957.col(44, iron_linear_thread() & 31u));
+        const unsigned int v10389 = static_cast<unsigned int>(v8957.row(44, iron_linear_thread() & 31u));
+        const float v10390 = v8957.x[44];
+        const unsigned int v10391 = v43 + v10389;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10392 = v8172 + v10388;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10393 = v10392 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10396 = v10391 + v37;
+        const unsigned int v10397 = v10392 + v18;
+        const bool v10398 = v10397 <= v10396;
+        const bool v10399 = v828 || v10398;
+        const bool v10400 = v10393 && v10399;
+        const unsigned int v10403 = v10392 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10404 = v10403 + v18;
+        const bool v10406 = v10396 < v10404;
+        const bool v10407 = v9069 || v10406;
+        const bool v10408 = v10400 && v10407;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10410 = v10390 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10411 = v10408 ? v10410 : __uint_as_float(0xff800000u);
+        v8957.x[44] = v10411;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10412 = static_cast<unsigned int>(v8957.col(45, iron_linear_thread() & 31u));
+        const unsigned int v10413 = static_cast<unsigned int>(v8957.row(45, iron_linear_thread() & 31u));
+        const float v10414 = v8957.x[45];
+        const unsigned int v10415 = v43 + v10413;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10416 = v8172 + v10412;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10417 = v10416 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10420 = v10415 + v37;
+        const unsigned int v10421 = v10416 + v18;
+        const bool v10422 = v10421 <= v10420;
+        const bool v10423 = v828 || v10422;
+        const bool v10424 = v10417 && v10423;
+        const unsigned int v10427 = v10416 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10428 = v10427 + v18;
+        const bool v10430 = v10420 < v10428;
+        const bool v10431 = v9069 || v10430;
+        const bool v10432 = v10424 && v10431;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10434 = v10414 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10435 = v10432 ? v10434 : __uint_as_float(0xff800000u);
+        v8957.x[45] = v10435;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10436 = static_cast<unsigned int>(v8957.col(46, iron_linear_thread() & 31u));
+        const unsigned int v10437 = static_cast<unsigned int>(v8957.row(46, iron_linear_thread() & 31u));
+        const float v10438 = v8957.x[46];
+        const unsigned int v10439 = v43 + v10437;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10440 = v8172 + v10436;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10441 = v10440 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10444 = v10439 + v37;
+        const unsigned int v10445 = v10440 + v18;
+        const bool v10446 = v10445 <= v10444;
+        const bool v10447 = v828 || v10446;
+        const bool v10448 = v10441 && v10447;
+        const unsigned int v10451 = v10440 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10452 = v10451 + v18;
+        const bool v10454 = v10444 < v10452;
+        const bool v10455 = v9069 || v10454;
+        const bool v10456 = v10448 && v10455;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10458 = v10438 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10459 = v10456 ? v10458 : __uint_as_float(0xff800000u);
+        v8957.x[46] = v10459;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10460 = static_cast<unsigned int>(v8957.col(47, iron_linear_thread() & 31u));
+        const unsigned int v10461 = static_cast<unsigned int>(v8957.row(47, iron_linear_thread() & 31u));
+        const float v10462 = v8957.x[47];
+        const unsigned int v10463 = v43 + v10461;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10464 = v8172 + v10460;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10465 = v10464 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10468 = v10463 + v37;
+        const unsigned int v10469 = v10464 + v18;
+        const bool v10470 = v10469 <= v10468;
+        const bool v10471 = v828 || v10470;
+        const bool v10472 = v10465 && v10471;
+        const unsigned int v10475 = v10464 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10476 = v10475 + v18;
+        const bool v10478 = v10468 < v10476;
+        const bool v10479 = v9069 || v10478;
+        const bool v10480 = v10472 && v10479;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10482 = v10462 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10483 = v10480 ? v10482 : __uint_as_float(0xff800000u);
+        v8957.x[47] = v10483;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10484 = static_cast<unsigned int>(v8957.col(48, iron_linear_thread() & 31u));
+        const unsigned int v10485 = static_cast<unsigned int>(v8957.row(48, iron_linear_thread() & 31u));
+        const float v10486 = v8957.x[48];
+        const unsigned int v10487 = v43 + v10485;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10488 = v8172 + v10484;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10489 = v10488 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10492 = v10487 + v37;
+        const unsigned int v10493 = v10488 + v18;
+        const bool v10494 = v10493 <= v10492;
+        const bool v10495 = v828 || v10494;
+        const bool v10496 = v10489 && v10495;
+        const unsigned int v10499 = v10488 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10500 = v10499 + v18;
+        const bool v10502 = v10492 < v10500;
+        const bool v10503 = v9069 || v10502;
+        const bool v10504 = v10496 && v10503;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10506 = v10486 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10507 = v10504 ? v10506 : __uint_as_float(0xff800000u);
+        v8957.x[48] = v10507;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10508 = static_cast<unsigned int>(v8957.col(49, iron_linear_thread() & 31u));
+        const unsigned int v10509 = static_cast<unsigned int>(v8957.row(49, iron_linear_thread() & 31u));
+        const float v10510 = v8957.x[49];
+        const unsigned int v10511 = v43 + v10509;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10512 = v8172 + v10508;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10513 = v10512 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10516 = v10511 + v37;
+        const unsigned int v10517 = v10512 + v18;
+        const bool v10518 = v10517 <= v10516;
+        const bool v10519 = v828 || v10518;
+        const bool v10520 = v10513 && v10519;
+        const unsigned int v10523 = v10512 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10524 = v10523 + v18;
+        const bool v10526 = v10516 < v10524;
+        const bool v10527 = v9069 || v10526;
+        const bool v10528 = v10520 && v10527;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10530 = v10510 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10531 = v10528 ? v10530 : __uint_as_float(0xff800000u);
+        v8957.x[49] = v10531;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10532 = static_cast<unsigned int>(v8957.col(50, iron_linear_thread() & 31u));
+        const unsigned int v10533 = static_cast<unsigned int>(v8957.row(50, iron_linear_thread() & 31u));
+        const float v10534 = v8957.x[50];
+        const unsigned int v10535 = v43 + v10533;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10536 = v8172 + v10532;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10537 = v10536 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10540 = v10535 + v37;
+        const unsigned int v10541 = v10536 + v18;
+        const bool v10542 = v10541 <= v10540;
+        const bool v10543 = v828 || v10542;
+        const bool v10544 = v10537 && v10543;
+        const unsigned int v10547 = v10536 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10548 = v10547 + v18;
+        const bool v10550 = v10540 < v10548;
+        const bool v10551 = v9069 || v10550;
+        const bool v10552 = v10544 && v10551;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10554 = v10534 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10555 = v10552 ? v10554 : __uint_as_float(0xff800000u);
+        v8957.x[50] = v10555;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10556 = static_cast<unsigned int>(v8957.col(51, iron_linear_thread() & 31u));
+        const unsigned int v10557 = static_cast<unsigned int>(v8957.row(51, iron_linear_thread() & 31u));
+        const float v10558 = v8957.x[51];
+        const unsigned int v10559 = v43 + v10557;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10560 = v8172 + v10556;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10561 = v10560 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10564 = v10559 + v37;
+        const unsigned int v10565 = v10560 + v18;
+        const bool v10566 = v10565 <= v10564;
+        const bool v10567 = v828 || v10566;
+        const bool v10568 = v10561 && v10567;
+        const unsigned int v10571 = v10560 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10572 = v10571 + v18;
+        const bool v10574 = v10564 < v10572;
+        const bool v10575 = v9069 || v10574;
+        const bool v10576 = v10568 && v10575;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10578 = v10558 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10579 = v10576 ? v10578 : __uint_as_float(0xff800000u);
+        v8957.x[51] = v10579;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10580 = static_cast<unsigned int>(v8957.col(52, iron_linear_thread() & 31u));
+        const unsigned int v10581 = static_cast<unsigned int>(v8957.row(52, iron_linear_thread() & 31u));
+        const float v10582 = v8957.x[52];
+        const unsigned int v10583 = v43 + v10581;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10584 = v8172 + v10580;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10585 = v10584 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10588 = v10583 + v37;
+        const unsigned int v10589 = v10584 + v18;
+        const bool v10590 = v10589 <= v10588;
+        const bool v10591 = v828 || v10590;
+        const bool v10592 = v10585 && v10591;
+        const unsigned int v10595 = v10584 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10596 = v10595 + v18;
+        const bool v10598 = v10588 < v10596;
+        const bool v10599 = v9069 || v10598;
+        const bool v10600 = v10592 && v10599;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10602 = v10582 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10603 = v10600 ? v10602 : __uint_as_float(0xff800000u);
+        v8957.x[52] = v10603;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10604 = static_cast<unsigned int>(v8957.col(53, iron_linear_thread() & 31u));
+        const unsigned int v10605 = static_cast<unsigned int>(v8957.row(53, iron_linear_thread() & 31u));
+        const float v10606 = v8957.x[53];
+        const unsigned int v10607 = v43 + v10605;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10608 = v8172 + v10604;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10609 = v10608 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10612 = v10607 + v37;
+        const unsigned int v10613 = v10608 + v18;
+        const bool v10614 = v10613 <= v10612;
+        const bool v10615 = v828 || v10614;
+        const bool v10616 = v10609 && v10615;
+        const unsigned int v10619 = v10608 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10620 = v10619 + v18;
+        const bool v10622 = v10612 < v10620;
+        const bool v10623 = v9069 || v10622;
+        const bool v10624 = v10616 && v10623;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10626 = v10606 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10627 = v10624 ? v10626 : __uint_as_float(0xff800000u);
+        v8957.x[53] = v10627;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10628 = static_cast<unsigned int>(v8957.col(54, iron_linear_thread() & 31u));
+        const unsigned int v10629 = static_cast<unsigned int>(v8957.row(54, iron_linear_thread() & 31u));
+        const float v10630 = v8957.x[54];
+        const unsigned int v10631 = v43 + v10629;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10632 = v8172 + v10628;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10633 = v10632 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10636 = v10631 + v37;
+        const unsigned int v10637 = v10632 + v18;
+        const bool v10638 = v10637 <= v10636;
+        const bool v10639 = v828 || v10638;
+        const bool v10640 = v10633 && v10639;
+        const unsigned int v10643 = v10632 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10644 = v10643 + v18;
+        const bool v10646 = v10636 < v10644;
+        const bool v10647 = v9069 || v10646;
+        const bool v10648 = v10640 && v10647;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10650 = v10630 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10651 = v10648 ? v10650 : __uint_as_float(0xff800000u);
+        v8957.x[54] = v10651;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10652 = static_cast<unsigned int>(v8957.col(55, iron_linear_thread() & 31u));
+        const unsigned int v10653 = static_cast<unsigned int>(v8957.row(55, iron_linear_thread() & 31u));
+        const float v10654 = v8957.x[55];
+        const unsigned int v10655 = v43 + v10653;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10656 = v8172 + v10652;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10657 = v10656 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10660 = v10655 + v37;
+        const unsigned int v10661 = v10656 + v18;
+        const bool v10662 = v10661 <= v10660;
+        const bool v10663 = v828 || v10662;
+        const bool v10664 = v10657 && v10663;
+        const unsigned int v10667 = v10656 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10668 = v10667 + v18;
+        const bool v10670 = v10660 < v10668;
+        const bool v10671 = v9069 || v10670;
+        const bool v10672 = v10664 && v10671;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10674 = v10654 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10675 = v10672 ? v10674 : __uint_as_float(0xff800000u);
+        v8957.x[55] = v10675;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10676 = static_cast<unsigned int>(v8957.col(56, iron_linear_thread() & 31u));
+        const unsigned int v10677 = static_cast<unsigned int>(v8957.row(56, iron_linear_thread() & 31u));
+        const float v10678 = v8957.x[56];
+        const unsigned int v10679 = v43 + v10677;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10680 = v8172 + v10676;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10681 = v10680 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10684 = v10679 + v37;
+        const unsigned int v10685 = v10680 + v18;
+        const bool v10686 = v10685 <= v10684;
+        const bool v10687 = v828 || v10686;
+        const bool v10688 = v10681 && v10687;
+        const unsigned int v10691 = v10680 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10692 = v10691 + v18;
+        const bool v10694 = v10684 < v10692;
+        const bool v10695 = v9069 || v10694;
+        const bool v10696 = v10688 && v10695;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10698 = v10678 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10699 = v10696 ? v10698 : __uint_as_float(0xff800000u);
+        v8957.x[56] = v10699;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10700 = static_cast<unsigned int>(v8957.col(57, iron_linear_thread() & 31u));
+        const unsigned int v10701 = static_cast<unsigned int>(v8957.row(57, iron_linear_thread() & 31u));
+        const float v10702 = v8957.x[57];
+        const unsigned int v10703 = v43 + v10701;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10704 = v8172 + v10700;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10705 = v10704 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10708 = v10703 + v37;
+        const unsigned int v10709 = v10704 + v18;
+        const bool v10710 = v10709 <= v10708;
+        const bool v10711 = v828 || v10710;
+        const bool v10712 = v10705 && v10711;
+        const unsigned int v10715 = v10704 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10716 = v10715 + v18;
+        const bool v10718 = v10708 < v10716;
+        const bool v10719 = v9069 || v10718;
+        const bool v10720 = v10712 && v10719;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10722 = v10702 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10723 = v10720 ? v10722 : __uint_as_float(0xff800000u);
+        v8957.x[57] = v10723;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10724 = static_cast<unsigned int>(v8957.col(58, iron_linear_thread() & 31u));
+        const unsigned int v10725 = static_cast<unsigned int>(v8957.row(58, iron_linear_thread() & 31u));
+        const float v10726 = v8957.x[58];
+        const unsigned int v10727 = v43 + v10725;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10728 = v8172 + v10724;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10729 = v10728 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10732 = v10727 + v37;
+        const unsigned int v10733 = v10728 + v18;
+        const bool v10734 = v10733 <= v10732;
+        const bool v10735 = v828 || v10734;
+        const bool v10736 = v10729 && v10735;
+        const unsigned int v10739 = v10728 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10740 = v10739 + v18;
+        const bool v10742 = v10732 < v10740;
+        const bool v10743 = v9069 || v10742;
+        const bool v10744 = v10736 && v10743;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10746 = v10726 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10747 = v10744 ? v10746 : __uint_as_float(0xff800000u);
+        v8957.x[58] = v10747;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10748 = static_cast<unsigned int>(v8957.col(59, iron_linear_thread() & 31u));
+        const unsigned int v10749 = static_cast<unsigned int>(v8957.row(59, iron_linear_thread() & 31u));
+        const float v10750 = v8957.x[59];
+        const unsigned int v10751 = v43 + v10749;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10752 = v8172 + v10748;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10753 = v10752 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10756 = v10751 + v37;
+        const unsigned int v10757 = v10752 + v18;
+        const bool v10758 = v10757 <= v10756;
+        const bool v10759 = v828 || v10758;
+        const bool v10760 = v10753 && v10759;
+        const unsigned int v10763 = v10752 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10764 = v10763 + v18;
+        const bool v10766 = v10756 < v10764;
+        const bool v10767 = v9069 || v10766;
+        const bool v10768 = v10760 && v10767;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10770 = v10750 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10771 = v10768 ? v10770 : __uint_as_float(0xff800000u);
+        v8957.x[59] = v10771;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10772 = static_cast<unsigned int>(v8957.col(60, iron_linear_thread() & 31u));
+        const unsigned int v10773 = static_cast<unsigned int>(v8957.row(60, iron_linear_thread() & 31u));
+        const float v10774 = v8957.x[60];
+        const unsigned int v10775 = v43 + v10773;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10776 = v8172 + v10772;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10777 = v10776 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10780 = v10775 + v37;
+        const unsigned int v10781 = v10776 + v18;
+        const bool v10782 = v10781 <= v10780;
+        const bool v10783 = v828 || v10782;
+        const bool v10784 = v10777 && v10783;
+        const unsigned int v10787 = v10776 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10788 = v10787 + v18;
+        const bool v10790 = v10780 < v10788;
+        const bool v10791 = v9069 || v10790;
+        const bool v10792 = v10784 && v10791;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10794 = v10774 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10795 = v10792 ? v10794 : __uint_as_float(0xff800000u);
+        v8957.x[60] = v10795;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10796 = static_cast<unsigned int>(v8957.col(61, iron_linear_thread() & 31u));
+        const unsigned int v10797 = static_cast<unsigned int>(v8957.row(61, iron_linear_thread() & 31u));
+        const float v10798 = v8957.x[61];
+        const unsigned int v10799 = v43 + v10797;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10800 = v8172 + v10796;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10801 = v10800 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10804 = v10799 + v37;
+        const unsigned int v10805 = v10800 + v18;
+        const bool v10806 = v10805 <= v10804;
+        const bool v10807 = v828 || v10806;
+        const bool v10808 = v10801 && v10807;
+        const unsigned int v10811 = v10800 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10812 = v10811 + v18;
+        const bool v10814 = v10804 < v10812;
+        const bool v10815 = v9069 || v10814;
+        const bool v10816 = v10808 && v10815;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10818 = v10798 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10819 = v10816 ? v10818 : __uint_as_float(0xff800000u);
+        v8957.x[61] = v10819;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10820 = static_cast<unsigned int>(v8957.col(62, iron_linear_thread() & 31u));
+        const unsigned int v10821 = static_cast<unsigned int>(v8957.row(62, iron_linear_thread() & 31u));
+        const float v10822 = v8957.x[62];
+        const unsigned int v10823 = v43 + v10821;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10824 = v8172 + v10820;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10825 = v10824 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10828 = v10823 + v37;
+        const unsigned int v10829 = v10824 + v18;
+        const bool v10830 = v10829 <= v10828;
+        const bool v10831 = v828 || v10830;
+        const bool v10832 = v10825 && v10831;
+        const unsigned int v10835 = v10824 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10836 = v10835 + v18;
+        const bool v10838 = v10828 < v10836;
+        const bool v10839 = v9069 || v10838;
+        const bool v10840 = v10832 && v10839;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10842 = v10822 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10843 = v10840 ? v10842 : __uint_as_float(0xff800000u);
+        v8957.x[62] = v10843;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10844 = static_cast<unsigned int>(v8957.col(63, iron_linear_thread() & 31u));
+        const unsigned int v10845 = static_cast<unsigned int>(v8957.row(63, iron_linear_thread() & 31u));
+        const float v10846 = v8957.x[63];
+        const unsigned int v10847 = v43 + v10845;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10848 = v8172 + v10844;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10849 = v10848 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10852 = v10847 + v37;
+        const unsigned int v10853 = v10848 + v18;
+        const bool v10854 = v10853 <= v10852;
+        const bool v10855 = v828 || v10854;
+        const bool v10856 = v10849 && v10855;
+        const unsigned int v10859 = v10848 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10860 = v10859 + v18;
+        const bool v10862 = v10852 < v10860;
+        const bool v10863 = v9069 || v10862;
+        const bool v10864 = v10856 && v10863;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10866 = v10846 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10867 = v10864 ? v10866 : __uint_as_float(0xff800000u);
+        v8957.x[63] = v10867;  // kernels/sdpa/flash_tile.hpp:171
+      }
+      iron_frag<float, 2, 32, 8> v10869;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v10869, 0.0f);
+      iron_frag_row_reduce<false>(v10869, v8957);
+      iron_frag<float, 2, 32, 8> v10871;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v10871, 0.0f);
+      const float v10875 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v10876 = v10869.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v10877 = fmaxf(v10875, v10876);
+      const bool v10880 = v10877 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10881 = v10880 ? 0.0f : v10877;
+      const float v10882 = v10875 - v10881;  // kernels/sdpa/flash_tile.hpp:184
+      const float v10883 = iron_exp2_approx(v10882);
+      v10871.x[0] = v10883;  // kernels/sdpa/flash_tile.hpp:182
+      const float v10887 = v849.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v10888 = v10869.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v10889 = fmaxf(v10887, v10888);
+      const bool v10892 = v10889 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10893 = v10892 ? 0.0f : v10889;
+      const float v10894 = v10887 - v10893;  // kernels/sdpa/flash_tile.hpp:184
+      const float v10895 = iron_exp2_approx(v10894);
+      v10871.x[1] = v10895;  // kernels/sdpa/flash_tile.hpp:182
+      const float v10899 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v10900 = v10869.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v10901 = fmaxf(v10899, v10900);
+      const bool v10904 = v10901 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10905 = v10904 ? 0.0f : v10901;
+      const float v10906 = v10899 - v10905;  // kernels/sdpa/flash_tile.hpp:184
+      const float v10907 = iron_exp2_approx(v10906);
+      v10871.x[2] = v10907;  // kernels/sdpa/flash_tile.hpp:182
+      const float v10911 = v849.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v10912 = v10869.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v10913 = fmaxf(v10911, v10912);
+      const bool v10916 = v10913 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10917 = v10916 ? 0.0f : v10913;
+      const float v10918 = v10911 - v10917;  // kernels/sdpa/flash_tile.hpp:184
+      const float v10919 = iron_exp2_approx(v10918);
+      v10871.x[3] = v10919;  // kernels/sdpa/flash_tile.hpp:182
+      const float v10923 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:183
+      const float v10924 = v10869.x[4];  // kernels/sdpa/flash_tile.hpp:184
+      const float v10925 = fmaxf(v10923, v10924);
+      const bool v10928 = v10925 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10929 = v10928 ? 0.0f : v10925;
+      const float v10930 = v10923 - v10929;  // kernels/sdpa/flash_tile.hpp:184
+      const float v10931 = iron_exp2_approx(v10930);
+      v10871.x[4] = v10931;  // kernels/sdpa/flash_tile.hpp:182
+      const float v10935 = v849.x[5];  // kernels/sdpa/flash_tile.hpp:183
+      const float v10936 = v10869.x[5];  // kernels/sdpa/flash_tile.hpp:184
+      const float v10937 = fmaxf(v10935, v10936);
+      const bool v10940 = v10937 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10941 = v10940 ? 0.0f : v10937;
+      const float v10942 = v10935 - v10941;  // kernels/sdpa/flash_tile.hpp:184
+      const float v10943 = iron_exp2_approx(v10942);
+      v10871.x[5] = v10943;  // kernels/sdpa/flash_tile.hpp:182
+      const float v10947 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:183
+      const float v10948 = v10869.x[6];  // kernels/sdpa/flash_tile.hpp:184
+      const float v10949 = fmaxf(v10947, v10948);
+      const bool v10952 = v10949 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10953 = v10952 ? 0.0f : v10949;
+      const float v10954 = v10947 - v10953;  // kernels/sdpa/flash_tile.hpp:184
+      const float v10955 = iron_exp2_approx(v10954);
+      v10871.x[6] = v10955;  // kernels/sdpa/flash_tile.hpp:182
+      const float v10959 = v849.x[7];  // kernels/sdpa/flash_tile.hpp:183
+      const float v10960 = v10869.x[7];  // kernels/sdpa/flash_tile.hpp:184
+      const float v10961 = fmaxf(v10959, v10960);
+      const bool v10964 = v10961 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10965 = v10964 ? 0.0f : v10961;
+      const float v10966 = v10959 - v10965;  // kernels/sdpa/flash_tile.hpp:184
+      const float v10967 = iron_exp2_approx(v10966);
+      v10871.x[7] = v10967;  // kernels/sdpa/flash_tile.hpp:182
+      const float v10970 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v10971 = v10869.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v10972 = fmaxf(v10970, v10971);
+      v849.x[0] = v10972;  // kernels/sdpa/flash_tile.hpp:186
+      const float v10975 = v849.x[1];
+      const float v10976 = v10869.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v10977 = fmaxf(v10975, v10976);
+      v849.x[1] = v10977;  // kernels/sdpa/flash_tile.hpp:186
+      const float v10980 = v849.x[2];
+      const float v10981 = v10869.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v10982 = fmaxf(v10980, v10981);
+      v849.x[2] = v10982;  // kernels/sdpa/flash_tile.hpp:186
+      const float v10985 = v849.x[3];
+      const float v10986 = v10869.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v10987 = fmaxf(v10985, v10986);
+      v849.x[3] = v10987;  // kernels/sdpa/flash_tile.hpp:186
+      const float v10990 = v849.x[4];
+      const float v10991 = v10869.x[4];  // kernels/sdpa/flash_tile.hpp:187
+      const float v10992 = fmaxf(v10990, v10991);
+      v849.x[4] = v10992;  // kernels/sdpa/flash_tile.hpp:186
+      const float v10995 = v849.x[5];
+      const float v10996 = v10869.x[5];  // kernels/sdpa/flash_tile.hpp:187
+      const float v10997 = fmaxf(v10995, v10996);
+      v849.x[5] = v10997;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11000 = v849.x[6];
+      const float v11001 = v10869.x[6];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11002 = fmaxf(v11000, v11001);
+      v849.x[6] = v11002;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11005 = v849.x[7];
+      const float v11006 = v10869.x[7];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11007 = fmaxf(v11005, v11006);
+      v849.x[7] = v11007;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11010 = v8957.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v11011 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11014 = v11011 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11015 = v11014 ? 0.0f : v11011;
+      const float v11016 = v11010 - v11015;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11017 = iron_exp2_approx(v11016);
+      v8957.x[0] = v11017;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11020 = v8957.x[1];
+      const float v11021 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11024 = v11021 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11025 = v11024 ? 0.0f : v11021;
+      const float v11026 = v11020 - v11025;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11027 = iron_exp2_approx(v11026);
+      v8957.x[1] = v11027;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11030 = v8957.x[2];
+      const float v11031 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11034 = v11031 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11035 = v11034 ? 0.0f : v11031;
+      const float v11036 = v11030 - v11035;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11037 = iron_exp2_approx(v11036);
+      v8957.x[2] = v11037;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11040 = v8957.x[3];
+      const float v11041 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11044 = v11041 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11045 = v11044 ? 0.0f : v11041;
+      const float v11046 = v11040 - v11045;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11047 = iron_exp2_approx(v11046);
+      v8957.x[3] = v11047;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11050 = v8957.x[4];
+      const float v11051 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11054 = v11051 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11055 = v11054 ? 0.0f : v11051;
+      const float v11056 = v11050 - v11055;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11057 = iron_exp2_approx(v11056);
+      v8957.x[4] = v11057;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11060 = v8957.x[5];
+      const float v11061 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11064 = v11061 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11065 = v11064 ? 0.0f : v11061;
+      const float v11066 = v11060 - v11065;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11067 = iron_exp2_approx(v11066);
+      v8957.x[5] = v11067;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11070 = v8957.x[6];
+      const float v11071 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11074 = v11071 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11075 = v11074 ? 0.0f : v11071;
+      const float v11076 = v11070 - v11075;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11077 = iron_exp2_approx(v11076);
+      v8957.x[6] = v11077;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11080 = v8957.x[7];
+      const float v11081 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11084 = v11081 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11085 = v11084 ? 0.0f : v11081;
+      const float v11086 = v11080 - v11085;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11087 = iron_exp2_approx(v11086);
+      v8957.x[7] = v11087;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11090 = v8957.x[8];
+      const float v11091 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11094 = v11091 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11095 = v11094 ? 0.0f : v11091;
+      const float v11096 = v11090 - v11095;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11097 = iron_exp2_approx(v11096);
+      v8957.x[8] = v11097;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11100 = v8957.x[9];
+      const float v11101 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11104 = v11101 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11105 = v11104 ? 0.0f : v11101;
+      const float v11106 = v11100 - v11105;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11107 = iron_exp2_approx(v11106);
+      v8957.x[9] = v11107;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11110 = v8957.x[10];
+      const float v11111 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11114 = v11111 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11115 = v11114 ? 0.0f : v11111;
+      const float v11116 = v11110 - v11115;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11117 = iron_exp2_approx(v11116);
+      v8957.x[10] = v11117;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11120 = v8957.x[11];
+      const float v11121 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11124 = v11121 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11125 = v11124 ? 0.0f : v11121;
+      const float v11126 = v11120 - v11125;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11127 = iron_exp2_approx(v11126);
+      v8957.x[11] = v11127;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11130 = v8957.x[12];
+      const float v11131 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11134 = v11131 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11135 = v11134 ? 0.0f : v11131;
+      const float v11136 = v11130 - v11135;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11137 = iron_exp2_approx(v11136);
+      v8957.x[12] = v11137;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11140 = v8957.x[13];
+      const float v11141 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11144 = v11141 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11145 = v11144 ? 0.0f : v11141;
+      const float v11146 = v11140 - v11145;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11147 = iron_exp2_approx(v11146);
+      v8957.x[13] = v11147;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11150 = v8957.x[14];
+      const float v11151 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11154 = v11151 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11155 = v11154 ? 0.0f : v11151;
+      const float v11156 = v11150 - v11155;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11157 = iron_exp2_approx(v11156);
+      v8957.x[14] = v11157;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11160 = v8957.x[15];
+      const float v11161 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11164 = v11161 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11165 = v11164 ? 0.0f : v11161;
+      const float v11166 = v11160 - v11165;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11167 = iron_exp2_approx(v11166);
+      v8957.x[15] = v11167;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11170 = v8957.x[16];
+      const float v11171 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11174 = v11171 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11175 = v11174 ? 0.0f : v11171;
+      const float v11176 = v11170 - v11175;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11177 = iron_exp2_approx(v11176);
+      v8957.x[16] = v11177;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11180 = v8957.x[17];
+      const float v11181 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11184 = v11181 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11185 = v11184 ? 0.0f : v11181;
+      const float v11186 = v11180 - v11185;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11187 = iron_exp2_approx(v11186);
+      v8957.x[17] = v11187;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11190 = v8957.x[18];
+      const float v11191 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11194 = v11191 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11195 = v11194 ? 0.0f : v11191;
+      const float v11196 = v11190 - v11195;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11197 = iron_exp2_approx(v11196);
+      v8957.x[18] = v11197;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11200 = v8957.x[19];
+      const float v11201 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11204 = v11201 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11205 = v11204 ? 0.0f : v11201;
+      const float v11206 = v11200 - v11205;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11207 = iron_exp2_approx(v11206);
+      v8957.x[19] = v11207;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11210 = v8957.x[20];
+      const float v11211 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11214 = v11211 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11215 = v11214 ? 0.0f : v11211;
+      const float v11216 = v11210 - v11215;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11217 = iron_exp2_approx(v11216);
+      v8957.x[20] = v11217;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11220 = v8957.x[21];
+      const float v11221 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11224 = v11221 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11225 = v11224 ? 0.0f : v11221;
+      const float v11226 = v11220 - v11225;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11227 = iron_exp2_approx(v11226);
+      v8957.x[21] = v11227;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11230 = v8957.x[22];
+      const float v11231 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11234 = v11231 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11235 = v11234 ? 0.0f : v11231;
+      const float v11236 = v11230 - v11235;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11237 = iron_exp2_approx(v11236);
+      v8957.x[22] = v11237;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11240 = v8957.x[23];
+      const float v11241 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11244 = v11241 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11245 = v11244 ? 0.0f : v11241;
+      const float v11246 = v11240 - v11245;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11247 = iron_exp2_approx(v11246);
+      v8957.x[23] = v11247;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11250 = v8957.x[24];
+      const float v11251 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11254 = v11251 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11255 = v11254 ? 0.0f : v11251;
+      const float v11256 = v11250 - v11255;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11257 = iron_exp2_approx(v11256);
+      v8957.x[24] = v11257;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11260 = v8957.x[25];
+      const float v11261 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11264 = v11261 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11265 = v11264 ? 0.0f : v11261;
+      const float v11266 = v11260 - v11265;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11267 = iron_exp2_approx(v11266);
+      v8957.x[25] = v11267;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11270 = v8957.x[26];
+      const float v11271 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11274 = v11271 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11275 = v11274 ? 0.0f : v11271;
+      const float v11276 = v11270 - v11275;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11277 = iron_exp2_approx(v11276);
+      v8957.x[26] = v11277;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11280 = v8957.x[27];
+      const float v11281 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11284 = v11281 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11285 = v11284 ? 0.0f : v11281;
+      const float v11286 = v11280 - v11285;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11287 = iron_exp2_approx(v11286);
+      v8957.x[27] = v11287;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11290 = v8957.x[28];
+      const float v11291 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11294 = v11291 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11295 = v11294 ? 0.0f : v11291;
+      const float v11296 = v11290 - v11295;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11297 = iron_exp2_approx(v11296);
+      v8957.x[28] = v11297;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11300 = v8957.x[29];
+      const float v11301 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11304 = v11301 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11305 = v11304 ? 0.0f : v11301;
+      const float v11306 = v11300 - v11305;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11307 = iron_exp2_approx(v11306);
+      v8957.x[29] = v11307;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11310 = v8957.x[30];
+      const float v11311 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11314 = v11311 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11315 = v11314 ? 0.0f : v11311;
+      const float v11316 = v11310 - v11315;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11317 = iron_exp2_approx(v11316);
+      v8957.x[30] = v11317;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11320 = v8957.x[31];
+      const float v11321 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11324 = v11321 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11325 = v11324 ? 0.0f : v11321;
+      const float v11326 = v11320 - v11325;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11327 = iron_exp2_approx(v11326);
+      v8957.x[31] = v11327;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11330 = v8957.x[32];
+      const float v11331 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11334 = v11331 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11335 = v11334 ? 0.0f : v11331;
+      const float v11336 = v11330 - v11335;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11337 = iron_exp2_approx(v11336);
+      v8957.x[32] = v11337;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11340 = v8957.x[33];
+      const float v11341 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11344 = v11341 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11345 = v11344 ? 0.0f : v11341;
+      const float v11346 = v11340 - v11345;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11347 = iron_exp2_approx(v11346);
+      v8957.x[33] = v11347;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11350 = v8957.x[34];
+      const float v11351 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11354 = v11351 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11355 = v11354 ? 0.0f : v11351;
+      const float v11356 = v11350 - v11355;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11357 = iron_exp2_approx(v11356);
+      v8957.x[34] = v11357;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11360 = v8957.x[35];
+      const float v11361 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11364 = v11361 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11365 = v11364 ? 0.0f : v11361;
+      const float v11366 = v11360 - v11365;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11367 = iron_exp2_approx(v11366);
+      v8957.x[35] = v11367;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11370 = v8957.x[36];
+      const float v11371 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11374 = v11371 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11375 = v11374 ? 0.0f : v11371;
+      const float v11376 = v11370 - v11375;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11377 = iron_exp2_approx(v11376);
+      v8957.x[36] = v11377;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11380 = v8957.x[37];
+      const float v11381 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11384 = v11381 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11385 = v11384 ? 0.0f : v11381;
+      const float v11386 = v11380 - v11385;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11387 = iron_exp2_approx(v11386);
+      v8957.x[37] = v11387;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11390 = v8957.x[38];
+      const float v11391 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11394 = v11391 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11395 = v11394 ? 0.0f : v11391;
+      const float v11396 = v11390 - v11395;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11397 = iron_exp2_approx(v11396);
+      v8957.x[38] = v11397;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11400 = v8957.x[39];
+      const float v11401 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11404 = v11401 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11405 = v11404 ? 0.0f : v11401;
+      const float v11406 = v11400 - v11405;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11407 = iron_exp2_approx(v11406);
+      v8957.x[39] = v11407;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11410 = v8957.x[40];
+      const float v11411 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11414 = v11411 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11415 = v11414 ? 0.0f : v11411;
+      const float v11416 = v11410 - v11415;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11417 = iron_exp2_approx(v11416);
+      v8957.x[40] = v11417;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11420 = v8957.x[41];
+      const float v11421 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11424 = v11421 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11425 = v11424 ? 0.0f : v11421;
+      const float v11426 = v11420 - v11425;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11427 = iron_exp2_approx(v11426);
+      v8957.x[41] = v11427;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11430 = v8957.x[42];
+      const float v11431 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11434 = v11431 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11435 = v11434 ? 0.0f : v11431;
+      const float v11436 = v11430 - v11435;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11437 = iron_exp2_approx(v11436);
+      v8957.x[42] = v11437;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11440 = v8957.x[43];
+      const float v11441 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11444 = v11441 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11445 = v11444 ? 0.0f : v11441;
+      const float v11446 = v11440 - v11445;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11447 = iron_exp2_approx(v11446);
+      v8957.x[43] = v11447;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11450 = v8957.x[44];
+      const float v11451 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11454 = v11451 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11455 = v11454 ? 0.0f : v11451;
+      const float v11456 = v11450 - v11455;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11457 = iron_exp2_approx(v11456);
+      v8957.x[44] = v11457;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11460 = v8957.x[45];
+      const float v11461 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11464 = v11461 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11465 = v11464 ? 0.0f : v11461;
+      const float v11466 = v11460 - v11465;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11467 = iron_exp2_approx(v11466);
+      v8957.x[45] = v11467;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11470 = v8957.x[46];
+      const float v11471 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11474 = v11471 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11475 = v11474 ? 0.0f : v11471;
+      const float v11476 = v11470 - v11475;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11477 = iron_exp2_approx(v11476);
+      v8957.x[46] = v11477;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11480 = v8957.x[47];
+      const float v11481 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11484 = v11481 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11485 = v11484 ? 0.0f : v11481;
+      const float v11486 = v11480 - v11485;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11487 = iron_exp2_approx(v11486);
+      v8957.x[47] = v11487;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11490 = v8957.x[48];
+      const float v11491 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11494 = v11491 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11495 = v11494 ? 0.0f : v11491;
+      const float v11496 = v11490 - v11495;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11497 = iron_exp2_approx(v11496);
+      v8957.x[48] = v11497;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11500 = v8957.x[49];
+      const float v11501 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11504 = v11501 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11505 = v11504 ? 0.0f : v11501;
+      const float v11506 = v11500 - v11505;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11507 = iron_exp2_approx(v11506);
+      v8957.x[49] = v11507;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11510 = v8957.x[50];
+      const float v11511 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11514 = v11511 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11515 = v11514 ? 0.0f : v11511;
+      const float v11516 = v11510 - v11515;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11517 = iron_exp2_approx(v11516);
+      v8957.x[50] = v11517;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11520 = v8957.x[51];
+      const float v11521 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11524 = v11521 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11525 = v11524 ? 0.0f : v11521;
+      const float v11526 = v11520 - v11525;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11527 = iron_exp2_approx(v11526);
+      v8957.x[51] = v11527;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11530 = v8957.x[52];
+      const float v11531 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11534 = v11531 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11535 = v11534 ? 0.0f : v11531;
+      const float v11536 = v11530 - v11535;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11537 = iron_exp2_approx(v11536);
+      v8957.x[52] = v11537;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11540 = v8957.x[53];
+      const float v11541 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11544 = v11541 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11545 = v11544 ? 0.0f : v11541;
+      const float v11546 = v11540 - v11545;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11547 = iron_exp2_approx(v11546);
+      v8957.x[53] = v11547;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11550 = v8957.x[54];
+      const float v11551 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11554 = v11551 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11555 = v11554 ? 0.0f : v11551;
+      const float v11556 = v11550 - v11555;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11557 = iron_exp2_approx(v11556);
+      v8957.x[54] = v11557;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11560 = v8957.x[55];
+      const float v11561 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11564 = v11561 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11565 = v11564 ? 0.0f : v11561;
+      const float v11566 = v11560 - v11565;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11567 = iron_exp2_approx(v11566);
+      v8957.x[55] = v11567;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11570 = v8957.x[56];
+      const float v11571 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11574 = v11571 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11575 = v11574 ? 0.0f : v11571;
+      const float v11576 = v11570 - v11575;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11577 = iron_exp2_approx(v11576);
+      v8957.x[56] = v11577;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11580 = v8957.x[57];
+      const float v11581 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11584 = v11581 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11585 = v11584 ? 0.0f : v11581;
+      const float v11586 = v11580 - v11585;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11587 = iron_exp2_approx(v11586);
+      v8957.x[57] = v11587;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11590 = v8957.x[58];
+      const float v11591 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11594 = v11591 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11595 = v11594 ? 0.0f : v11591;
+      const float v11596 = v11590 - v11595;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11597 = iron_exp2_approx(v11596);
+      v8957.x[58] = v11597;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11600 = v8957.x[59];
+      const float v11601 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11604 = v11601 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11605 = v11604 ? 0.0f : v11601;
+      const float v11606 = v11600 - v11605;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11607 = iron_exp2_approx(v11606);
+      v8957.x[59] = v11607;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11610 = v8957.x[60];
+      const float v11611 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11614 = v11611 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11615 = v11614 ? 0.0f : v11611;
+      const float v11616 = v11610 - v11615;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11617 = iron_exp2_approx(v11616);
+      v8957.x[60] = v11617;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11620 = v8957.x[61];
+      const float v11621 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11624 = v11621 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11625 = v11624 ? 0.0f : v11621;
+      const float v11626 = v11620 - v11625;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11627 = iron_exp2_approx(v11626);
+      v8957.x[61] = v11627;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11630 = v8957.x[62];
+      const float v11631 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11634 = v11631 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11635 = v11634 ? 0.0f : v11631;
+      const float v11636 = v11630 - v11635;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11637 = iron_exp2_approx(v11636);
+      v8957.x[62] = v11637;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11640 = v8957.x[63];
+      const float v11641 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11644 = v11641 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11645 = v11644 ? 0.0f : v11641;
+      const float v11646 = v11640 - v11645;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11647 = iron_exp2_approx(v11646);
+      v8957.x[63] = v11647;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 32, 8> v11649;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v11649, 0.0f);
+      iron_frag_row_reduce<true>(v11649, v8957);
+      const float v11652 = v851.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v11653 = v11649.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11654 = v10871.x[0];
+      const float v11655 = v11652 * v11654;
+      const float v11656 = v11655 + v11653;
+      v851.x[0] = v11656;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11659 = v851.x[1];
+      const float v11660 = v11649.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11661 = v10871.x[1];
+      const float v11662 = v11659 * v11661;
+      const float v11663 = v11662 + v11660;
+      v851.x[1] = v11663;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11666 = v851.x[2];
+      const float v11667 = v11649.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11668 = v10871.x[2];
+      const float v11669 = v11666 * v11668;
+      const float v11670 = v11669 + v11667;
+      v851.x[2] = v11670;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11673 = v851.x[3];
+      const float v11674 = v11649.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11675 = v10871.x[3];
+      const float v11676 = v11673 * v11675;
+      const float v11677 = v11676 + v11674;
+      v851.x[3] = v11677;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11680 = v851.x[4];
+      const float v11681 = v11649.x[4];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11682 = v10871.x[4];
+      const float v11683 = v11680 * v11682;
+      const float v11684 = v11683 + v11681;
+      v851.x[4] = v11684;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11687 = v851.x[5];
+      const float v11688 = v11649.x[5];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11689 = v10871.x[5];
+      const float v11690 = v11687 * v11689;
+      const float v11691 = v11690 + v11688;
+      v851.x[5] = v11691;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11694 = v851.x[6];
+      const float v11695 = v11649.x[6];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11696 = v10871.x[6];
+      const float v11697 = v11694 * v11696;
+      const float v11698 = v11697 + v11695;
+      v851.x[6] = v11698;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11701 = v851.x[7];
+      const float v11702 = v11649.x[7];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11703 = v10871.x[7];
+      const float v11704 = v11701 * v11703;
+      const float v11705 = v11704 + v11702;
+      v851.x[7] = v11705;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11708 = v853.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v11709 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11710 = v11708 * v11709;
+      v853.x[0] = v11710;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11713 = v853.x[1];
+      const float v11714 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11715 = v11713 * v11714;
+      v853.x[1] = v11715;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11718 = v853.x[2];
+      const float v11719 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11720 = v11718 * v11719;
+      v853.x[2] = v11720;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11723 = v853.x[3];
+      const float v11724 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11725 = v11723 * v11724;
+      v853.x[3] = v11725;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11728 = v853.x[4];
+      const float v11729 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11730 = v11728 * v11729;
+      v853.x[4] = v11730;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11733 = v853.x[5];
+      const float v11734 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11735 = v11733 * v11734;
+      v853.x[5] = v11735;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11738 = v853.x[6];
+      const float v11739 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11740 = v11738 * v11739;
+      v853.x[6] = v11740;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11743 = v853.x[7];
+      const float v11744 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11745 = v11743 * v11744;
+      v853.x[7] = v11745;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11748 = v853.x[8];
+      const float v11749 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11750 = v11748 * v11749;
+      v853.x[8] = v11750;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11753 = v853.x[9];
+      const float v11754 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11755 = v11753 * v11754;
+      v853.x[9] = v11755;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11758 = v853.x[10];
+      const float v11759 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11760 = v11758 * v11759;
+      v853.x[10] = v11760;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11763 = v853.x[11];
+      const float v11764 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11765 = v11763 * v11764;
+      v853.x[11] = v11765;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11768 = v853.x[12];
+      const float v11769 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11770 = v11768 * v11769;
+      v853.x[12] = v11770;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11773 = v853.x[13];
+      const float v11774 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11775 = v11773 * v11774;
+      v853.x[13] = v11775;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11778 = v853.x[14];
+      const float v11779 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11780 = v11778 * v11779;
+      v853.x[14] = v11780;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11783 = v853.x[15];
+      const float v11784 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11785 = v11783 * v11784;
+      v853.x[15] = v11785;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11788 = v853.x[16];
+      const float v11789 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11790 = v11788 * v11789;
+      v853.x[16] = v11790;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11793 = v853.x[17];
+      const float v11794 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11795 = v11793 * v11794;
+      v853.x[17] = v11795;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11798 = v853.x[18];
+      const float v11799 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11800 = v11798 * v11799;
+      v853.x[18] = v11800;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11803 = v853.x[19];
+      const float v11804 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11805 = v11803 * v11804;
+      v853.x[19] = v11805;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11808 = v853.x[20];
+      const float v11809 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11810 = v11808 * v11809;
+      v853.x[20] = v11810;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11813 = v853.x[21];
+      const float v11814 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11815 = v11813 * v11814;
+      v853.x[21] = v11815;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11818 = v853.x[22];
+      const float v11819 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11820 = v11818 * v11819;
+      v853.x[22] = v11820;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11823 = v853.x[23];
+      const float v11824 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11825 = v11823 * v11824;
+      v853.x[23] = v11825;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11828 = v853.x[24];
+      const float v11829 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11830 = v11828 * v11829;
+      v853.x[24] = v11830;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11833 = v853.x[25];
+      const float v11834 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11835 = v11833 * v11834;
+      v853.x[25] = v11835;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11838 = v853.x[26];
+      const float v11839 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11840 = v11838 * v11839;
+      v853.x[26] = v11840;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11843 = v853.x[27];
+      const float v11844 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11845 = v11843 * v11844;
+      v853.x[27] = v11845;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11848 = v853.x[28];
+      const float v11849 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11850 = v11848 * v11849;
+      v853.x[28] = v11850;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11853 = v853.x[29];
+      const float v11854 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11855 = v11853 * v11854;
+      v853.x[29] = v11855;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11858 = v853.x[30];
+      const float v11859 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11860 = v11858 * v11859;
+      v853.x[30] = v11860;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11863 = v853.x[31];
+      const float v11864 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11865 = v11863 * v11864;
+      v853.x[31] = v11865;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11868 = v855.x[0];
+      const float v11869 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11870 = v11868 * v11869;
+      v855.x[0] = v11870;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11873 = v855.x[1];
+      const float v11874 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11875 = v11873 * v11874;
+      v855.x[1] = v11875;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11878 = v855.x[2];
+      const float v11879 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11880 = v11878 * v11879;
+      v855.x[2] = v11880;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11883 = v855.x[3];
+      const float v11884 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11885 = v11883 * v11884;
+      v855.x[3] = v11885;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11888 = v855.x[4];
+      const float v11889 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11890 = v11888 * v11889;
+      v855.x[4] = v11890;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11893 = v855.x[5];
+      const float v11894 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11895 = v11893 * v11894;
+      v855.x[5] = v11895;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11898 = v855.x[6];
+      const float v11899 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11900 = v11898 * v11899;
+      v855.x[6] = v11900;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11903 = v855.x[7];
+      const float v11904 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11905 = v11903 * v11904;
+      v855.x[7] = v11905;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11908 = v855.x[8];
+      const float v11909 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11910 = v11908 * v11909;
+      v855.x[8] = v11910;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11913 = v855.x[9];
+      const float v11914 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11915 = v11913 * v11914;
+      v855.x[9] = v11915;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11918 = v855.x[10];
+      const float v11919 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11920 = v11918 * v11919;
+      v855.x[10] = v11920;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11923 = v855.x[11];
+      const float v11924 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11925 = v11923 * v11924;
+      v855.x[11] = v11925;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11928 = v855.x[12];
+      const float v11929 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11930 = v11928 * v11929;
+      v855.x[12] = v11930;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11933 = v855.x[13];
+      const float v11934 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11935 = v11933 * v11934;
+      v855.x[13] = v11935;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11938 = v855.x[14];
+      const float v11939 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11940 = v11938 * v11939;
+      v855.x[14] = v11940;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11943 = v855.x[15];
+      const float v11944 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11945 = v11943 * v11944;
+      v855.x[15] = v11945;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11948 = v855.x[16];
+      const float v11949 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11950 = v11948 * v11949;
+      v855.x[16] = v11950;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11953 = v855.x[17];
+      const float v11954 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11955 = v11953 * v11954;
+      v855.x[17] = v11955;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11958 = v855.x[18];
+      const float v11959 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11960 = v11958 * v11959;
+      v855.x[18] = v11960;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11963 = v855.x[19];
+      const float v11964 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11965 = v11963 * v11964;
+      v855.x[19] = v11965;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11968 = v855.x[20];
+      const float v11969 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11970 = v11968 * v11969;
+      v855.x[20] = v11970;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11973 = v855.x[21];
+      const float v11974 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11975 = v11973 * v11974;
+      v855.x[21] = v11975;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11978 = v855.x[22];
+      const float v11979 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11980 = v11978 * v11979;
+      v855.x[22] = v11980;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11983 = v855.x[23];
+      const float v11984 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11985 = v11983 * v11984;
+      v855.x[23] = v11985;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11988 = v855.x[24];
+      const float v11989 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11990 = v11988 * v11989;
+      v855.x[24] = v11990;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11993 = v855.x[25];
+      const float v11994 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11995 = v11993 * v11994;
+      v855.x[25] = v11995;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11998 = v855.x[26];
+      const float v11999 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12000 = v11998 * v11999;
+      v855.x[26] = v12000;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12003 = v855.x[27];
+      const float v12004 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12005 = v12003 * v12004;
+      v855.x[27] = v12005;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12008 = v855.x[28];
+      const float v12009 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12010 = v12008 * v12009;
+      v855.x[28] = v12010;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12013 = v855.x[29];
+      const float v12014 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12015 = v12013 * v12014;
+      v855.x[29] = v12015;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12018 = v855.x[30];
+      const float v12019 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12020 = v12018 * v12019;
+      v855.x[30] = v12020;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12023 = v855.x[31];
+      const float v12024 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12025 = v12023 * v12024;
+      v855.x[31] = v12025;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12028 = v857.x[0];
+      const float v12029 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12030 = v12028 * v12029;
+      v857.x[0] = v12030;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12033 = v857.x[1];
+      const float v12034 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12035 = v12033 * v12034;
+      v857.x[1] = v12035;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12038 = v857.x[2];
+      const float v12039 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12040 = v12038 * v12039;
+      v857.x[2] = v12040;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12043 = v857.x[3];
+      const float v12044 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12045 = v12043 * v12044;
+      v857.x[3] = v12045;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12048 = v857.x[4];
+      const float v12049 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12050 = v12048 * v12049;
+      v857.x[4] = v12050;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12053 = v857.x[5];
+      const float v12054 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12055 = v12053 * v12054;
+      v857.x[5] = v12055;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12058 = v857.x[6];
+      const float v12059 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12060 = v12058 * v12059;
+      v857.x[6] = v12060;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12063 = v857.x[7];
+      const float v12064 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12065 = v12063 * v12064;
+      v857.x[7] = v12065;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12068 = v857.x[8];
+      const float v12069 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12070 = v12068 * v12069;
+      v857.x[8] = v12070;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12073 = v857.x[9];
+      const float v12074 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12075 = v12073 * v12074;
+      v857.x[9] = v12075;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12078 = v857.x[10];
+      const float v12079 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12080 = v12078 * v12079;
+      v857.x[10] = v12080;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12083 = v857.x[11];
+      const float v12084 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12085 = v12083 * v12084;
+      v857.x[11] = v12085;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12088 = v857.x[12];
+      const float v12089 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12090 = v12088 * v12089;
+      v857.x[12] = v12090;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12093 = v857.x[13];
+      const float v12094 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12095 = v12093 * v12094;
+      v857.x[13] = v12095;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12098 = v857.x[14];
+      const float v12099 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12100 = v12098 * v12099;
+      v857.x[14] = v12100;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12103 = v857.x[15];
+      const float v12104 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12105 = v12103 * v12104;
+      v857.x[15] = v12105;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12108 = v857.x[16];
+      const float v12109 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12110 = v12108 * v12109;
+      v857.x[16] = v12110;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12113 = v857.x[17];
+      const float v12114 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12115 = v12113 * v12114;
+      v857.x[17] = v12115;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12118 = v857.x[18];
+      const float v12119 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12120 = v12118 * v12119;
+      v857.x[18] = v12120;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12123 = v857.x[19];
+      const float v12124 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12125 = v12123 * v12124;
+      v857.x[19] = v12125;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12128 = v857.x[20];
+      const float v12129 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12130 = v12128 * v12129;
+      v857.x[20] = v12130;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12133 = v857.x[21];
+      const float v12134 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12135 = v12133 * v12134;
+      v857.x[21] = v12135;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12138 = v857.x[22];
+      const float v12139 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12140 = v12138 * v12139;
+      v857.x[22] = v12140;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12143 = v857.x[23];
+      const float v12144 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12145 = v12143 * v12144;
+      v857.x[23] = v12145;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12148 = v857.x[24];
+      const float v12149 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12150 = v12148 * v12149;
+      v857.x[24] = v12150;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12153 = v857.x[25];
+      const float v12154 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12155 = v12153 * v12154;
+      v857.x[25] = v12155;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12158 = v857.x[26];
+      const float v12159 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12160 = v12158 * v12159;
+      v857.x[26] = v12160;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12163 = v857.x[27];
+      const float v12164 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12165 = v12163 * v12164;
+      v857.x[27] = v12165;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12168 = v857.x[28];
+      const float v12169 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12170 = v12168 * v12169;
+      v857.x[28] = v12170;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12173 = v857.x[29];
+      const float v12174 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12175 = v12173 * v12174;
+      v857.x[29] = v12175;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12178 = v857.x[30];
+      const float v12179 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12180 = v12178 * v12179;
+      v857.x[30] = v12180;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12183 = v857.x[31];
+      const float v12184 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12185 = v12183 * v12184;
+      v857.x[31] = v12185;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12188 = v859.x[0];
+      const float v12189 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12190 = v12188 * v12189;
+      v859.x[0] = v12190;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12193 = v859.x[1];
+      const float v12194 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12195 = v12193 * v12194;
+      v859.x[1] = v12195;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12198 = v859.x[2];
+      const float v12199 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12200 = v12198 * v12199;
+      v859.x[2] = v12200;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12203 = v859.x[3];
+      const float v12204 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12205 = v12203 * v12204;
+      v859.x[3] = v12205;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12208 = v859.x[4];
+      const float v12209 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12210 = v12208 * v12209;
+      v859.x[4] = v12210;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12213 = v859.x[5];
+      const float v12214 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12215 = v12213 * v12214;
+      v859.x[5] = v12215;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12218 = v859.x[6];
+      const float v12219 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12220 = v12218 * v12219;
+      v859.x[6] = v12220;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12223 = v859.x[7];
+      const float v12224 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12225 = v12223 * v12224;
+      v859.x[7] = v12225;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12228 = v859.x[8];
+      const float v12229 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12230 = v12228 * v12229;
+      v859.x[8] = v12230;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12233 = v859.x[9];
+      const float v12234 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12235 = v12233 * v12234;
+      v859.x[9] = v12235;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12238 = v859.x[10];
+      const float v12239 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12240 = v12238 * v12239;
+      v859.x[10] = v12240;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12243 = v859.x[11];
+      const float v12244 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12245 = v12243 * v12244;
+      v859.x[11] = v12245;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12248 = v859.x[12];
+      const float v12249 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12250 = v12248 * v12249;
+      v859.x[12] = v12250;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12253 = v859.x[13];
+      const float v12254 = v10871.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12255 = v12253 * v12254;
+      v859.x[13] = v12255;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12258 = v859.x[14];
+      const float v12259 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12260 = v12258 * v12259;
+      v859.x[14] = v12260;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12263 = v859.x[15];
+      const float v12264 = v10871.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12265 = v12263 * v12264;
+      v859.x[15] = v12265;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12268 = v859.x[16];
+      const float v12269 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12270 = v12268 * v12269;
+      v859.x[16] = v12270;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12273 = v859.x[17];
+      const float v12274 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12275 = v12273 * v12274;
+      v859.x[17] = v12275;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12278 = v859.x[18];
+      const float v12279 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12280 = v12278 * v12279;
+      v859.x[18] = v12280;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12283 = v859.x[19];
+      const float v12284 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12285 = v12283 * v12284;
+      v859.x[19] = v12285;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12288 = v859.x[20];
+      const float v12289 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12290 = v12288 * v12289;
+      v859.x[20] = v12290;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12293 = v859.x[21];
+      const float v12294 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12295 = v12293 * v12294;
+      v859.x[21] = v12295;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12298 = v859.x[22];
+      const float v12299 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12300 = v12298 * v12299;
+      v859.x[22] = v12300;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12303 = v859.x[23];
+      const float v12304 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12305 = v12303 * v12304;
+      v859.x[23] = v12305;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12308 = v859.x[24];
+      const float v12309 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12310 = v12308 * v12309;
+      v859.x[24] = v12310;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12313 = v859.x[25];
+      const float v12314 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12315 = v12313 * v12314;
+      v859.x[25] = v12315;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12318 = v859.x[26];
+      const float v12319 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12320 = v12318 * v12319;
+      v859.x[26] = v12320;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12323 = v859.x[27];
+      const float v12324 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12325 = v12323 * v12324;
+      v859.x[27] = v12325;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12328 = v859.x[28];
+      const float v12329 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12330 = v12328 * v12329;
+      v859.x[28] = v12330;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12333 = v859.x[29];
+      const float v12334 = v10871.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12335 = v12333 * v12334;
+      v859.x[29] = v12335;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12338 = v859.x[30];
+      const float v12339 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12340 = v12338 * v12339;
+      v859.x[30] = v12340;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12343 = v859.x[31];
+      const float v12344 = v10871.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12345 = v12343 * v12344;
+      v859.x[31] = v12345;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<float, 0, 32, 64> v12347;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v12347, 0.0f);
+      iron_frag_convert(v12347, v8957);
+      iron_frag<float, 1, 64, 32> v12349;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v12349, 0.0f);
+      iron_frag_load_shared<false>(v12349, shm2, v8963, 132u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v853, v12347, v12349);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v12356;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v12356, 0.0f);
+      iron_frag_load_shared<false>(v12356, shm2, v8988, 132u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v855, v12347, v12356);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v12363;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v12363, 0.0f);
+      iron_frag_load_shared<false>(v12363, shm2, v9012, 132u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v857, v12347, v12363);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v12370;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v12370, 0.0f);
+      iron_frag_load_shared<false>(v12370, shm2, v9036, 132u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v859, v12347, v12370);  // kernels/sdpa/flash_tile.hpp:206
     }
-    __syncthreads();
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
     const float v5058 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
     iron_frag<float, 2, 32, 8> v5060;  // kernels/sdpa/flash_tile.hpp:212
     iron_frag_fill(v5060, 0.0f);
@@ -4282,7 +4282,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
     const bool v5343 = v5335 > 0.0f;
     const float v5344 = v5343 ? v5341 : 0.0f;
     v5240.x[7] = v5344;  // kernels/sdpa/flash_tile.hpp:221
-    const unsigned int v5346 = v43 + v10928;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5346 = v43 + v11707;  // kernels/sdpa/flash_tile.hpp:227
     const float v5347 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5348 = v853.x[0];
     const float v5349 = v5348 * v5347;
@@ -4292,10 +4292,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5357 = v5356 * v1;
       const unsigned int v5358 = v5357 + v26;
       const unsigned int v5359 = v5358 << 7u;
-      const unsigned int v5360 = v5359 + v10927;
+      const unsigned int v5360 = v5359 + v11706;
       out[v5360] = v5349;
     }
-    const unsigned int v5362 = v43 + v10933;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5362 = v43 + v11712;  // kernels/sdpa/flash_tile.hpp:227
     const float v5363 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5364 = v853.x[1];
     const float v5365 = v5364 * v5363;
@@ -4305,10 +4305,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5373 = v5372 * v1;
       const unsigned int v5374 = v5373 + v26;
       const unsigned int v5375 = v5374 << 7u;
-      const unsigned int v5376 = v5375 + v10932;
+      const unsigned int v5376 = v5375 + v11711;
       out[v5376] = v5365;
     }
-    const unsigned int v5378 = v43 + v10938;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5378 = v43 + v11717;  // kernels/sdpa/flash_tile.hpp:227
     const float v5379 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5380 = v853.x[2];
     const float v5381 = v5380 * v5379;
@@ -4318,10 +4318,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5389 = v5388 * v1;
       const unsigned int v5390 = v5389 + v26;
       const unsigned int v5391 = v5390 << 7u;
-      const unsigned int v5392 = v5391 + v10937;
+      const unsigned int v5392 = v5391 + v11716;
       out[v5392] = v5381;
     }
-    const unsigned int v5394 = v43 + v10943;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5394 = v43 + v11722;  // kernels/sdpa/flash_tile.hpp:227
     const float v5395 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5396 = v853.x[3];
     const float v5397 = v5396 * v5395;
@@ -4331,10 +4331,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5405 = v5404 * v1;
       const unsigned int v5406 = v5405 + v26;
       const unsigned int v5407 = v5406 << 7u;
-      const unsigned int v5408 = v5407 + v10942;
+      const unsigned int v5408 = v5407 + v11721;
       out[v5408] = v5397;
     }
-    const unsigned int v5410 = v43 + v10948;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5410 = v43 + v11727;  // kernels/sdpa/flash_tile.hpp:227
     const float v5411 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5412 = v853.x[4];
     const float v5413 = v5412 * v5411;
@@ -4344,10 +4344,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5421 = v5420 * v1;
       const unsigned int v5422 = v5421 + v26;
       const unsigned int v5423 = v5422 << 7u;
-      const unsigned int v5424 = v5423 + v10947;
+      const unsigned int v5424 = v5423 + v11726;
       out[v5424] = v5413;
     }
-    const unsigned int v5426 = v43 + v10953;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5426 = v43 + v11732;  // kernels/sdpa/flash_tile.hpp:227
     const float v5427 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5428 = v853.x[5];
     const float v5429 = v5428 * v5427;
@@ -4357,10 +4357,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5437 = v5436 * v1;
       const unsigned int v5438 = v5437 + v26;
       const unsigned int v5439 = v5438 << 7u;
-      const unsigned int v5440 = v5439 + v10952;
+      const unsigned int v5440 = v5439 + v11731;
       out[v5440] = v5429;
     }
-    const unsigned int v5442 = v43 + v10958;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5442 = v43 + v11737;  // kernels/sdpa/flash_tile.hpp:227
     const float v5443 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5444 = v853.x[6];
     const float v5445 = v5444 * v5443;
@@ -4370,10 +4370,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5453 = v5452 * v1;
       const unsigned int v5454 = v5453 + v26;
       const unsigned int v5455 = v5454 << 7u;
-      const unsigned int v5456 = v5455 + v10957;
+      const unsigned int v5456 = v5455 + v11736;
       out[v5456] = v5445;
     }
-    const unsigned int v5458 = v43 + v10963;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5458 = v43 + v11742;  // kernels/sdpa/flash_tile.hpp:227
     const float v5459 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5460 = v853.x[7];
     const float v5461 = v5460 * v5459;
@@ -4383,10 +4383,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5469 = v5468 * v1;
       const unsigned int v5470 = v5469 + v26;
       const unsigned int v5471 = v5470 << 7u;
-      const unsigned int v5472 = v5471 + v10962;
+      const unsigned int v5472 = v5471 + v11741;
       out[v5472] = v5461;
     }
-    const unsigned int v5474 = v43 + v10968;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5474 = v43 + v11747;  // kernels/sdpa/flash_tile.hpp:227
     const float v5475 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5476 = v853.x[8];
     const float v5477 = v5476 * v5475;
@@ -4396,10 +4396,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5485 = v5484 * v1;
       const unsigned int v5486 = v5485 + v26;
       const unsigned int v5487 = v5486 << 7u;
-      const unsigned int v5488 = v5487 + v10967;
+      const unsigned int v5488 = v5487 + v11746;
       out[v5488] = v5477;
     }
-    const unsigned int v5490 = v43 + v10973;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5490 = v43 + v11752;  // kernels/sdpa/flash_tile.hpp:227
     const float v5491 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5492 = v853.x[9];
     const float v5493 = v5492 * v5491;
@@ -4409,10 +4409,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5501 = v5500 * v1;
       const unsigned int v5502 = v5501 + v26;
       const unsigned int v5503 = v5502 << 7u;
-      const unsigned int v5504 = v5503 + v10972;
+      const unsigned int v5504 = v5503 + v11751;
       out[v5504] = v5493;
     }
-    const unsigned int v5506 = v43 + v10978;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5506 = v43 + v11757;  // kernels/sdpa/flash_tile.hpp:227
     const float v5507 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5508 = v853.x[10];
     const float v5509 = v5508 * v5507;
@@ -4422,10 +4422,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5517 = v5516 * v1;
       const unsigned int v5518 = v5517 + v26;
       const unsigned int v5519 = v5518 << 7u;
-      const unsigned int v5520 = v5519 + v10977;
+      const unsigned int v5520 = v5519 + v11756;
       out[v5520] = v5509;
     }
-    const unsigned int v5522 = v43 + v10983;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5522 = v43 + v11762;  // kernels/sdpa/flash_tile.hpp:227
     const float v5523 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5524 = v853.x[11];
     const float v5525 = v5524 * v5523;
@@ -4435,10 +4435,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5533 = v5532 * v1;
       const unsigned int v5534 = v5533 + v26;
       const unsigned int v5535 = v5534 << 7u;
-      const unsigned int v5536 = v5535 + v10982;
+      const unsigned int v5536 = v5535 + v11761;
       out[v5536] = v5525;
     }
-    const unsigned int v5538 = v43 + v10988;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5538 = v43 + v11767;  // kernels/sdpa/flash_tile.hpp:227
     const float v5539 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5540 = v853.x[12];
     const float v5541 = v5540 * v5539;
@@ -4448,10 +4448,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5549 = v5548 * v1;
       const unsigned int v5550 = v5549 + v26;
       const unsigned int v5551 = v5550 << 7u;
-      const unsigned int v5552 = v5551 + v10987;
+      const unsigned int v5552 = v5551 + v11766;
       out[v5552] = v5541;
     }
-    const unsigned int v5554 = v43 + v10993;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5554 = v43 + v11772;  // kernels/sdpa/flash_tile.hpp:227
     const float v5555 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5556 = v853.x[13];
     const float v5557 = v5556 * v5555;
@@ -4461,10 +4461,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5565 = v5564 * v1;
       const unsigned int v5566 = v5565 + v26;
       const unsigned int v5567 = v5566 << 7u;
-      const unsigned int v5568 = v5567 + v10992;
+      const unsigned int v5568 = v5567 + v11771;
       out[v5568] = v5557;
     }
-    const unsigned int v5570 = v43 + v10998;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5570 = v43 + v11777;  // kernels/sdpa/flash_tile.hpp:227
     const float v5571 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5572 = v853.x[14];
     const float v5573 = v5572 * v5571;
@@ -4474,10 +4474,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5581 = v5580 * v1;
       const unsigned int v5582 = v5581 + v26;
       const unsigned int v5583 = v5582 << 7u;
-      const unsigned int v5584 = v5583 + v10997;
+      const unsigned int v5584 = v5583 + v11776;
       out[v5584] = v5573;
     }
-    const unsigned int v5586 = v43 + v11003;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5586 = v43 + v11782;  // kernels/sdpa/flash_tile.hpp:227
     const float v5587 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5588 = v853.x[15];
     const float v5589 = v5588 * v5587;
@@ -4487,10 +4487,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5597 = v5596 * v1;
       const unsigned int v5598 = v5597 + v26;
       const unsigned int v5599 = v5598 << 7u;
-      const unsigned int v5600 = v5599 + v11002;
+      const unsigned int v5600 = v5599 + v11781;
       out[v5600] = v5589;
     }
-    const unsigned int v5602 = v43 + v11008;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5602 = v43 + v11787;  // kernels/sdpa/flash_tile.hpp:227
     const float v5603 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5604 = v853.x[16];
     const float v5605 = v5604 * v5603;
@@ -4500,10 +4500,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5613 = v5612 * v1;
       const unsigned int v5614 = v5613 + v26;
       const unsigned int v5615 = v5614 << 7u;
-      const unsigned int v5616 = v5615 + v11007;
+      const unsigned int v5616 = v5615 + v11786;
       out[v5616] = v5605;
     }
-    const unsigned int v5618 = v43 + v11013;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5618 = v43 + v11792;  // kernels/sdpa/flash_tile.hpp:227
     const float v5619 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5620 = v853.x[17];
     const float v5621 = v5620 * v5619;
@@ -4513,10 +4513,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5629 = v5628 * v1;
       const unsigned int v5630 = v5629 + v26;
       const unsigned int v5631 = v5630 << 7u;
-      const unsigned int v5632 = v5631 + v11012;
+      const unsigned int v5632 = v5631 + v11791;
       out[v5632] = v5621;
     }
-    const unsigned int v5634 = v43 + v11018;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5634 = v43 + v11797;  // kernels/sdpa/flash_tile.hpp:227
     const float v5635 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5636 = v853.x[18];
     const float v5637 = v5636 * v5635;
@@ -4526,10 +4526,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5645 = v5644 * v1;
       const unsigned int v5646 = v5645 + v26;
       const unsigned int v5647 = v5646 << 7u;
-      const unsigned int v5648 = v5647 + v11017;
+      const unsigned int v5648 = v5647 + v11796;
       out[v5648] = v5637;
     }
-    const unsigned int v5650 = v43 + v11023;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5650 = v43 + v11802;  // kernels/sdpa/flash_tile.hpp:227
     const float v5651 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5652 = v853.x[19];
     const float v5653 = v5652 * v5651;
@@ -4539,10 +4539,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5661 = v5660 * v1;
       const unsigned int v5662 = v5661 + v26;
       const unsigned int v5663 = v5662 << 7u;
-      const unsigned int v5664 = v5663 + v11022;
+      const unsigned int v5664 = v5663 + v11801;
       out[v5664] = v5653;
     }
-    const unsigned int v5666 = v43 + v11028;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5666 = v43 + v11807;  // kernels/sdpa/flash_tile.hpp:227
     const float v5667 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5668 = v853.x[20];
     const float v5669 = v5668 * v5667;
@@ -4552,10 +4552,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5677 = v5676 * v1;
       const unsigned int v5678 = v5677 + v26;
       const unsigned int v5679 = v5678 << 7u;
-      const unsigned int v5680 = v5679 + v11027;
+      const unsigned int v5680 = v5679 + v11806;
       out[v5680] = v5669;
     }
-    const unsigned int v5682 = v43 + v11033;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5682 = v43 + v11812;  // kernels/sdpa/flash_tile.hpp:227
     const float v5683 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5684 = v853.x[21];
     const float v5685 = v5684 * v5683;
@@ -4565,10 +4565,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5693 = v5692 * v1;
       const unsigned int v5694 = v5693 + v26;
       const unsigned int v5695 = v5694 << 7u;
-      const unsigned int v5696 = v5695 + v11032;
+      const unsigned int v5696 = v5695 + v11811;
       out[v5696] = v5685;
     }
-    const unsigned int v5698 = v43 + v11038;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5698 = v43 + v11817;  // kernels/sdpa/flash_tile.hpp:227
     const float v5699 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5700 = v853.x[22];
     const float v5701 = v5700 * v5699;
@@ -4578,10 +4578,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5709 = v5708 * v1;
       const unsigned int v5710 = v5709 + v26;
       const unsigned int v5711 = v5710 << 7u;
-      const unsigned int v5712 = v5711 + v11037;
+      const unsigned int v5712 = v5711 + v11816;
       out[v5712] = v5701;
     }
-    const unsigned int v5714 = v43 + v11043;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5714 = v43 + v11822;  // kernels/sdpa/flash_tile.hpp:227
     const float v5715 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5716 = v853.x[23];
     const float v5717 = v5716 * v5715;
@@ -4591,10 +4591,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5725 = v5724 * v1;
       const unsigned int v5726 = v5725 + v26;
       const unsigned int v5727 = v5726 << 7u;
-      const unsigned int v5728 = v5727 + v11042;
+      const unsigned int v5728 = v5727 + v11821;
       out[v5728] = v5717;
     }
-    const unsigned int v5730 = v43 + v11048;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5730 = v43 + v11827;  // kernels/sdpa/flash_tile.hpp:227
     const float v5731 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5732 = v853.x[24];
     const float v5733 = v5732 * v5731;
@@ -4604,10 +4604,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5741 = v5740 * v1;
       const unsigned int v5742 = v5741 + v26;
       const unsigned int v5743 = v5742 << 7u;
-      const unsigned int v5744 = v5743 + v11047;
+      const unsigned int v5744 = v5743 + v11826;
       out[v5744] = v5733;
     }
-    const unsigned int v5746 = v43 + v11053;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5746 = v43 + v11832;  // kernels/sdpa/flash_tile.hpp:227
     const float v5747 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5748 = v853.x[25];
     const float v5749 = v5748 * v5747;
@@ -4617,10 +4617,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5757 = v5756 * v1;
       const unsigned int v5758 = v5757 + v26;
       const unsigned int v5759 = v5758 << 7u;
-      const unsigned int v5760 = v5759 + v11052;
+      const unsigned int v5760 = v5759 + v11831;
       out[v5760] = v5749;
     }
-    const unsigned int v5762 = v43 + v11058;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5762 = v43 + v11837;  // kernels/sdpa/flash_tile.hpp:227
     const float v5763 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5764 = v853.x[26];
     const float v5765 = v5764 * v5763;
@@ -4630,10 +4630,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5773 = v5772 * v1;
       const unsigned int v5774 = v5773 + v26;
       const unsigned int v5775 = v5774 << 7u;
-      const unsigned int v5776 = v5775 + v11057;
+      const unsigned int v5776 = v5775 + v11836;
       out[v5776] = v5765;
     }
-    const unsigned int v5778 = v43 + v11063;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5778 = v43 + v11842;  // kernels/sdpa/flash_tile.hpp:227
     const float v5779 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5780 = v853.x[27];
     const float v5781 = v5780 * v5779;
@@ -4643,10 +4643,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5789 = v5788 * v1;
       const unsigned int v5790 = v5789 + v26;
       const unsigned int v5791 = v5790 << 7u;
-      const unsigned int v5792 = v5791 + v11062;
+      const unsigned int v5792 = v5791 + v11841;
       out[v5792] = v5781;
     }
-    const unsigned int v5794 = v43 + v11068;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5794 = v43 + v11847;  // kernels/sdpa/flash_tile.hpp:227
     const float v5795 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5796 = v853.x[28];
     const float v5797 = v5796 * v5795;
@@ -4656,10 +4656,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5805 = v5804 * v1;
       const unsigned int v5806 = v5805 + v26;
       const unsigned int v5807 = v5806 << 7u;
-      const unsigned int v5808 = v5807 + v11067;
+      const unsigned int v5808 = v5807 + v11846;
       out[v5808] = v5797;
     }
-    const unsigned int v5810 = v43 + v11073;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5810 = v43 + v11852;  // kernels/sdpa/flash_tile.hpp:227
     const float v5811 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5812 = v853.x[29];
     const float v5813 = v5812 * v5811;
@@ -4669,10 +4669,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5821 = v5820 * v1;
       const unsigned int v5822 = v5821 + v26;
       const unsigned int v5823 = v5822 << 7u;
-      const unsigned int v5824 = v5823 + v11072;
+      const unsigned int v5824 = v5823 + v11851;
       out[v5824] = v5813;
     }
-    const unsigned int v5826 = v43 + v11078;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5826 = v43 + v11857;  // kernels/sdpa/flash_tile.hpp:227
     const float v5827 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5828 = v853.x[30];
     const float v5829 = v5828 * v5827;
@@ -4682,10 +4682,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5837 = v5836 * v1;
       const unsigned int v5838 = v5837 + v26;
       const unsigned int v5839 = v5838 << 7u;
-      const unsigned int v5840 = v5839 + v11077;
+      const unsigned int v5840 = v5839 + v11856;
       out[v5840] = v5829;
     }
-    const unsigned int v5842 = v43 + v11083;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5842 = v43 + v11862;  // kernels/sdpa/flash_tile.hpp:227
     const float v5843 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5844 = v853.x[31];
     const float v5845 = v5844 * v5843;
@@ -4695,16 +4695,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5853 = v5852 * v1;
       const unsigned int v5854 = v5853 + v26;
       const unsigned int v5855 = v5854 << 7u;
-      const unsigned int v5856 = v5855 + v11082;
+      const unsigned int v5856 = v5855 + v11861;
       out[v5856] = v5845;
     }
-    const unsigned int v5858 = v43 + v11088;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5858 = v43 + v11867;  // kernels/sdpa/flash_tile.hpp:227
     const float v5859 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5860 = v855.x[0];
     const float v5861 = v5860 * v5859;
     const bool v5862 = v5858 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5862) {
-      const unsigned int v5865 = 32u + v11087;
+      const unsigned int v5865 = 32u + v11866;
       const unsigned int v5868 = v11 + v5858;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5869 = v5868 * v1;
       const unsigned int v5870 = v5869 + v26;
@@ -4712,13 +4712,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5872 = v5871 + v5865;
       out[v5872] = v5861;
     }
-    const unsigned int v5874 = v43 + v11093;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5874 = v43 + v11872;  // kernels/sdpa/flash_tile.hpp:227
     const float v5875 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5876 = v855.x[1];
     const float v5877 = v5876 * v5875;
     const bool v5878 = v5874 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5878) {
-      const unsigned int v5881 = 32u + v11092;
+      const unsigned int v5881 = 32u + v11871;
       const unsigned int v5884 = v11 + v5874;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5885 = v5884 * v1;
       const unsigned int v5886 = v5885 + v26;
@@ -4726,13 +4726,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5888 = v5887 + v5881;
       out[v5888] = v5877;
     }
-    const unsigned int v5890 = v43 + v11098;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5890 = v43 + v11877;  // kernels/sdpa/flash_tile.hpp:227
     const float v5891 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5892 = v855.x[2];
     const float v5893 = v5892 * v5891;
     const bool v5894 = v5890 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5894) {
-      const unsigned int v5897 = 32u + v11097;
+      const unsigned int v5897 = 32u + v11876;
       const unsigned int v5900 = v11 + v5890;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5901 = v5900 * v1;
       const unsigned int v5902 = v5901 + v26;
@@ -4740,13 +4740,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5904 = v5903 + v5897;
       out[v5904] = v5893;
     }
-    const unsigned int v5906 = v43 + v11103;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5906 = v43 + v11882;  // kernels/sdpa/flash_tile.hpp:227
     const float v5907 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5908 = v855.x[3];
     const float v5909 = v5908 * v5907;
     const bool v5910 = v5906 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5910) {
-      const unsigned int v5913 = 32u + v11102;
+      const unsigned int v5913 = 32u + v11881;
       const unsigned int v5916 = v11 + v5906;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5917 = v5916 * v1;
       const unsigned int v5918 = v5917 + v26;
@@ -4754,13 +4754,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5920 = v5919 + v5913;
       out[v5920] = v5909;
     }
-    const unsigned int v5922 = v43 + v11108;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5922 = v43 + v11887;  // kernels/sdpa/flash_tile.hpp:227
     const float v5923 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5924 = v855.x[4];
     const float v5925 = v5924 * v5923;
     const bool v5926 = v5922 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5926) {
-      const unsigned int v5929 = 32u + v11107;
+      const unsigned int v5929 = 32u + v11886;
       const unsigned int v5932 = v11 + v5922;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5933 = v5932 * v1;
       const unsigned int v5934 = v5933 + v26;
@@ -4768,13 +4768,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5936 = v5935 + v5929;
       out[v5936] = v5925;
     }
-    const unsigned int v5938 = v43 + v11113;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5938 = v43 + v11892;  // kernels/sdpa/flash_tile.hpp:227
     const float v5939 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5940 = v855.x[5];
     const float v5941 = v5940 * v5939;
     const bool v5942 = v5938 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5942) {
-      const unsigned int v5945 = 32u + v11112;
+      const unsigned int v5945 = 32u + v11891;
       const unsigned int v5948 = v11 + v5938;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5949 = v5948 * v1;
       const unsigned int v5950 = v5949 + v26;
@@ -4782,13 +4782,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5952 = v5951 + v5945;
       out[v5952] = v5941;
     }
-    const unsigned int v5954 = v43 + v11118;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5954 = v43 + v11897;  // kernels/sdpa/flash_tile.hpp:227
     const float v5955 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5956 = v855.x[6];
     const float v5957 = v5956 * v5955;
     const bool v5958 = v5954 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5958) {
-      const unsigned int v5961 = 32u + v11117;
+      const unsigned int v5961 = 32u + v11896;
       const unsigned int v5964 = v11 + v5954;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5965 = v5964 * v1;
       const unsigned int v5966 = v5965 + v26;
@@ -4796,13 +4796,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5968 = v5967 + v5961;
       out[v5968] = v5957;
     }
-    const unsigned int v5970 = v43 + v11123;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5970 = v43 + v11902;  // kernels/sdpa/flash_tile.hpp:227
     const float v5971 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5972 = v855.x[7];
     const float v5973 = v5972 * v5971;
     const bool v5974 = v5970 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5974) {
-      const unsigned int v5977 = 32u + v11122;
+      const unsigned int v5977 = 32u + v11901;
       const unsigned int v5980 = v11 + v5970;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5981 = v5980 * v1;
       const unsigned int v5982 = v5981 + v26;
@@ -4810,13 +4810,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v5984 = v5983 + v5977;
       out[v5984] = v5973;
     }
-    const unsigned int v5986 = v43 + v11128;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5986 = v43 + v11907;  // kernels/sdpa/flash_tile.hpp:227
     const float v5987 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5988 = v855.x[8];
     const float v5989 = v5988 * v5987;
     const bool v5990 = v5986 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5990) {
-      const unsigned int v5993 = 32u + v11127;
+      const unsigned int v5993 = 32u + v11906;
       const unsigned int v5996 = v11 + v5986;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5997 = v5996 * v1;
       const unsigned int v5998 = v5997 + v26;
@@ -4824,13 +4824,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6000 = v5999 + v5993;
       out[v6000] = v5989;
     }
-    const unsigned int v6002 = v43 + v11133;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6002 = v43 + v11912;  // kernels/sdpa/flash_tile.hpp:227
     const float v6003 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6004 = v855.x[9];
     const float v6005 = v6004 * v6003;
     const bool v6006 = v6002 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6006) {
-      const unsigned int v6009 = 32u + v11132;
+      const unsigned int v6009 = 32u + v11911;
       const unsigned int v6012 = v11 + v6002;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6013 = v6012 * v1;
       const unsigned int v6014 = v6013 + v26;
@@ -4838,13 +4838,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6016 = v6015 + v6009;
       out[v6016] = v6005;
     }
-    const unsigned int v6018 = v43 + v11138;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6018 = v43 + v11917;  // kernels/sdpa/flash_tile.hpp:227
     const float v6019 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6020 = v855.x[10];
     const float v6021 = v6020 * v6019;
     const bool v6022 = v6018 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6022) {
-      const unsigned int v6025 = 32u + v11137;
+      const unsigned int v6025 = 32u + v11916;
       const unsigned int v6028 = v11 + v6018;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6029 = v6028 * v1;
       const unsigned int v6030 = v6029 + v26;
@@ -4852,13 +4852,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6032 = v6031 + v6025;
       out[v6032] = v6021;
     }
-    const unsigned int v6034 = v43 + v11143;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6034 = v43 + v11922;  // kernels/sdpa/flash_tile.hpp:227
     const float v6035 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6036 = v855.x[11];
     const float v6037 = v6036 * v6035;
     const bool v6038 = v6034 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6038) {
-      const unsigned int v6041 = 32u + v11142;
+      const unsigned int v6041 = 32u + v11921;
       const unsigned int v6044 = v11 + v6034;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6045 = v6044 * v1;
       const unsigned int v6046 = v6045 + v26;
@@ -4866,13 +4866,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6048 = v6047 + v6041;
       out[v6048] = v6037;
     }
-    const unsigned int v6050 = v43 + v11148;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6050 = v43 + v11927;  // kernels/sdpa/flash_tile.hpp:227
     const float v6051 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6052 = v855.x[12];
     const float v6053 = v6052 * v6051;
     const bool v6054 = v6050 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6054) {
-      const unsigned int v6057 = 32u + v11147;
+      const unsigned int v6057 = 32u + v11926;
       const unsigned int v6060 = v11 + v6050;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6061 = v6060 * v1;
       const unsigned int v6062 = v6061 + v26;
@@ -4880,13 +4880,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6064 = v6063 + v6057;
       out[v6064] = v6053;
     }
-    const unsigned int v6066 = v43 + v11153;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6066 = v43 + v11932;  // kernels/sdpa/flash_tile.hpp:227
     const float v6067 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6068 = v855.x[13];
     const float v6069 = v6068 * v6067;
     const bool v6070 = v6066 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6070) {
-      const unsigned int v6073 = 32u + v11152;
+      const unsigned int v6073 = 32u + v11931;
       const unsigned int v6076 = v11 + v6066;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6077 = v6076 * v1;
       const unsigned int v6078 = v6077 + v26;
@@ -4894,13 +4894,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6080 = v6079 + v6073;
       out[v6080] = v6069;
     }
-    const unsigned int v6082 = v43 + v11158;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6082 = v43 + v11937;  // kernels/sdpa/flash_tile.hpp:227
     const float v6083 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6084 = v855.x[14];
     const float v6085 = v6084 * v6083;
     const bool v6086 = v6082 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6086) {
-      const unsigned int v6089 = 32u + v11157;
+      const unsigned int v6089 = 32u + v11936;
       const unsigned int v6092 = v11 + v6082;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6093 = v6092 * v1;
       const unsigned int v6094 = v6093 + v26;
@@ -4908,13 +4908,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6096 = v6095 + v6089;
       out[v6096] = v6085;
     }
-    const unsigned int v6098 = v43 + v11163;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6098 = v43 + v11942;  // kernels/sdpa/flash_tile.hpp:227
     const float v6099 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6100 = v855.x[15];
     const float v6101 = v6100 * v6099;
     const bool v6102 = v6098 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6102) {
-      const unsigned int v6105 = 32u + v11162;
+      const unsigned int v6105 = 32u + v11941;
       const unsigned int v6108 = v11 + v6098;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6109 = v6108 * v1;
       const unsigned int v6110 = v6109 + v26;
@@ -4922,13 +4922,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6112 = v6111 + v6105;
       out[v6112] = v6101;
     }
-    const unsigned int v6114 = v43 + v11168;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6114 = v43 + v11947;  // kernels/sdpa/flash_tile.hpp:227
     const float v6115 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6116 = v855.x[16];
     const float v6117 = v6116 * v6115;
     const bool v6118 = v6114 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6118) {
-      const unsigned int v6121 = 32u + v11167;
+      const unsigned int v6121 = 32u + v11946;
       const unsigned int v6124 = v11 + v6114;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6125 = v6124 * v1;
       const unsigned int v6126 = v6125 + v26;
@@ -4936,13 +4936,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6128 = v6127 + v6121;
       out[v6128] = v6117;
     }
-    const unsigned int v6130 = v43 + v11173;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6130 = v43 + v11952;  // kernels/sdpa/flash_tile.hpp:227
     const float v6131 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6132 = v855.x[17];
     const float v6133 = v6132 * v6131;
     const bool v6134 = v6130 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6134) {
-      const unsigned int v6137 = 32u + v11172;
+      const unsigned int v6137 = 32u + v11951;
       const unsigned int v6140 = v11 + v6130;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6141 = v6140 * v1;
       const unsigned int v6142 = v6141 + v26;
@@ -4950,13 +4950,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6144 = v6143 + v6137;
       out[v6144] = v6133;
     }
-    const unsigned int v6146 = v43 + v11178;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6146 = v43 + v11957;  // kernels/sdpa/flash_tile.hpp:227
     const float v6147 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6148 = v855.x[18];
     const float v6149 = v6148 * v6147;
     const bool v6150 = v6146 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6150) {
-      const unsigned int v6153 = 32u + v11177;
+      const unsigned int v6153 = 32u + v11956;
       const unsigned int v6156 = v11 + v6146;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6157 = v6156 * v1;
       const unsigned int v6158 = v6157 + v26;
@@ -4964,13 +4964,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6160 = v6159 + v6153;
       out[v6160] = v6149;
     }
-    const unsigned int v6162 = v43 + v11183;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6162 = v43 + v11962;  // kernels/sdpa/flash_tile.hpp:227
     const float v6163 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6164 = v855.x[19];
     const float v6165 = v6164 * v6163;
     const bool v6166 = v6162 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6166) {
-      const unsigned int v6169 = 32u + v11182;
+      const unsigned int v6169 = 32u + v11961;
       const unsigned int v6172 = v11 + v6162;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6173 = v6172 * v1;
       const unsigned int v6174 = v6173 + v26;
@@ -4978,13 +4978,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6176 = v6175 + v6169;
       out[v6176] = v6165;
     }
-    const unsigned int v6178 = v43 + v11188;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6178 = v43 + v11967;  // kernels/sdpa/flash_tile.hpp:227
     const float v6179 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6180 = v855.x[20];
     const float v6181 = v6180 * v6179;
     const bool v6182 = v6178 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6182) {
-      const unsigned int v6185 = 32u + v11187;
+      const unsigned int v6185 = 32u + v11966;
       const unsigned int v6188 = v11 + v6178;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6189 = v6188 * v1;
       const unsigned int v6190 = v6189 + v26;
@@ -4992,13 +4992,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6192 = v6191 + v6185;
       out[v6192] = v6181;
     }
-    const unsigned int v6194 = v43 + v11193;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6194 = v43 + v11972;  // kernels/sdpa/flash_tile.hpp:227
     const float v6195 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6196 = v855.x[21];
     const float v6197 = v6196 * v6195;
     const bool v6198 = v6194 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6198) {
-      const unsigned int v6201 = 32u + v11192;
+      const unsigned int v6201 = 32u + v11971;
       const unsigned int v6204 = v11 + v6194;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6205 = v6204 * v1;
       const unsigned int v6206 = v6205 + v26;
@@ -5006,13 +5006,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6208 = v6207 + v6201;
       out[v6208] = v6197;
     }
-    const unsigned int v6210 = v43 + v11198;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6210 = v43 + v11977;  // kernels/sdpa/flash_tile.hpp:227
     const float v6211 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6212 = v855.x[22];
     const float v6213 = v6212 * v6211;
     const bool v6214 = v6210 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6214) {
-      const unsigned int v6217 = 32u + v11197;
+      const unsigned int v6217 = 32u + v11976;
       const unsigned int v6220 = v11 + v6210;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6221 = v6220 * v1;
       const unsigned int v6222 = v6221 + v26;
@@ -5020,13 +5020,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6224 = v6223 + v6217;
       out[v6224] = v6213;
     }
-    const unsigned int v6226 = v43 + v11203;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6226 = v43 + v11982;  // kernels/sdpa/flash_tile.hpp:227
     const float v6227 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6228 = v855.x[23];
     const float v6229 = v6228 * v6227;
     const bool v6230 = v6226 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6230) {
-      const unsigned int v6233 = 32u + v11202;
+      const unsigned int v6233 = 32u + v11981;
       const unsigned int v6236 = v11 + v6226;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6237 = v6236 * v1;
       const unsigned int v6238 = v6237 + v26;
@@ -5034,13 +5034,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6240 = v6239 + v6233;
       out[v6240] = v6229;
     }
-    const unsigned int v6242 = v43 + v11208;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6242 = v43 + v11987;  // kernels/sdpa/flash_tile.hpp:227
     const float v6243 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6244 = v855.x[24];
     const float v6245 = v6244 * v6243;
     const bool v6246 = v6242 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6246) {
-      const unsigned int v6249 = 32u + v11207;
+      const unsigned int v6249 = 32u + v11986;
       const unsigned int v6252 = v11 + v6242;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6253 = v6252 * v1;
       const unsigned int v6254 = v6253 + v26;
@@ -5048,13 +5048,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6256 = v6255 + v6249;
       out[v6256] = v6245;
     }
-    const unsigned int v6258 = v43 + v11213;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6258 = v43 + v11992;  // kernels/sdpa/flash_tile.hpp:227
     const float v6259 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6260 = v855.x[25];
     const float v6261 = v6260 * v6259;
     const bool v6262 = v6258 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6262) {
-      const unsigned int v6265 = 32u + v11212;
+      const unsigned int v6265 = 32u + v11991;
       const unsigned int v6268 = v11 + v6258;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6269 = v6268 * v1;
       const unsigned int v6270 = v6269 + v26;
@@ -5062,13 +5062,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6272 = v6271 + v6265;
       out[v6272] = v6261;
     }
-    const unsigned int v6274 = v43 + v11218;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6274 = v43 + v11997;  // kernels/sdpa/flash_tile.hpp:227
     const float v6275 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6276 = v855.x[26];
     const float v6277 = v6276 * v6275;
     const bool v6278 = v6274 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6278) {
-      const unsigned int v6281 = 32u + v11217;
+      const unsigned int v6281 = 32u + v11996;
       const unsigned int v6284 = v11 + v6274;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6285 = v6284 * v1;
       const unsigned int v6286 = v6285 + v26;
@@ -5076,13 +5076,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6288 = v6287 + v6281;
       out[v6288] = v6277;
     }
-    const unsigned int v6290 = v43 + v11223;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6290 = v43 + v12002;  // kernels/sdpa/flash_tile.hpp:227
     const float v6291 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6292 = v855.x[27];
     const float v6293 = v6292 * v6291;
     const bool v6294 = v6290 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6294) {
-      const unsigned int v6297 = 32u + v11222;
+      const unsigned int v6297 = 32u + v12001;
       const unsigned int v6300 = v11 + v6290;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6301 = v6300 * v1;
       const unsigned int v6302 = v6301 + v26;
@@ -5090,13 +5090,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6304 = v6303 + v6297;
       out[v6304] = v6293;
     }
-    const unsigned int v6306 = v43 + v11228;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6306 = v43 + v12007;  // kernels/sdpa/flash_tile.hpp:227
     const float v6307 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6308 = v855.x[28];
     const float v6309 = v6308 * v6307;
     const bool v6310 = v6306 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6310) {
-      const unsigned int v6313 = 32u + v11227;
+      const unsigned int v6313 = 32u + v12006;
       const unsigned int v6316 = v11 + v6306;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6317 = v6316 * v1;
       const unsigned int v6318 = v6317 + v26;
@@ -5104,13 +5104,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6320 = v6319 + v6313;
       out[v6320] = v6309;
     }
-    const unsigned int v6322 = v43 + v11233;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6322 = v43 + v12012;  // kernels/sdpa/flash_tile.hpp:227
     const float v6323 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6324 = v855.x[29];
     const float v6325 = v6324 * v6323;
     const bool v6326 = v6322 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6326) {
-      const unsigned int v6329 = 32u + v11232;
+      const unsigned int v6329 = 32u + v12011;
       const unsigned int v6332 = v11 + v6322;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6333 = v6332 * v1;
       const unsigned int v6334 = v6333 + v26;
@@ -5118,13 +5118,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6336 = v6335 + v6329;
       out[v6336] = v6325;
     }
-    const unsigned int v6338 = v43 + v11238;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6338 = v43 + v12017;  // kernels/sdpa/flash_tile.hpp:227
     const float v6339 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6340 = v855.x[30];
     const float v6341 = v6340 * v6339;
     const bool v6342 = v6338 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6342) {
-      const unsigned int v6345 = 32u + v11237;
+      const unsigned int v6345 = 32u + v12016;
       const unsigned int v6348 = v11 + v6338;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6349 = v6348 * v1;
       const unsigned int v6350 = v6349 + v26;
@@ -5132,13 +5132,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6352 = v6351 + v6345;
       out[v6352] = v6341;
     }
-    const unsigned int v6354 = v43 + v11243;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6354 = v43 + v12022;  // kernels/sdpa/flash_tile.hpp:227
     const float v6355 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6356 = v855.x[31];
     const float v6357 = v6356 * v6355;
     const bool v6358 = v6354 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6358) {
-      const unsigned int v6361 = 32u + v11242;
+      const unsigned int v6361 = 32u + v12021;
       const unsigned int v6364 = v11 + v6354;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6365 = v6364 * v1;
       const unsigned int v6366 = v6365 + v26;
@@ -5146,13 +5146,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6368 = v6367 + v6361;
       out[v6368] = v6357;
     }
-    const unsigned int v6370 = v43 + v11248;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6370 = v43 + v12027;  // kernels/sdpa/flash_tile.hpp:227
     const float v6371 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6372 = v857.x[0];
     const float v6373 = v6372 * v6371;
     const bool v6374 = v6370 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6374) {
-      const unsigned int v6377 = 64u + v11247;
+      const unsigned int v6377 = 64u + v12026;
       const unsigned int v6380 = v11 + v6370;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6381 = v6380 * v1;
       const unsigned int v6382 = v6381 + v26;
@@ -5160,13 +5160,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6384 = v6383 + v6377;
       out[v6384] = v6373;
     }
-    const unsigned int v6386 = v43 + v11253;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6386 = v43 + v12032;  // kernels/sdpa/flash_tile.hpp:227
     const float v6387 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6388 = v857.x[1];
     const float v6389 = v6388 * v6387;
     const bool v6390 = v6386 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6390) {
-      const unsigned int v6393 = 64u + v11252;
+      const unsigned int v6393 = 64u + v12031;
       const unsigned int v6396 = v11 + v6386;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6397 = v6396 * v1;
       const unsigned int v6398 = v6397 + v26;
@@ -5174,13 +5174,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6400 = v6399 + v6393;
       out[v6400] = v6389;
     }
-    const unsigned int v6402 = v43 + v11258;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6402 = v43 + v12037;  // kernels/sdpa/flash_tile.hpp:227
     const float v6403 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6404 = v857.x[2];
     const float v6405 = v6404 * v6403;
     const bool v6406 = v6402 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6406) {
-      const unsigned int v6409 = 64u + v11257;
+      const unsigned int v6409 = 64u + v12036;
       const unsigned int v6412 = v11 + v6402;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6413 = v6412 * v1;
       const unsigned int v6414 = v6413 + v26;
@@ -5188,13 +5188,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6416 = v6415 + v6409;
       out[v6416] = v6405;
     }
-    const unsigned int v6418 = v43 + v11263;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6418 = v43 + v12042;  // kernels/sdpa/flash_tile.hpp:227
     const float v6419 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6420 = v857.x[3];
     const float v6421 = v6420 * v6419;
     const bool v6422 = v6418 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6422) {
-      const unsigned int v6425 = 64u + v11262;
+      const unsigned int v6425 = 64u + v12041;
       const unsigned int v6428 = v11 + v6418;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6429 = v6428 * v1;
       const unsigned int v6430 = v6429 + v26;
@@ -5202,13 +5202,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6432 = v6431 + v6425;
       out[v6432] = v6421;
     }
-    const unsigned int v6434 = v43 + v11268;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6434 = v43 + v12047;  // kernels/sdpa/flash_tile.hpp:227
     const float v6435 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6436 = v857.x[4];
     const float v6437 = v6436 * v6435;
     const bool v6438 = v6434 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6438) {
-      const unsigned int v6441 = 64u + v11267;
+      const unsigned int v6441 = 64u + v12046;
       const unsigned int v6444 = v11 + v6434;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6445 = v6444 * v1;
       const unsigned int v6446 = v6445 + v26;
@@ -5216,13 +5216,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6448 = v6447 + v6441;
       out[v6448] = v6437;
     }
-    const unsigned int v6450 = v43 + v11273;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6450 = v43 + v12052;  // kernels/sdpa/flash_tile.hpp:227
     const float v6451 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6452 = v857.x[5];
     const float v6453 = v6452 * v6451;
     const bool v6454 = v6450 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6454) {
-      const unsigned int v6457 = 64u + v11272;
+      const unsigned int v6457 = 64u + v12051;
       const unsigned int v6460 = v11 + v6450;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6461 = v6460 * v1;
       const unsigned int v6462 = v6461 + v26;
@@ -5230,13 +5230,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6464 = v6463 + v6457;
       out[v6464] = v6453;
     }
-    const unsigned int v6466 = v43 + v11278;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6466 = v43 + v12057;  // kernels/sdpa/flash_tile.hpp:227
     const float v6467 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6468 = v857.x[6];
     const float v6469 = v6468 * v6467;
     const bool v6470 = v6466 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6470) {
-      const unsigned int v6473 = 64u + v11277;
+      const unsigned int v6473 = 64u + v12056;
       const unsigned int v6476 = v11 + v6466;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6477 = v6476 * v1;
       const unsigned int v6478 = v6477 + v26;
@@ -5244,13 +5244,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6480 = v6479 + v6473;
       out[v6480] = v6469;
     }
-    const unsigned int v6482 = v43 + v11283;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6482 = v43 + v12062;  // kernels/sdpa/flash_tile.hpp:227
     const float v6483 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6484 = v857.x[7];
     const float v6485 = v6484 * v6483;
     const bool v6486 = v6482 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6486) {
-      const unsigned int v6489 = 64u + v11282;
+      const unsigned int v6489 = 64u + v12061;
       const unsigned int v6492 = v11 + v6482;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6493 = v6492 * v1;
       const unsigned int v6494 = v6493 + v26;
@@ -5258,13 +5258,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6496 = v6495 + v6489;
       out[v6496] = v6485;
     }
-    const unsigned int v6498 = v43 + v11288;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6498 = v43 + v12067;  // kernels/sdpa/flash_tile.hpp:227
     const float v6499 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6500 = v857.x[8];
     const float v6501 = v6500 * v6499;
     const bool v6502 = v6498 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6502) {
-      const unsigned int v6505 = 64u + v11287;
+      const unsigned int v6505 = 64u + v12066;
       const unsigned int v6508 = v11 + v6498;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6509 = v6508 * v1;
       const unsigned int v6510 = v6509 + v26;
@@ -5272,13 +5272,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6512 = v6511 + v6505;
       out[v6512] = v6501;
     }
-    const unsigned int v6514 = v43 + v11293;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6514 = v43 + v12072;  // kernels/sdpa/flash_tile.hpp:227
     const float v6515 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6516 = v857.x[9];
     const float v6517 = v6516 * v6515;
     const bool v6518 = v6514 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6518) {
-      const unsigned int v6521 = 64u + v11292;
+      const unsigned int v6521 = 64u + v12071;
       const unsigned int v6524 = v11 + v6514;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6525 = v6524 * v1;
       const unsigned int v6526 = v6525 + v26;
@@ -5286,13 +5286,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6528 = v6527 + v6521;
       out[v6528] = v6517;
     }
-    const unsigned int v6530 = v43 + v11298;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6530 = v43 + v12077;  // kernels/sdpa/flash_tile.hpp:227
     const float v6531 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6532 = v857.x[10];
     const float v6533 = v6532 * v6531;
     const bool v6534 = v6530 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6534) {
-      const unsigned int v6537 = 64u + v11297;
+      const unsigned int v6537 = 64u + v12076;
       const unsigned int v6540 = v11 + v6530;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6541 = v6540 * v1;
       const unsigned int v6542 = v6541 + v26;
@@ -5300,13 +5300,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6544 = v6543 + v6537;
       out[v6544] = v6533;
     }
-    const unsigned int v6546 = v43 + v11303;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6546 = v43 + v12082;  // kernels/sdpa/flash_tile.hpp:227
     const float v6547 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6548 = v857.x[11];
     const float v6549 = v6548 * v6547;
     const bool v6550 = v6546 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6550) {
-      const unsigned int v6553 = 64u + v11302;
+      const unsigned int v6553 = 64u + v12081;
       const unsigned int v6556 = v11 + v6546;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6557 = v6556 * v1;
       const unsigned int v6558 = v6557 + v26;
@@ -5314,13 +5314,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6560 = v6559 + v6553;
       out[v6560] = v6549;
     }
-    const unsigned int v6562 = v43 + v11308;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6562 = v43 + v12087;  // kernels/sdpa/flash_tile.hpp:227
     const float v6563 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6564 = v857.x[12];
     const float v6565 = v6564 * v6563;
     const bool v6566 = v6562 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6566) {
-      const unsigned int v6569 = 64u + v11307;
+      const unsigned int v6569 = 64u + v12086;
       const unsigned int v6572 = v11 + v6562;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6573 = v6572 * v1;
       const unsigned int v6574 = v6573 + v26;
@@ -5328,13 +5328,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6576 = v6575 + v6569;
       out[v6576] = v6565;
     }
-    const unsigned int v6578 = v43 + v11313;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6578 = v43 + v12092;  // kernels/sdpa/flash_tile.hpp:227
     const float v6579 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6580 = v857.x[13];
     const float v6581 = v6580 * v6579;
     const bool v6582 = v6578 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6582) {
-      const unsigned int v6585 = 64u + v11312;
+      const unsigned int v6585 = 64u + v12091;
       const unsigned int v6588 = v11 + v6578;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6589 = v6588 * v1;
       const unsigned int v6590 = v6589 + v26;
@@ -5342,13 +5342,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6592 = v6591 + v6585;
       out[v6592] = v6581;
     }
-    const unsigned int v6594 = v43 + v11318;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6594 = v43 + v12097;  // kernels/sdpa/flash_tile.hpp:227
     const float v6595 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6596 = v857.x[14];
     const float v6597 = v6596 * v6595;
     const bool v6598 = v6594 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6598) {
-      const unsigned int v6601 = 64u + v11317;
+      const unsigned int v6601 = 64u + v12096;
       const unsigned int v6604 = v11 + v6594;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6605 = v6604 * v1;
       const unsigned int v6606 = v6605 + v26;
@@ -5356,13 +5356,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6608 = v6607 + v6601;
       out[v6608] = v6597;
     }
-    const unsigned int v6610 = v43 + v11323;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6610 = v43 + v12102;  // kernels/sdpa/flash_tile.hpp:227
     const float v6611 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6612 = v857.x[15];
     const float v6613 = v6612 * v6611;
     const bool v6614 = v6610 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6614) {
-      const unsigned int v6617 = 64u + v11322;
+      const unsigned int v6617 = 64u + v12101;
       const unsigned int v6620 = v11 + v6610;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6621 = v6620 * v1;
       const unsigned int v6622 = v6621 + v26;
@@ -5370,13 +5370,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6624 = v6623 + v6617;
       out[v6624] = v6613;
     }
-    const unsigned int v6626 = v43 + v11328;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6626 = v43 + v12107;  // kernels/sdpa/flash_tile.hpp:227
     const float v6627 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6628 = v857.x[16];
     const float v6629 = v6628 * v6627;
     const bool v6630 = v6626 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6630) {
-      const unsigned int v6633 = 64u + v11327;
+      const unsigned int v6633 = 64u + v12106;
       const unsigned int v6636 = v11 + v6626;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6637 = v6636 * v1;
       const unsigned int v6638 = v6637 + v26;
@@ -5384,13 +5384,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6640 = v6639 + v6633;
       out[v6640] = v6629;
     }
-    const unsigned int v6642 = v43 + v11333;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6642 = v43 + v12112;  // kernels/sdpa/flash_tile.hpp:227
     const float v6643 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6644 = v857.x[17];
     const float v6645 = v6644 * v6643;
     const bool v6646 = v6642 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6646) {
-      const unsigned int v6649 = 64u + v11332;
+      const unsigned int v6649 = 64u + v12111;
       const unsigned int v6652 = v11 + v6642;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6653 = v6652 * v1;
       const unsigned int v6654 = v6653 + v26;
@@ -5398,13 +5398,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6656 = v6655 + v6649;
       out[v6656] = v6645;
     }
-    const unsigned int v6658 = v43 + v11338;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6658 = v43 + v12117;  // kernels/sdpa/flash_tile.hpp:227
     const float v6659 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6660 = v857.x[18];
     const float v6661 = v6660 * v6659;
     const bool v6662 = v6658 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6662) {
-      const unsigned int v6665 = 64u + v11337;
+      const unsigned int v6665 = 64u + v12116;
       const unsigned int v6668 = v11 + v6658;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6669 = v6668 * v1;
       const unsigned int v6670 = v6669 + v26;
@@ -5412,13 +5412,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6672 = v6671 + v6665;
       out[v6672] = v6661;
     }
-    const unsigned int v6674 = v43 + v11343;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6674 = v43 + v12122;  // kernels/sdpa/flash_tile.hpp:227
     const float v6675 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6676 = v857.x[19];
     const float v6677 = v6676 * v6675;
     const bool v6678 = v6674 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6678) {
-      const unsigned int v6681 = 64u + v11342;
+      const unsigned int v6681 = 64u + v12121;
       const unsigned int v6684 = v11 + v6674;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6685 = v6684 * v1;
       const unsigned int v6686 = v6685 + v26;
@@ -5426,13 +5426,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6688 = v6687 + v6681;
       out[v6688] = v6677;
     }
-    const unsigned int v6690 = v43 + v11348;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6690 = v43 + v12127;  // kernels/sdpa/flash_tile.hpp:227
     const float v6691 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6692 = v857.x[20];
     const float v6693 = v6692 * v6691;
     const bool v6694 = v6690 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6694) {
-      const unsigned int v6697 = 64u + v11347;
+      const unsigned int v6697 = 64u + v12126;
       const unsigned int v6700 = v11 + v6690;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6701 = v6700 * v1;
       const unsigned int v6702 = v6701 + v26;
@@ -5440,13 +5440,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6704 = v6703 + v6697;
       out[v6704] = v6693;
     }
-    const unsigned int v6706 = v43 + v11353;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6706 = v43 + v12132;  // kernels/sdpa/flash_tile.hpp:227
     const float v6707 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6708 = v857.x[21];
     const float v6709 = v6708 * v6707;
     const bool v6710 = v6706 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6710) {
-      const unsigned int v6713 = 64u + v11352;
+      const unsigned int v6713 = 64u + v12131;
       const unsigned int v6716 = v11 + v6706;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6717 = v6716 * v1;
       const unsigned int v6718 = v6717 + v26;
@@ -5454,13 +5454,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6720 = v6719 + v6713;
       out[v6720] = v6709;
     }
-    const unsigned int v6722 = v43 + v11358;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6722 = v43 + v12137;  // kernels/sdpa/flash_tile.hpp:227
     const float v6723 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6724 = v857.x[22];
     const float v6725 = v6724 * v6723;
     const bool v6726 = v6722 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6726) {
-      const unsigned int v6729 = 64u + v11357;
+      const unsigned int v6729 = 64u + v12136;
       const unsigned int v6732 = v11 + v6722;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6733 = v6732 * v1;
       const unsigned int v6734 = v6733 + v26;
@@ -5468,13 +5468,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6736 = v6735 + v6729;
       out[v6736] = v6725;
     }
-    const unsigned int v6738 = v43 + v11363;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6738 = v43 + v12142;  // kernels/sdpa/flash_tile.hpp:227
     const float v6739 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6740 = v857.x[23];
     const float v6741 = v6740 * v6739;
     const bool v6742 = v6738 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6742) {
-      const unsigned int v6745 = 64u + v11362;
+      const unsigned int v6745 = 64u + v12141;
       const unsigned int v6748 = v11 + v6738;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6749 = v6748 * v1;
       const unsigned int v6750 = v6749 + v26;
@@ -5482,13 +5482,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6752 = v6751 + v6745;
       out[v6752] = v6741;
     }
-    const unsigned int v6754 = v43 + v11368;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6754 = v43 + v12147;  // kernels/sdpa/flash_tile.hpp:227
     const float v6755 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6756 = v857.x[24];
     const float v6757 = v6756 * v6755;
     const bool v6758 = v6754 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6758) {
-      const unsigned int v6761 = 64u + v11367;
+      const unsigned int v6761 = 64u + v12146;
       const unsigned int v6764 = v11 + v6754;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6765 = v6764 * v1;
       const unsigned int v6766 = v6765 + v26;
@@ -5496,13 +5496,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6768 = v6767 + v6761;
       out[v6768] = v6757;
     }
-    const unsigned int v6770 = v43 + v11373;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6770 = v43 + v12152;  // kernels/sdpa/flash_tile.hpp:227
     const float v6771 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6772 = v857.x[25];
     const float v6773 = v6772 * v6771;
     const bool v6774 = v6770 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6774) {
-      const unsigned int v6777 = 64u + v11372;
+      const unsigned int v6777 = 64u + v12151;
       const unsigned int v6780 = v11 + v6770;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6781 = v6780 * v1;
       const unsigned int v6782 = v6781 + v26;
@@ -5510,13 +5510,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6784 = v6783 + v6777;
       out[v6784] = v6773;
     }
-    const unsigned int v6786 = v43 + v11378;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6786 = v43 + v12157;  // kernels/sdpa/flash_tile.hpp:227
     const float v6787 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6788 = v857.x[26];
     const float v6789 = v6788 * v6787;
     const bool v6790 = v6786 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6790) {
-      const unsigned int v6793 = 64u + v11377;
+      const unsigned int v6793 = 64u + v12156;
       const unsigned int v6796 = v11 + v6786;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6797 = v6796 * v1;
       const unsigned int v6798 = v6797 + v26;
@@ -5524,13 +5524,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6800 = v6799 + v6793;
       out[v6800] = v6789;
     }
-    const unsigned int v6802 = v43 + v11383;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6802 = v43 + v12162;  // kernels/sdpa/flash_tile.hpp:227
     const float v6803 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6804 = v857.x[27];
     const float v6805 = v6804 * v6803;
     const bool v6806 = v6802 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6806) {
-      const unsigned int v6809 = 64u + v11382;
+      const unsigned int v6809 = 64u + v12161;
       const unsigned int v6812 = v11 + v6802;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6813 = v6812 * v1;
       const unsigned int v6814 = v6813 + v26;
@@ -5538,13 +5538,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6816 = v6815 + v6809;
       out[v6816] = v6805;
     }
-    const unsigned int v6818 = v43 + v11388;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6818 = v43 + v12167;  // kernels/sdpa/flash_tile.hpp:227
     const float v6819 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6820 = v857.x[28];
     const float v6821 = v6820 * v6819;
     const bool v6822 = v6818 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6822) {
-      const unsigned int v6825 = 64u + v11387;
+      const unsigned int v6825 = 64u + v12166;
       const unsigned int v6828 = v11 + v6818;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6829 = v6828 * v1;
       const unsigned int v6830 = v6829 + v26;
@@ -5552,13 +5552,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6832 = v6831 + v6825;
       out[v6832] = v6821;
     }
-    const unsigned int v6834 = v43 + v11393;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6834 = v43 + v12172;  // kernels/sdpa/flash_tile.hpp:227
     const float v6835 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6836 = v857.x[29];
     const float v6837 = v6836 * v6835;
     const bool v6838 = v6834 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6838) {
-      const unsigned int v6841 = 64u + v11392;
+      const unsigned int v6841 = 64u + v12171;
       const unsigned int v6844 = v11 + v6834;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6845 = v6844 * v1;
       const unsigned int v6846 = v6845 + v26;
@@ -5566,13 +5566,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6848 = v6847 + v6841;
       out[v6848] = v6837;
     }
-    const unsigned int v6850 = v43 + v11398;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6850 = v43 + v12177;  // kernels/sdpa/flash_tile.hpp:227
     const float v6851 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6852 = v857.x[30];
     const float v6853 = v6852 * v6851;
     const bool v6854 = v6850 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6854) {
-      const unsigned int v6857 = 64u + v11397;
+      const unsigned int v6857 = 64u + v12176;
       const unsigned int v6860 = v11 + v6850;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6861 = v6860 * v1;
       const unsigned int v6862 = v6861 + v26;
@@ -5580,13 +5580,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6864 = v6863 + v6857;
       out[v6864] = v6853;
     }
-    const unsigned int v6866 = v43 + v11403;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6866 = v43 + v12182;  // kernels/sdpa/flash_tile.hpp:227
     const float v6867 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6868 = v857.x[31];
     const float v6869 = v6868 * v6867;
     const bool v6870 = v6866 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6870) {
-      const unsigned int v6873 = 64u + v11402;
+      const unsigned int v6873 = 64u + v12181;
       const unsigned int v6876 = v11 + v6866;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6877 = v6876 * v1;
       const unsigned int v6878 = v6877 + v26;
@@ -5594,13 +5594,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6880 = v6879 + v6873;
       out[v6880] = v6869;
     }
-    const unsigned int v6882 = v43 + v11408;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6882 = v43 + v12187;  // kernels/sdpa/flash_tile.hpp:227
     const float v6883 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6884 = v859.x[0];
     const float v6885 = v6884 * v6883;
     const bool v6886 = v6882 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6886) {
-      const unsigned int v6889 = 96u + v11407;
+      const unsigned int v6889 = 96u + v12186;
       const unsigned int v6892 = v11 + v6882;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6893 = v6892 * v1;
       const unsigned int v6894 = v6893 + v26;
@@ -5608,13 +5608,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6896 = v6895 + v6889;
       out[v6896] = v6885;
     }
-    const unsigned int v6898 = v43 + v11413;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6898 = v43 + v12192;  // kernels/sdpa/flash_tile.hpp:227
     const float v6899 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6900 = v859.x[1];
     const float v6901 = v6900 * v6899;
     const bool v6902 = v6898 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6902) {
-      const unsigned int v6905 = 96u + v11412;
+      const unsigned int v6905 = 96u + v12191;
       const unsigned int v6908 = v11 + v6898;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6909 = v6908 * v1;
       const unsigned int v6910 = v6909 + v26;
@@ -5622,13 +5622,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6912 = v6911 + v6905;
       out[v6912] = v6901;
     }
-    const unsigned int v6914 = v43 + v11418;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6914 = v43 + v12197;  // kernels/sdpa/flash_tile.hpp:227
     const float v6915 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6916 = v859.x[2];
     const float v6917 = v6916 * v6915;
     const bool v6918 = v6914 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6918) {
-      const unsigned int v6921 = 96u + v11417;
+      const unsigned int v6921 = 96u + v12196;
       const unsigned int v6924 = v11 + v6914;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6925 = v6924 * v1;
       const unsigned int v6926 = v6925 + v26;
@@ -5636,13 +5636,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6928 = v6927 + v6921;
       out[v6928] = v6917;
     }
-    const unsigned int v6930 = v43 + v11423;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6930 = v43 + v12202;  // kernels/sdpa/flash_tile.hpp:227
     const float v6931 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6932 = v859.x[3];
     const float v6933 = v6932 * v6931;
     const bool v6934 = v6930 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6934) {
-      const unsigned int v6937 = 96u + v11422;
+      const unsigned int v6937 = 96u + v12201;
       const unsigned int v6940 = v11 + v6930;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6941 = v6940 * v1;
       const unsigned int v6942 = v6941 + v26;
@@ -5650,13 +5650,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6944 = v6943 + v6937;
       out[v6944] = v6933;
     }
-    const unsigned int v6946 = v43 + v11428;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6946 = v43 + v12207;  // kernels/sdpa/flash_tile.hpp:227
     const float v6947 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6948 = v859.x[4];
     const float v6949 = v6948 * v6947;
     const bool v6950 = v6946 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6950) {
-      const unsigned int v6953 = 96u + v11427;
+      const unsigned int v6953 = 96u + v12206;
       const unsigned int v6956 = v11 + v6946;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6957 = v6956 * v1;
       const unsigned int v6958 = v6957 + v26;
@@ -5664,13 +5664,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6960 = v6959 + v6953;
       out[v6960] = v6949;
     }
-    const unsigned int v6962 = v43 + v11433;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6962 = v43 + v12212;  // kernels/sdpa/flash_tile.hpp:227
     const float v6963 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6964 = v859.x[5];
     const float v6965 = v6964 * v6963;
     const bool v6966 = v6962 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6966) {
-      const unsigned int v6969 = 96u + v11432;
+      const unsigned int v6969 = 96u + v12211;
       const unsigned int v6972 = v11 + v6962;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6973 = v6972 * v1;
       const unsigned int v6974 = v6973 + v26;
@@ -5678,13 +5678,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6976 = v6975 + v6969;
       out[v6976] = v6965;
     }
-    const unsigned int v6978 = v43 + v11438;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6978 = v43 + v12217;  // kernels/sdpa/flash_tile.hpp:227
     const float v6979 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6980 = v859.x[6];
     const float v6981 = v6980 * v6979;
     const bool v6982 = v6978 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6982) {
-      const unsigned int v6985 = 96u + v11437;
+      const unsigned int v6985 = 96u + v12216;
       const unsigned int v6988 = v11 + v6978;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6989 = v6988 * v1;
       const unsigned int v6990 = v6989 + v26;
@@ -5692,13 +5692,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v6992 = v6991 + v6985;
       out[v6992] = v6981;
     }
-    const unsigned int v6994 = v43 + v11443;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6994 = v43 + v12222;  // kernels/sdpa/flash_tile.hpp:227
     const float v6995 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6996 = v859.x[7];
     const float v6997 = v6996 * v6995;
     const bool v6998 = v6994 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6998) {
-      const unsigned int v7001 = 96u + v11442;
+      const unsigned int v7001 = 96u + v12221;
       const unsigned int v7004 = v11 + v6994;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7005 = v7004 * v1;
       const unsigned int v7006 = v7005 + v26;
@@ -5706,13 +5706,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7008 = v7007 + v7001;
       out[v7008] = v6997;
     }
-    const unsigned int v7010 = v43 + v11448;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7010 = v43 + v12227;  // kernels/sdpa/flash_tile.hpp:227
     const float v7011 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7012 = v859.x[8];
     const float v7013 = v7012 * v7011;
     const bool v7014 = v7010 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7014) {
-      const unsigned int v7017 = 96u + v11447;
+      const unsigned int v7017 = 96u + v12226;
       const unsigned int v7020 = v11 + v7010;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7021 = v7020 * v1;
       const unsigned int v7022 = v7021 + v26;
@@ -5720,13 +5720,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7024 = v7023 + v7017;
       out[v7024] = v7013;
     }
-    const unsigned int v7026 = v43 + v11453;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7026 = v43 + v12232;  // kernels/sdpa/flash_tile.hpp:227
     const float v7027 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7028 = v859.x[9];
     const float v7029 = v7028 * v7027;
     const bool v7030 = v7026 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7030) {
-      const unsigned int v7033 = 96u + v11452;
+      const unsigned int v7033 = 96u + v12231;
       const unsigned int v7036 = v11 + v7026;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7037 = v7036 * v1;
       const unsigned int v7038 = v7037 + v26;
@@ -5734,13 +5734,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7040 = v7039 + v7033;
       out[v7040] = v7029;
     }
-    const unsigned int v7042 = v43 + v11458;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7042 = v43 + v12237;  // kernels/sdpa/flash_tile.hpp:227
     const float v7043 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7044 = v859.x[10];
     const float v7045 = v7044 * v7043;
     const bool v7046 = v7042 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7046) {
-      const unsigned int v7049 = 96u + v11457;
+      const unsigned int v7049 = 96u + v12236;
       const unsigned int v7052 = v11 + v7042;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7053 = v7052 * v1;
       const unsigned int v7054 = v7053 + v26;
@@ -5748,13 +5748,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7056 = v7055 + v7049;
       out[v7056] = v7045;
     }
-    const unsigned int v7058 = v43 + v11463;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7058 = v43 + v12242;  // kernels/sdpa/flash_tile.hpp:227
     const float v7059 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7060 = v859.x[11];
     const float v7061 = v7060 * v7059;
     const bool v7062 = v7058 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7062) {
-      const unsigned int v7065 = 96u + v11462;
+      const unsigned int v7065 = 96u + v12241;
       const unsigned int v7068 = v11 + v7058;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7069 = v7068 * v1;
       const unsigned int v7070 = v7069 + v26;
@@ -5762,13 +5762,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7072 = v7071 + v7065;
       out[v7072] = v7061;
     }
-    const unsigned int v7074 = v43 + v11468;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7074 = v43 + v12247;  // kernels/sdpa/flash_tile.hpp:227
     const float v7075 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7076 = v859.x[12];
     const float v7077 = v7076 * v7075;
     const bool v7078 = v7074 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7078) {
-      const unsigned int v7081 = 96u + v11467;
+      const unsigned int v7081 = 96u + v12246;
       const unsigned int v7084 = v11 + v7074;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7085 = v7084 * v1;
       const unsigned int v7086 = v7085 + v26;
@@ -5776,13 +5776,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7088 = v7087 + v7081;
       out[v7088] = v7077;
     }
-    const unsigned int v7090 = v43 + v11473;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7090 = v43 + v12252;  // kernels/sdpa/flash_tile.hpp:227
     const float v7091 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7092 = v859.x[13];
     const float v7093 = v7092 * v7091;
     const bool v7094 = v7090 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7094) {
-      const unsigned int v7097 = 96u + v11472;
+      const unsigned int v7097 = 96u + v12251;
       const unsigned int v7100 = v11 + v7090;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7101 = v7100 * v1;
       const unsigned int v7102 = v7101 + v26;
@@ -5790,13 +5790,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7104 = v7103 + v7097;
       out[v7104] = v7093;
     }
-    const unsigned int v7106 = v43 + v11478;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7106 = v43 + v12257;  // kernels/sdpa/flash_tile.hpp:227
     const float v7107 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7108 = v859.x[14];
     const float v7109 = v7108 * v7107;
     const bool v7110 = v7106 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7110) {
-      const unsigned int v7113 = 96u + v11477;
+      const unsigned int v7113 = 96u + v12256;
       const unsigned int v7116 = v11 + v7106;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7117 = v7116 * v1;
       const unsigned int v7118 = v7117 + v26;
@@ -5804,13 +5804,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7120 = v7119 + v7113;
       out[v7120] = v7109;
     }
-    const unsigned int v7122 = v43 + v11483;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7122 = v43 + v12262;  // kernels/sdpa/flash_tile.hpp:227
     const float v7123 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7124 = v859.x[15];
     const float v7125 = v7124 * v7123;
     const bool v7126 = v7122 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7126) {
-      const unsigned int v7129 = 96u + v11482;
+      const unsigned int v7129 = 96u + v12261;
       const unsigned int v7132 = v11 + v7122;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7133 = v7132 * v1;
       const unsigned int v7134 = v7133 + v26;
@@ -5818,13 +5818,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7136 = v7135 + v7129;
       out[v7136] = v7125;
     }
-    const unsigned int v7138 = v43 + v11488;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7138 = v43 + v12267;  // kernels/sdpa/flash_tile.hpp:227
     const float v7139 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7140 = v859.x[16];
     const float v7141 = v7140 * v7139;
     const bool v7142 = v7138 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7142) {
-      const unsigned int v7145 = 96u + v11487;
+      const unsigned int v7145 = 96u + v12266;
       const unsigned int v7148 = v11 + v7138;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7149 = v7148 * v1;
       const unsigned int v7150 = v7149 + v26;
@@ -5832,13 +5832,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7152 = v7151 + v7145;
       out[v7152] = v7141;
     }
-    const unsigned int v7154 = v43 + v11493;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7154 = v43 + v12272;  // kernels/sdpa/flash_tile.hpp:227
     const float v7155 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7156 = v859.x[17];
     const float v7157 = v7156 * v7155;
     const bool v7158 = v7154 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7158) {
-      const unsigned int v7161 = 96u + v11492;
+      const unsigned int v7161 = 96u + v12271;
       const unsigned int v7164 = v11 + v7154;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7165 = v7164 * v1;
       const unsigned int v7166 = v7165 + v26;
@@ -5846,13 +5846,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7168 = v7167 + v7161;
       out[v7168] = v7157;
     }
-    const unsigned int v7170 = v43 + v11498;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7170 = v43 + v12277;  // kernels/sdpa/flash_tile.hpp:227
     const float v7171 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7172 = v859.x[18];
     const float v7173 = v7172 * v7171;
     const bool v7174 = v7170 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7174) {
-      const unsigned int v7177 = 96u + v11497;
+      const unsigned int v7177 = 96u + v12276;
       const unsigned int v7180 = v11 + v7170;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7181 = v7180 * v1;
       const unsigned int v7182 = v7181 + v26;
@@ -5860,13 +5860,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7184 = v7183 + v7177;
       out[v7184] = v7173;
     }
-    const unsigned int v7186 = v43 + v11503;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7186 = v43 + v12282;  // kernels/sdpa/flash_tile.hpp:227
     const float v7187 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7188 = v859.x[19];
     const float v7189 = v7188 * v7187;
     const bool v7190 = v7186 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7190) {
-      const unsigned int v7193 = 96u + v11502;
+      const unsigned int v7193 = 96u + v12281;
       const unsigned int v7196 = v11 + v7186;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7197 = v7196 * v1;
       const unsigned int v7198 = v7197 + v26;
@@ -5874,13 +5874,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7200 = v7199 + v7193;
       out[v7200] = v7189;
     }
-    const unsigned int v7202 = v43 + v11508;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7202 = v43 + v12287;  // kernels/sdpa/flash_tile.hpp:227
     const float v7203 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7204 = v859.x[20];
     const float v7205 = v7204 * v7203;
     const bool v7206 = v7202 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7206) {
-      const unsigned int v7209 = 96u + v11507;
+      const unsigned int v7209 = 96u + v12286;
       const unsigned int v7212 = v11 + v7202;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7213 = v7212 * v1;
       const unsigned int v7214 = v7213 + v26;
@@ -5888,13 +5888,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7216 = v7215 + v7209;
       out[v7216] = v7205;
     }
-    const unsigned int v7218 = v43 + v11513;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7218 = v43 + v12292;  // kernels/sdpa/flash_tile.hpp:227
     const float v7219 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7220 = v859.x[21];
     const float v7221 = v7220 * v7219;
     const bool v7222 = v7218 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7222) {
-      const unsigned int v7225 = 96u + v11512;
+      const unsigned int v7225 = 96u + v12291;
       const unsigned int v7228 = v11 + v7218;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7229 = v7228 * v1;
       const unsigned int v7230 = v7229 + v26;
@@ -5902,13 +5902,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7232 = v7231 + v7225;
       out[v7232] = v7221;
     }
-    const unsigned int v7234 = v43 + v11518;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7234 = v43 + v12297;  // kernels/sdpa/flash_tile.hpp:227
     const float v7235 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7236 = v859.x[22];
     const float v7237 = v7236 * v7235;
     const bool v7238 = v7234 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7238) {
-      const unsigned int v7241 = 96u + v11517;
+      const unsigned int v7241 = 96u + v12296;
       const unsigned int v7244 = v11 + v7234;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7245 = v7244 * v1;
       const unsigned int v7246 = v7245 + v26;
@@ -5916,13 +5916,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7248 = v7247 + v7241;
       out[v7248] = v7237;
     }
-    const unsigned int v7250 = v43 + v11523;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7250 = v43 + v12302;  // kernels/sdpa/flash_tile.hpp:227
     const float v7251 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7252 = v859.x[23];
     const float v7253 = v7252 * v7251;
     const bool v7254 = v7250 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7254) {
-      const unsigned int v7257 = 96u + v11522;
+      const unsigned int v7257 = 96u + v12301;
       const unsigned int v7260 = v11 + v7250;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7261 = v7260 * v1;
       const unsigned int v7262 = v7261 + v26;
@@ -5930,13 +5930,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7264 = v7263 + v7257;
       out[v7264] = v7253;
     }
-    const unsigned int v7266 = v43 + v11528;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7266 = v43 + v12307;  // kernels/sdpa/flash_tile.hpp:227
     const float v7267 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7268 = v859.x[24];
     const float v7269 = v7268 * v7267;
     const bool v7270 = v7266 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7270) {
-      const unsigned int v7273 = 96u + v11527;
+      const unsigned int v7273 = 96u + v12306;
       const unsigned int v7276 = v11 + v7266;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7277 = v7276 * v1;
       const unsigned int v7278 = v7277 + v26;
@@ -5944,13 +5944,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7280 = v7279 + v7273;
       out[v7280] = v7269;
     }
-    const unsigned int v7282 = v43 + v11533;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7282 = v43 + v12312;  // kernels/sdpa/flash_tile.hpp:227
     const float v7283 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7284 = v859.x[25];
     const float v7285 = v7284 * v7283;
     const bool v7286 = v7282 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7286) {
-      const unsigned int v7289 = 96u + v11532;
+      const unsigned int v7289 = 96u + v12311;
       const unsigned int v7292 = v11 + v7282;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7293 = v7292 * v1;
       const unsigned int v7294 = v7293 + v26;
@@ -5958,13 +5958,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7296 = v7295 + v7289;
       out[v7296] = v7285;
     }
-    const unsigned int v7298 = v43 + v11538;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7298 = v43 + v12317;  // kernels/sdpa/flash_tile.hpp:227
     const float v7299 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7300 = v859.x[26];
     const float v7301 = v7300 * v7299;
     const bool v7302 = v7298 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7302) {
-      const unsigned int v7305 = 96u + v11537;
+      const unsigned int v7305 = 96u + v12316;
       const unsigned int v7308 = v11 + v7298;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7309 = v7308 * v1;
       const unsigned int v7310 = v7309 + v26;
@@ -5972,13 +5972,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7312 = v7311 + v7305;
       out[v7312] = v7301;
     }
-    const unsigned int v7314 = v43 + v11543;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7314 = v43 + v12322;  // kernels/sdpa/flash_tile.hpp:227
     const float v7315 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7316 = v859.x[27];
     const float v7317 = v7316 * v7315;
     const bool v7318 = v7314 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7318) {
-      const unsigned int v7321 = 96u + v11542;
+      const unsigned int v7321 = 96u + v12321;
       const unsigned int v7324 = v11 + v7314;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7325 = v7324 * v1;
       const unsigned int v7326 = v7325 + v26;
@@ -5986,13 +5986,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7328 = v7327 + v7321;
       out[v7328] = v7317;
     }
-    const unsigned int v7330 = v43 + v11548;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7330 = v43 + v12327;  // kernels/sdpa/flash_tile.hpp:227
     const float v7331 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7332 = v859.x[28];
     const float v7333 = v7332 * v7331;
     const bool v7334 = v7330 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7334) {
-      const unsigned int v7337 = 96u + v11547;
+      const unsigned int v7337 = 96u + v12326;
       const unsigned int v7340 = v11 + v7330;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7341 = v7340 * v1;
       const unsigned int v7342 = v7341 + v26;
@@ -6000,13 +6000,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7344 = v7343 + v7337;
       out[v7344] = v7333;
     }
-    const unsigned int v7346 = v43 + v11553;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7346 = v43 + v12332;  // kernels/sdpa/flash_tile.hpp:227
     const float v7347 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7348 = v859.x[29];
     const float v7349 = v7348 * v7347;
     const bool v7350 = v7346 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7350) {
-      const unsigned int v7353 = 96u + v11552;
+      const unsigned int v7353 = 96u + v12331;
       const unsigned int v7356 = v11 + v7346;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7357 = v7356 * v1;
       const unsigned int v7358 = v7357 + v26;
@@ -6014,13 +6014,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7360 = v7359 + v7353;
       out[v7360] = v7349;
     }
-    const unsigned int v7362 = v43 + v11558;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7362 = v43 + v12337;  // kernels/sdpa/flash_tile.hpp:227
     const float v7363 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7364 = v859.x[30];
     const float v7365 = v7364 * v7363;
     const bool v7366 = v7362 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7366) {
-      const unsigned int v7369 = 96u + v11557;
+      const unsigned int v7369 = 96u + v12336;
       const unsigned int v7372 = v11 + v7362;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7373 = v7372 * v1;
       const unsigned int v7374 = v7373 + v26;
@@ -6028,13 +6028,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d128_f32(
       const unsigned int v7376 = v7375 + v7369;
       out[v7376] = v7365;
     }
-    const unsigned int v7378 = v43 + v11563;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7378 = v43 + v12342;  // kernels/sdpa/flash_tile.hpp:227
     const float v7379 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7380 = v859.x[31];
     const float v7381 = v7380 * v7379;
     const bool v7382 = v7378 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7382) {
-      const unsigned int v7385 = 96u + v11562;
+      const unsigned int v7385 = 96u + v12341;
       const unsigned int v7388 = v11 + v7378;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7389 = v7388 * v1;
       const unsigned int v7390 = v7389 + v26;

@@ -796,278 +796,278 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       iron_copy_async<16>(shm2 + (v428 ^ (((v428 >> 8u) & 7u) << 3u)), v + v10214, v10208);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
-    const unsigned int v6498 = v433 + 16u;  // kernels/sdpa/flash_tile.hpp:159
-    const unsigned int v6510 = v433 + 32u;
-    const unsigned int v6522 = v433 + 48u;
-    const unsigned int v6534 = v433 + 64u;
-    const unsigned int v6546 = v433 + 80u;
-    const unsigned int v6558 = v433 + 96u;
-    const unsigned int v6570 = v433 + 112u;
-    const unsigned int v6582 = v433 + 128u;
-    const unsigned int v6594 = v433 + 144u;
-    const unsigned int v6606 = v433 + 160u;
-    const unsigned int v6618 = v433 + 176u;
-    const unsigned int v6630 = v433 + 192u;
-    const unsigned int v6642 = v433 + 208u;
-    const unsigned int v6654 = v433 + 224u;
-    const unsigned int v6666 = v433 + 240u;
-    const bool v6682 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
-    const unsigned int v8007 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
-    const unsigned int v8008 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8012 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8013 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8017 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8018 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8022 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8023 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8027 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8028 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8032 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8033 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8037 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8038 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8042 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8043 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8047 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8048 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8052 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8053 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8057 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8058 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8062 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8063 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8067 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8068 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8072 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8073 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8077 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8078 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8082 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8083 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8087 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8088 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8092 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8093 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8097 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8098 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8102 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8103 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8107 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8108 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8112 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8113 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8117 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8118 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8122 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8123 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8127 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8128 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8132 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8133 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8137 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8138 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8142 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8143 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8147 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8148 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8152 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8153 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8157 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8158 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8162 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8163 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8167 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8168 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8172 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8173 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8177 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8178 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8182 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8183 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8187 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8188 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8192 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8193 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8197 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8198 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8202 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8203 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8207 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8208 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8212 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8213 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8217 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8218 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8222 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8223 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8227 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8228 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8232 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8233 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8237 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8238 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8242 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8243 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8247 = static_cast<unsigned int>(v475.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8248 = static_cast<unsigned int>(v475.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8252 = static_cast<unsigned int>(v475.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8253 = static_cast<unsigned int>(v475.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8257 = static_cast<unsigned int>(v475.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8258 = static_cast<unsigned int>(v475.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8262 = static_cast<unsigned int>(v475.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8263 = static_cast<unsigned int>(v475.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8267 = static_cast<unsigned int>(v475.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8268 = static_cast<unsigned int>(v475.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8272 = static_cast<unsigned int>(v475.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8273 = static_cast<unsigned int>(v475.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8277 = static_cast<unsigned int>(v475.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8278 = static_cast<unsigned int>(v475.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8282 = static_cast<unsigned int>(v475.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8283 = static_cast<unsigned int>(v475.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8287 = static_cast<unsigned int>(v475.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8288 = static_cast<unsigned int>(v475.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8292 = static_cast<unsigned int>(v475.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8293 = static_cast<unsigned int>(v475.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8297 = static_cast<unsigned int>(v475.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8298 = static_cast<unsigned int>(v475.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8302 = static_cast<unsigned int>(v475.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8303 = static_cast<unsigned int>(v475.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8307 = static_cast<unsigned int>(v475.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8308 = static_cast<unsigned int>(v475.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8312 = static_cast<unsigned int>(v475.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8313 = static_cast<unsigned int>(v475.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8317 = static_cast<unsigned int>(v475.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8318 = static_cast<unsigned int>(v475.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8322 = static_cast<unsigned int>(v475.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8323 = static_cast<unsigned int>(v475.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8327 = static_cast<unsigned int>(v477.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8328 = static_cast<unsigned int>(v477.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8332 = static_cast<unsigned int>(v477.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8333 = static_cast<unsigned int>(v477.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8337 = static_cast<unsigned int>(v477.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8338 = static_cast<unsigned int>(v477.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8342 = static_cast<unsigned int>(v477.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8343 = static_cast<unsigned int>(v477.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8347 = static_cast<unsigned int>(v477.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8348 = static_cast<unsigned int>(v477.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8352 = static_cast<unsigned int>(v477.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8353 = static_cast<unsigned int>(v477.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8357 = static_cast<unsigned int>(v477.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8358 = static_cast<unsigned int>(v477.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8362 = static_cast<unsigned int>(v477.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8363 = static_cast<unsigned int>(v477.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8367 = static_cast<unsigned int>(v477.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8368 = static_cast<unsigned int>(v477.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8372 = static_cast<unsigned int>(v477.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8373 = static_cast<unsigned int>(v477.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8377 = static_cast<unsigned int>(v477.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8378 = static_cast<unsigned int>(v477.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8382 = static_cast<unsigned int>(v477.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8383 = static_cast<unsigned int>(v477.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8387 = static_cast<unsigned int>(v477.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8388 = static_cast<unsigned int>(v477.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8392 = static_cast<unsigned int>(v477.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8393 = static_cast<unsigned int>(v477.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8397 = static_cast<unsigned int>(v477.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8398 = static_cast<unsigned int>(v477.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8402 = static_cast<unsigned int>(v477.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8403 = static_cast<unsigned int>(v477.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8407 = static_cast<unsigned int>(v479.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8408 = static_cast<unsigned int>(v479.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8412 = static_cast<unsigned int>(v479.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8413 = static_cast<unsigned int>(v479.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8417 = static_cast<unsigned int>(v479.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8418 = static_cast<unsigned int>(v479.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8422 = static_cast<unsigned int>(v479.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8423 = static_cast<unsigned int>(v479.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8427 = static_cast<unsigned int>(v479.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8428 = static_cast<unsigned int>(v479.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8432 = static_cast<unsigned int>(v479.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8433 = static_cast<unsigned int>(v479.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8437 = static_cast<unsigned int>(v479.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8438 = static_cast<unsigned int>(v479.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8442 = static_cast<unsigned int>(v479.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8443 = static_cast<unsigned int>(v479.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8447 = static_cast<unsigned int>(v479.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8448 = static_cast<unsigned int>(v479.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8452 = static_cast<unsigned int>(v479.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8453 = static_cast<unsigned int>(v479.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8457 = static_cast<unsigned int>(v479.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8458 = static_cast<unsigned int>(v479.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8462 = static_cast<unsigned int>(v479.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8463 = static_cast<unsigned int>(v479.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8467 = static_cast<unsigned int>(v479.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8468 = static_cast<unsigned int>(v479.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8472 = static_cast<unsigned int>(v479.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8473 = static_cast<unsigned int>(v479.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8477 = static_cast<unsigned int>(v479.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8478 = static_cast<unsigned int>(v479.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8482 = static_cast<unsigned int>(v479.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8483 = static_cast<unsigned int>(v479.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8487 = static_cast<unsigned int>(v481.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8488 = static_cast<unsigned int>(v481.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8492 = static_cast<unsigned int>(v481.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8493 = static_cast<unsigned int>(v481.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8497 = static_cast<unsigned int>(v481.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8498 = static_cast<unsigned int>(v481.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8502 = static_cast<unsigned int>(v481.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8503 = static_cast<unsigned int>(v481.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8507 = static_cast<unsigned int>(v481.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8508 = static_cast<unsigned int>(v481.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8512 = static_cast<unsigned int>(v481.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8513 = static_cast<unsigned int>(v481.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8517 = static_cast<unsigned int>(v481.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8518 = static_cast<unsigned int>(v481.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8522 = static_cast<unsigned int>(v481.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8523 = static_cast<unsigned int>(v481.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8527 = static_cast<unsigned int>(v481.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8528 = static_cast<unsigned int>(v481.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8532 = static_cast<unsigned int>(v481.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8533 = static_cast<unsigned int>(v481.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8537 = static_cast<unsigned int>(v481.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8538 = static_cast<unsigned int>(v481.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8542 = static_cast<unsigned int>(v481.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8543 = static_cast<unsigned int>(v481.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8547 = static_cast<unsigned int>(v481.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8548 = static_cast<unsigned int>(v481.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8552 = static_cast<unsigned int>(v481.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8553 = static_cast<unsigned int>(v481.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8557 = static_cast<unsigned int>(v481.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8558 = static_cast<unsigned int>(v481.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8562 = static_cast<unsigned int>(v481.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8563 = static_cast<unsigned int>(v481.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8567 = static_cast<unsigned int>(v483.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8568 = static_cast<unsigned int>(v483.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8572 = static_cast<unsigned int>(v483.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8573 = static_cast<unsigned int>(v483.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8577 = static_cast<unsigned int>(v483.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8578 = static_cast<unsigned int>(v483.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8582 = static_cast<unsigned int>(v483.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8583 = static_cast<unsigned int>(v483.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8587 = static_cast<unsigned int>(v483.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8588 = static_cast<unsigned int>(v483.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8592 = static_cast<unsigned int>(v483.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8593 = static_cast<unsigned int>(v483.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8597 = static_cast<unsigned int>(v483.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8598 = static_cast<unsigned int>(v483.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8602 = static_cast<unsigned int>(v483.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8603 = static_cast<unsigned int>(v483.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8607 = static_cast<unsigned int>(v483.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8608 = static_cast<unsigned int>(v483.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8612 = static_cast<unsigned int>(v483.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8613 = static_cast<unsigned int>(v483.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8617 = static_cast<unsigned int>(v483.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8618 = static_cast<unsigned int>(v483.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8622 = static_cast<unsigned int>(v483.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8623 = static_cast<unsigned int>(v483.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8627 = static_cast<unsigned int>(v483.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8628 = static_cast<unsigned int>(v483.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8632 = static_cast<unsigned int>(v483.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8633 = static_cast<unsigned int>(v483.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8637 = static_cast<unsigned int>(v483.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8638 = static_cast<unsigned int>(v483.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8642 = static_cast<unsigned int>(v483.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8643 = static_cast<unsigned int>(v483.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7277 = v433 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v7289 = v433 + 32u;
+    const unsigned int v7301 = v433 + 48u;
+    const unsigned int v7313 = v433 + 64u;
+    const unsigned int v7325 = v433 + 80u;
+    const unsigned int v7337 = v433 + 96u;
+    const unsigned int v7349 = v433 + 112u;
+    const unsigned int v7361 = v433 + 128u;
+    const unsigned int v7373 = v433 + 144u;
+    const unsigned int v7385 = v433 + 160u;
+    const unsigned int v7397 = v433 + 176u;
+    const unsigned int v7409 = v433 + 192u;
+    const unsigned int v7421 = v433 + 208u;
+    const unsigned int v7433 = v433 + 224u;
+    const unsigned int v7445 = v433 + 240u;
+    const bool v7461 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v8786 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v8787 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8791 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8792 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8796 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8797 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8801 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8802 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8806 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8807 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8811 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8812 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8816 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8817 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8821 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8822 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8826 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8827 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8831 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8832 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8836 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8837 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8841 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8842 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8846 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8847 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8851 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8852 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8856 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8857 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8861 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8862 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8866 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8867 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8871 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8872 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8876 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8877 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8881 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8882 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8886 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8887 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8891 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8892 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8896 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8897 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8901 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8902 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8906 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8907 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8911 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8912 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8916 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8917 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8921 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8922 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8926 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8927 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8931 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8932 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8936 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8937 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8941 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8942 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8946 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8947 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8951 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8952 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8956 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8957 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8961 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8962 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8966 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8967 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8971 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8972 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8976 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8977 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8981 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8982 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8986 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8987 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8991 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8992 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8996 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8997 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9001 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9002 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9006 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9007 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9011 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9012 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9016 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9017 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9021 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9022 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9026 = static_cast<unsigned int>(v475.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9027 = static_cast<unsigned int>(v475.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9031 = static_cast<unsigned int>(v475.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9032 = static_cast<unsigned int>(v475.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9036 = static_cast<unsigned int>(v475.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9037 = static_cast<unsigned int>(v475.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9041 = static_cast<unsigned int>(v475.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9042 = static_cast<unsigned int>(v475.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9046 = static_cast<unsigned int>(v475.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9047 = static_cast<unsigned int>(v475.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9051 = static_cast<unsigned int>(v475.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9052 = static_cast<unsigned int>(v475.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9056 = static_cast<unsigned int>(v475.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9057 = static_cast<unsigned int>(v475.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9061 = static_cast<unsigned int>(v475.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9062 = static_cast<unsigned int>(v475.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9066 = static_cast<unsigned int>(v475.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9067 = static_cast<unsigned int>(v475.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9071 = static_cast<unsigned int>(v475.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9072 = static_cast<unsigned int>(v475.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9076 = static_cast<unsigned int>(v475.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9077 = static_cast<unsigned int>(v475.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9081 = static_cast<unsigned int>(v475.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9082 = static_cast<unsigned int>(v475.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9086 = static_cast<unsigned int>(v475.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9087 = static_cast<unsigned int>(v475.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9091 = static_cast<unsigned int>(v475.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9092 = static_cast<unsigned int>(v475.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9096 = static_cast<unsigned int>(v475.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9097 = static_cast<unsigned int>(v475.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9101 = static_cast<unsigned int>(v475.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9102 = static_cast<unsigned int>(v475.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9106 = static_cast<unsigned int>(v477.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9107 = static_cast<unsigned int>(v477.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9111 = static_cast<unsigned int>(v477.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9112 = static_cast<unsigned int>(v477.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9116 = static_cast<unsigned int>(v477.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9117 = static_cast<unsigned int>(v477.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9121 = static_cast<unsigned int>(v477.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9122 = static_cast<unsigned int>(v477.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9126 = static_cast<unsigned int>(v477.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9127 = static_cast<unsigned int>(v477.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9131 = static_cast<unsigned int>(v477.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9132 = static_cast<unsigned int>(v477.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9136 = static_cast<unsigned int>(v477.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9137 = static_cast<unsigned int>(v477.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9141 = static_cast<unsigned int>(v477.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9142 = static_cast<unsigned int>(v477.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9146 = static_cast<unsigned int>(v477.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9147 = static_cast<unsigned int>(v477.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9151 = static_cast<unsigned int>(v477.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9152 = static_cast<unsigned int>(v477.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9156 = static_cast<unsigned int>(v477.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9157 = static_cast<unsigned int>(v477.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9161 = static_cast<unsigned int>(v477.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9162 = static_cast<unsigned int>(v477.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9166 = static_cast<unsigned int>(v477.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9167 = static_cast<unsigned int>(v477.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9171 = static_cast<unsigned int>(v477.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9172 = static_cast<unsigned int>(v477.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9176 = static_cast<unsigned int>(v477.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9177 = static_cast<unsigned int>(v477.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9181 = static_cast<unsigned int>(v477.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9182 = static_cast<unsigned int>(v477.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9186 = static_cast<unsigned int>(v479.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9187 = static_cast<unsigned int>(v479.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9191 = static_cast<unsigned int>(v479.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9192 = static_cast<unsigned int>(v479.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9196 = static_cast<unsigned int>(v479.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9197 = static_cast<unsigned int>(v479.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9201 = static_cast<unsigned int>(v479.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9202 = static_cast<unsigned int>(v479.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9206 = static_cast<unsigned int>(v479.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9207 = static_cast<unsigned int>(v479.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9211 = static_cast<unsigned int>(v479.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9212 = static_cast<unsigned int>(v479.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9216 = static_cast<unsigned int>(v479.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9217 = static_cast<unsigned int>(v479.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9221 = static_cast<unsigned int>(v479.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9222 = static_cast<unsigned int>(v479.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9226 = static_cast<unsigned int>(v479.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9227 = static_cast<unsigned int>(v479.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9231 = static_cast<unsigned int>(v479.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9232 = static_cast<unsigned int>(v479.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9236 = static_cast<unsigned int>(v479.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9237 = static_cast<unsigned int>(v479.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9241 = static_cast<unsigned int>(v479.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9242 = static_cast<unsigned int>(v479.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9246 = static_cast<unsigned int>(v479.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9247 = static_cast<unsigned int>(v479.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9251 = static_cast<unsigned int>(v479.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9252 = static_cast<unsigned int>(v479.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9256 = static_cast<unsigned int>(v479.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9257 = static_cast<unsigned int>(v479.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9261 = static_cast<unsigned int>(v479.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9262 = static_cast<unsigned int>(v479.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9266 = static_cast<unsigned int>(v481.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9267 = static_cast<unsigned int>(v481.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9271 = static_cast<unsigned int>(v481.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9272 = static_cast<unsigned int>(v481.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9276 = static_cast<unsigned int>(v481.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9277 = static_cast<unsigned int>(v481.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9281 = static_cast<unsigned int>(v481.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9282 = static_cast<unsigned int>(v481.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9286 = static_cast<unsigned int>(v481.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9287 = static_cast<unsigned int>(v481.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9291 = static_cast<unsigned int>(v481.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9292 = static_cast<unsigned int>(v481.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9296 = static_cast<unsigned int>(v481.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9297 = static_cast<unsigned int>(v481.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9301 = static_cast<unsigned int>(v481.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9302 = static_cast<unsigned int>(v481.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9306 = static_cast<unsigned int>(v481.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9307 = static_cast<unsigned int>(v481.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9311 = static_cast<unsigned int>(v481.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9312 = static_cast<unsigned int>(v481.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9316 = static_cast<unsigned int>(v481.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9317 = static_cast<unsigned int>(v481.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9321 = static_cast<unsigned int>(v481.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9322 = static_cast<unsigned int>(v481.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9326 = static_cast<unsigned int>(v481.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9327 = static_cast<unsigned int>(v481.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9331 = static_cast<unsigned int>(v481.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9332 = static_cast<unsigned int>(v481.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9336 = static_cast<unsigned int>(v481.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9337 = static_cast<unsigned int>(v481.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9341 = static_cast<unsigned int>(v481.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9342 = static_cast<unsigned int>(v481.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9346 = static_cast<unsigned int>(v483.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9347 = static_cast<unsigned int>(v483.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9351 = static_cast<unsigned int>(v483.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9352 = static_cast<unsigned int>(v483.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9356 = static_cast<unsigned int>(v483.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9357 = static_cast<unsigned int>(v483.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9361 = static_cast<unsigned int>(v483.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9362 = static_cast<unsigned int>(v483.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9366 = static_cast<unsigned int>(v483.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9367 = static_cast<unsigned int>(v483.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9371 = static_cast<unsigned int>(v483.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9372 = static_cast<unsigned int>(v483.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9376 = static_cast<unsigned int>(v483.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9377 = static_cast<unsigned int>(v483.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9381 = static_cast<unsigned int>(v483.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9382 = static_cast<unsigned int>(v483.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9386 = static_cast<unsigned int>(v483.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9387 = static_cast<unsigned int>(v483.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9391 = static_cast<unsigned int>(v483.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9392 = static_cast<unsigned int>(v483.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9396 = static_cast<unsigned int>(v483.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9397 = static_cast<unsigned int>(v483.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9401 = static_cast<unsigned int>(v483.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9402 = static_cast<unsigned int>(v483.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9406 = static_cast<unsigned int>(v483.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9407 = static_cast<unsigned int>(v483.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9411 = static_cast<unsigned int>(v483.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9412 = static_cast<unsigned int>(v483.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9416 = static_cast<unsigned int>(v483.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9417 = static_cast<unsigned int>(v483.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9421 = static_cast<unsigned int>(v483.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9422 = static_cast<unsigned int>(v483.row(15, iron_linear_thread() & 31u));
 
     for (unsigned int v6468 = v461; v6468 < v445; v6468 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
       const unsigned int v6469 = v6468 - v461;
@@ -1075,1906 +1075,1906 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v6472 = v6470 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 16, 64> v6474;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v6474, 0.0f);
-      iron_frag<iron_f16, 1, 16, 64> v6476;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6476, iron_f32_to_f16(0.0f));
-      const unsigned int v6480 = v6472 << 14u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6476, shm1, v6480, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6483;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6483, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6483, shm0, v433, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6483, v6476);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6488;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6488, iron_f32_to_f16(0.0f));
-      const unsigned int v6493 = v6480 + 16u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6488, shm1, v6493, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6495;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6495, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6495, shm0, v6498, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6495, v6488);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6500;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6500, iron_f32_to_f16(0.0f));
-      const unsigned int v6505 = v6480 + 32u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6500, shm1, v6505, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6507;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6507, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6507, shm0, v6510, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6507, v6500);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6512;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6512, iron_f32_to_f16(0.0f));
-      const unsigned int v6517 = v6480 + 48u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6512, shm1, v6517, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6519;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6519, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6519, shm0, v6522, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6519, v6512);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6524;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6524, iron_f32_to_f16(0.0f));
-      const unsigned int v6529 = v6480 + 64u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6524, shm1, v6529, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6531;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6531, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6531, shm0, v6534, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6531, v6524);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6536;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6536, iron_f32_to_f16(0.0f));
-      const unsigned int v6541 = v6480 + 80u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6536, shm1, v6541, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6543;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6543, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6543, shm0, v6546, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6543, v6536);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6548;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6548, iron_f32_to_f16(0.0f));
-      const unsigned int v6553 = v6480 + 96u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6548, shm1, v6553, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6555;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6555, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6555, shm0, v6558, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6555, v6548);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6560;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6560, iron_f32_to_f16(0.0f));
-      const unsigned int v6565 = v6480 + 112u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6560, shm1, v6565, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6567;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6567, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6567, shm0, v6570, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6567, v6560);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6572;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6572, iron_f32_to_f16(0.0f));
-      const unsigned int v6577 = v6480 + 128u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6572, shm1, v6577, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6579;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6579, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6579, shm0, v6582, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6579, v6572);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6584;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6584, iron_f32_to_f16(0.0f));
-      const unsigned int v6589 = v6480 + 144u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6584, shm1, v6589, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6591;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6591, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6591, shm0, v6594, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6591, v6584);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6596;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6596, iron_f32_to_f16(0.0f));
-      const unsigned int v6601 = v6480 + 160u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6596, shm1, v6601, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6603;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6603, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6603, shm0, v6606, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6603, v6596);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6608;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6608, iron_f32_to_f16(0.0f));
-      const unsigned int v6613 = v6480 + 176u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6608, shm1, v6613, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6615;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6615, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6615, shm0, v6618, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6615, v6608);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6620;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6620, iron_f32_to_f16(0.0f));
-      const unsigned int v6625 = v6480 + 192u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6620, shm1, v6625, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6627;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6627, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6627, shm0, v6630, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6627, v6620);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6632;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6632, iron_f32_to_f16(0.0f));
-      const unsigned int v6637 = v6480 + 208u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6632, shm1, v6637, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6639;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6639, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6639, shm0, v6642, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6639, v6632);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6644;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6644, iron_f32_to_f16(0.0f));
-      const unsigned int v6649 = v6480 + 224u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6644, shm1, v6649, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6651;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6651, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6651, shm0, v6654, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6651, v6644);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6656;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6656, iron_f32_to_f16(0.0f));
-      const unsigned int v6661 = v6480 + 240u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6656, shm1, v6661, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6663;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6663, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6663, shm0, v6666, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6474, v6663, v6656);  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v6668 = v6468 + 64u;  // kernels/sdpa/flash_tile.hpp:164
-      const bool v6669 = v6668 <= v37;
-      const unsigned int v6677 = v6668 + v18;  // kernels/sdpa/flash_tile.hpp:165
-      const bool v6678 = v6677 <= v448;
-      const bool v6679 = v444 || v6678;
-      const bool v6680 = v6669 && v6679;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v6683 = v6468 + v7;  // kernels/sdpa/flash_tile.hpp:166
-      const unsigned int v6684 = v6683 + v18;
-      const bool v6686 = v437 <= v6684;
-      const bool v6687 = v6682 || v6686;
-      const bool v6688 = v6680 && v6687;  // kernels/sdpa/flash_tile.hpp:165
-      if (v6688) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v6691 = v6474.x[0];  // kernels/sdpa/flash_tile.hpp:168
-        const float v6692 = v6691 * v463;
-        v6474.x[0] = v6692;
-        const float v6695 = v6474.x[1];
-        const float v6696 = v6695 * v463;
-        v6474.x[1] = v6696;
-        const float v6699 = v6474.x[2];
-        const float v6700 = v6699 * v463;
-        v6474.x[2] = v6700;
-        const float v6703 = v6474.x[3];
-        const float v6704 = v6703 * v463;
-        v6474.x[3] = v6704;
-        const float v6707 = v6474.x[4];
-        const float v6708 = v6707 * v463;
-        v6474.x[4] = v6708;
-        const float v6711 = v6474.x[5];
-        const float v6712 = v6711 * v463;
-        v6474.x[5] = v6712;
-        const float v6715 = v6474.x[6];
-        const float v6716 = v6715 * v463;
-        v6474.x[6] = v6716;
-        const float v6719 = v6474.x[7];
-        const float v6720 = v6719 * v463;
-        v6474.x[7] = v6720;
-        const float v6723 = v6474.x[8];
-        const float v6724 = v6723 * v463;
-        v6474.x[8] = v6724;
-        const float v6727 = v6474.x[9];
-        const float v6728 = v6727 * v463;
-        v6474.x[9] = v6728;
-        const float v6731 = v6474.x[10];
-        const float v6732 = v6731 * v463;
-        v6474.x[10] = v6732;
-        const float v6735 = v6474.x[11];
-        const float v6736 = v6735 * v463;
-        v6474.x[11] = v6736;
-        const float v6739 = v6474.x[12];
-        const float v6740 = v6739 * v463;
-        v6474.x[12] = v6740;
-        const float v6743 = v6474.x[13];
-        const float v6744 = v6743 * v463;
-        v6474.x[13] = v6744;
-        const float v6747 = v6474.x[14];
-        const float v6748 = v6747 * v463;
-        v6474.x[14] = v6748;
-        const float v6751 = v6474.x[15];
-        const float v6752 = v6751 * v463;
-        v6474.x[15] = v6752;
-        const float v6755 = v6474.x[16];
-        const float v6756 = v6755 * v463;
-        v6474.x[16] = v6756;
-        const float v6759 = v6474.x[17];
-        const float v6760 = v6759 * v463;
-        v6474.x[17] = v6760;
-        const float v6763 = v6474.x[18];
-        const float v6764 = v6763 * v463;
-        v6474.x[18] = v6764;
-        const float v6767 = v6474.x[19];
-        const float v6768 = v6767 * v463;
-        v6474.x[19] = v6768;
-        const float v6771 = v6474.x[20];
-        const float v6772 = v6771 * v463;
-        v6474.x[20] = v6772;
-        const float v6775 = v6474.x[21];
-        const float v6776 = v6775 * v463;
-        v6474.x[21] = v6776;
-        const float v6779 = v6474.x[22];
-        const float v6780 = v6779 * v463;
-        v6474.x[22] = v6780;
-        const float v6783 = v6474.x[23];
-        const float v6784 = v6783 * v463;
-        v6474.x[23] = v6784;
-        const float v6787 = v6474.x[24];
-        const float v6788 = v6787 * v463;
-        v6474.x[24] = v6788;
-        const float v6791 = v6474.x[25];
-        const float v6792 = v6791 * v463;
-        v6474.x[25] = v6792;
-        const float v6795 = v6474.x[26];
-        const float v6796 = v6795 * v463;
-        v6474.x[26] = v6796;
-        const float v6799 = v6474.x[27];
-        const float v6800 = v6799 * v463;
-        v6474.x[27] = v6800;
-        const float v6803 = v6474.x[28];
-        const float v6804 = v6803 * v463;
-        v6474.x[28] = v6804;
-        const float v6807 = v6474.x[29];
-        const float v6808 = v6807 * v463;
-        v6474.x[29] = v6808;
-        const float v6811 = v6474.x[30];
-        const float v6812 = v6811 * v463;
-        v6474.x[30] = v6812;
-        const float v6815 = v6474.x[31];
-        const float v6816 = v6815 * v463;
-        v6474.x[31] = v6816;
-      } else {
-        const unsigned int v6817 = static_cast<unsigned int>(v6474.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6818 = static_cast<unsigned int>(v6474.row(0, iron_linear_thread() & 31u));
-        const float v6819 = v6474.x[0];
-        const unsigned int v6820 = v43 + v6818;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6821 = v6468 + v6817;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6822 = v6821 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6825 = v6820 + v37;
-        const unsigned int v6826 = v6821 + v18;
-        const bool v6827 = v6826 <= v6825;
-        const bool v6828 = v444 || v6827;
-        const bool v6829 = v6822 && v6828;
-        const unsigned int v6832 = v6821 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v6833 = v6832 + v18;
-        const bool v6835 = v6825 < v6833;
-        const bool v6836 = v6682 || v6835;
-        const bool v6837 = v6829 && v6836;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6839 = v6819 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v6840 = v6837 ? v6839 : __uint_as_float(0xff800000u);
-        v6474.x[0] = v6840;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6841 = static_cast<unsigned int>(v6474.col(1, iron_linear_thread() & 31u));
-        const unsigned int v6842 = static_cast<unsigned int>(v6474.row(1, iron_linear_thread() & 31u));
-        const float v6843 = v6474.x[1];
-        const unsigned int v6844 = v43 + v6842;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6845 = v6468 + v6841;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6846 = v6845 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6849 = v6844 + v37;
-        const unsigned int v6850 = v6845 + v18;
-        const bool v6851 = v6850 <= v6849;
-        const bool v6852 = v444 || v6851;
-        const bool v6853 = v6846 && v6852;
-        const unsigned int v6856 = v6845 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v6857 = v6856 + v18;
-        const bool v6859 = v6849 < v6857;
-        const bool v6860 = v6682 || v6859;
-        const bool v6861 = v6853 && v6860;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6863 = v6843 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v6864 = v6861 ? v6863 : __uint_as_float(0xff800000u);
-        v6474.x[1] = v6864;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6865 = static_cast<unsigned int>(v6474.col(2, iron_linear_thread() & 31u));
-        const unsigned int v6866 = static_cast<unsigned int>(v6474.row(2, iron_linear_thread() & 31u));
-        const float v6867 = v6474.x[2];
-        const unsigned int v6868 = v43 + v6866;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6869 = v6468 + v6865;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6870 = v6869 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6873 = v6868 + v37;
-        const unsigned int v6874 = v6869 + v18;
-        const bool v6875 = v6874 <= v6873;
-        const bool v6876 = v444 || v6875;
-        const bool v6877 = v6870 && v6876;
-        const unsigned int v6880 = v6869 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v6881 = v6880 + v18;
-        const bool v6883 = v6873 < v6881;
-        const bool v6884 = v6682 || v6883;
-        const bool v6885 = v6877 && v6884;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6887 = v6867 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v6888 = v6885 ? v6887 : __uint_as_float(0xff800000u);
-        v6474.x[2] = v6888;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6889 = static_cast<unsigned int>(v6474.col(3, iron_linear_thread() & 31u));
-        const unsigned int v6890 = static_cast<unsigned int>(v6474.row(3, iron_linear_thread() & 31u));
-        const float v6891 = v6474.x[3];
-        const unsigned int v6892 = v43 + v6890;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6893 = v6468 + v6889;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6894 = v6893 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6897 = v6892 + v37;
-        const unsigned int v6898 = v6893 + v18;
-        const bool v6899 = v6898 <= v6897;
-        const bool v6900 = v444 || v6899;
-        const bool v6901 = v6894 && v6900;
-        const unsigned int v6904 = v6893 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v6905 = v6904 + v18;
-        const bool v6907 = v6897 < v6905;
-        const bool v6908 = v6682 || v6907;
-        const bool v6909 = v6901 && v6908;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6911 = v6891 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v6912 = v6909 ? v6911 : __uint_as_float(0xff800000u);
-        v6474.x[3] = v6912;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6913 = static_cast<unsigned int>(v6474.col(4, iron_linear_thread() & 31u));
-        const unsigned int v6914 = static_cast<unsigned int>(v6474.row(4, iron_linear_thread() & 31u));
-        const float v6915 = v6474.x[4];
-        const unsigned int v6916 = v43 + v6914;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6917 = v6468 + v6913;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6918 = v6917 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6921 = v6916 + v37;
-        const unsigned int v6922 = v6917 + v18;
-        const bool v6923 = v6922 <= v6921;
-        const bool v6924 = v444 || v6923;
-        const bool v6925 = v6918 && v6924;
-        const unsigned int v6928 = v6917 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v6929 = v6928 + v18;
-        const bool v6931 = v6921 < v6929;
-        const bool v6932 = v6682 || v6931;
-        const bool v6933 = v6925 && v6932;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6935 = v6915 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v6936 = v6933 ? v6935 : __uint_as_float(0xff800000u);
-        v6474.x[4] = v6936;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6937 = static_cast<unsigned int>(v6474.col(5, iron_linear_thread() & 31u));
-        const unsigned int v6938 = static_cast<unsigned int>(v6474.row(5, iron_linear_thread() & 31u));
-        const float v6939 = v6474.x[5];
-        const unsigned int v6940 = v43 + v6938;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6941 = v6468 + v6937;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6942 = v6941 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6945 = v6940 + v37;
-        const unsigned int v6946 = v6941 + v18;
-        const bool v6947 = v6946 <= v6945;
-        const bool v6948 = v444 || v6947;
-        const bool v6949 = v6942 && v6948;
-        const unsigned int v6952 = v6941 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v6953 = v6952 + v18;
-        const bool v6955 = v6945 < v6953;
-        const bool v6956 = v6682 || v6955;
-        const bool v6957 = v6949 && v6956;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6959 = v6939 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v6960 = v6957 ? v6959 : __uint_as_float(0xff800000u);
-        v6474.x[5] = v6960;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6961 = static_cast<unsigned int>(v6474.col(6, iron_linear_thread() & 31u));
-        const unsigned int v6962 = static_cast<unsigned int>(v6474.row(6, iron_linear_thread() & 31u));
-        const float v6963 = v6474.x[6];
-        const unsigned int v6964 = v43 + v6962;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6965 = v6468 + v6961;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6966 = v6965 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6969 = v6964 + v37;
-        const unsigned int v6970 = v6965 + v18;
-        const bool v6971 = v6970 <= v6969;
-        const bool v6972 = v444 || v6971;
-        const bool v6973 = v6966 && v6972;
-        const unsigned int v6976 = v6965 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v6977 = v6976 + v18;
-        const bool v6979 = v6969 < v6977;
-        const bool v6980 = v6682 || v6979;
-        const bool v6981 = v6973 && v6980;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6983 = v6963 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v6984 = v6981 ? v6983 : __uint_as_float(0xff800000u);
-        v6474.x[6] = v6984;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6985 = static_cast<unsigned int>(v6474.col(7, iron_linear_thread() & 31u));
-        const unsigned int v6986 = static_cast<unsigned int>(v6474.row(7, iron_linear_thread() & 31u));
-        const float v6987 = v6474.x[7];
-        const unsigned int v6988 = v43 + v6986;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6989 = v6468 + v6985;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6990 = v6989 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6993 = v6988 + v37;
-        const unsigned int v6994 = v6989 + v18;
-        const bool v6995 = v6994 <= v6993;
-        const bool v6996 = v444 || v6995;
-        const bool v6997 = v6990 && v6996;
-        const unsigned int v7000 = v6989 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7001 = v7000 + v18;
-        const bool v7003 = v6993 < v7001;
-        const bool v7004 = v6682 || v7003;
-        const bool v7005 = v6997 && v7004;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7007 = v6987 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7008 = v7005 ? v7007 : __uint_as_float(0xff800000u);
-        v6474.x[7] = v7008;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7009 = static_cast<unsigned int>(v6474.col(8, iron_linear_thread() & 31u));
-        const unsigned int v7010 = static_cast<unsigned int>(v6474.row(8, iron_linear_thread() & 31u));
-        const float v7011 = v6474.x[8];
-        const unsigned int v7012 = v43 + v7010;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7013 = v6468 + v7009;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7014 = v7013 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7017 = v7012 + v37;
-        const unsigned int v7018 = v7013 + v18;
-        const bool v7019 = v7018 <= v7017;
-        const bool v7020 = v444 || v7019;
-        const bool v7021 = v7014 && v7020;
-        const unsigned int v7024 = v7013 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7025 = v7024 + v18;
-        const bool v7027 = v7017 < v7025;
-        const bool v7028 = v6682 || v7027;
-        const bool v7029 = v7021 && v7028;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7031 = v7011 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7032 = v7029 ? v7031 : __uint_as_float(0xff800000u);
-        v6474.x[8] = v7032;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7033 = static_cast<unsigned int>(v6474.col(9, iron_linear_thread() & 31u));
-        const unsigned int v7034 = static_cast<unsigned int>(v6474.row(9, iron_linear_thread() & 31u));
-        const float v7035 = v6474.x[9];
-        const unsigned int v7036 = v43 + v7034;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7037 = v6468 + v7033;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7038 = v7037 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7041 = v7036 + v37;
-        const unsigned int v7042 = v7037 + v18;
-        const bool v7043 = v7042 <= v7041;
-        const bool v7044 = v444 || v7043;
-        const bool v7045 = v7038 && v7044;
-        const unsigned int v7048 = v7037 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7049 = v7048 + v18;
-        const bool v7051 = v7041 < v7049;
-        const bool v7052 = v6682 || v7051;
-        const bool v7053 = v7045 && v7052;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7055 = v7035 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7056 = v7053 ? v7055 : __uint_as_float(0xff800000u);
-        v6474.x[9] = v7056;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7057 = static_cast<unsigned int>(v6474.col(10, iron_linear_thread() & 31u));
-        const unsigned int v7058 = static_cast<unsigned int>(v6474.row(10, iron_linear_thread() & 31u));
-        const float v7059 = v6474.x[10];
-        const unsigned int v7060 = v43 + v7058;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7061 = v6468 + v7057;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7062 = v7061 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7065 = v7060 + v37;
-        const unsigned int v7066 = v7061 + v18;
-        const bool v7067 = v7066 <= v7065;
-        const bool v7068 = v444 || v7067;
-        const bool v7069 = v7062 && v7068;
-        const unsigned int v7072 = v7061 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7073 = v7072 + v18;
-        const bool v7075 = v7065 < v7073;
-        const bool v7076 = v6682 || v7075;
-        const bool v7077 = v7069 && v7076;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7079 = v7059 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7080 = v7077 ? v7079 : __uint_as_float(0xff800000u);
-        v6474.x[10] = v7080;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7081 = static_cast<unsigned int>(v6474.col(11, iron_linear_thread() & 31u));
-        const unsigned int v7082 = static_cast<unsigned int>(v6474.row(11, iron_linear_thread() & 31u));
-        const float v7083 = v6474.x[11];
-        const unsigned int v7084 = v43 + v7082;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7085 = v6468 + v7081;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7086 = v7085 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7089 = v7084 + v37;
-        const unsigned int v7090 = v7085 + v18;
-        const bool v7091 = v7090 <= v7089;
-        const bool v7092 = v444 || v7091;
-        const bool v7093 = v7086 && v7092;
-        const unsigned int v7096 = v7085 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7097 = v7096 + v18;
-        const bool v7099 = v7089 < v7097;
-        const bool v7100 = v6682 || v7099;
-        const bool v7101 = v7093 && v7100;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7103 = v7083 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7104 = v7101 ? v7103 : __uint_as_float(0xff800000u);
-        v6474.x[11] = v7104;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7105 = static_cast<unsigned int>(v6474.col(12, iron_linear_thread() & 31u));
-        const unsigned int v7106 = static_cast<unsigned int>(v6474.row(12, iron_linear_thread() & 31u));
-        const float v7107 = v6474.x[12];
-        const unsigned int v7108 = v43 + v7106;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7109 = v6468 + v7105;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7110 = v7109 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7113 = v7108 + v37;
-        const unsigned int v7114 = v7109 + v18;
-        const bool v7115 = v7114 <= v7113;
-        const bool v7116 = v444 || v7115;
-        const bool v7117 = v7110 && v7116;
-        const unsigned int v7120 = v7109 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7121 = v7120 + v18;
-        const bool v7123 = v7113 < v7121;
-        const bool v7124 = v6682 || v7123;
-        const bool v7125 = v7117 && v7124;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7127 = v7107 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7128 = v7125 ? v7127 : __uint_as_float(0xff800000u);
-        v6474.x[12] = v7128;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7129 = static_cast<unsigned int>(v6474.col(13, iron_linear_thread() & 31u));
-        const unsigned int v7130 = static_cast<unsigned int>(v6474.row(13, iron_linear_thread() & 31u));
-        const float v7131 = v6474.x[13];
-        const unsigned int v7132 = v43 + v7130;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7133 = v6468 + v7129;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7134 = v7133 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7137 = v7132 + v37;
-        const unsigned int v7138 = v7133 + v18;
-        const bool v7139 = v7138 <= v7137;
-        const bool v7140 = v444 || v7139;
-        const bool v7141 = v7134 && v7140;
-        const unsigned int v7144 = v7133 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7145 = v7144 + v18;
-        const bool v7147 = v7137 < v7145;
-        const bool v7148 = v6682 || v7147;
-        const bool v7149 = v7141 && v7148;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7151 = v7131 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7152 = v7149 ? v7151 : __uint_as_float(0xff800000u);
-        v6474.x[13] = v7152;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7153 = static_cast<unsigned int>(v6474.col(14, iron_linear_thread() & 31u));
-        const unsigned int v7154 = static_cast<unsigned int>(v6474.row(14, iron_linear_thread() & 31u));
-        const float v7155 = v6474.x[14];
-        const unsigned int v7156 = v43 + v7154;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7157 = v6468 + v7153;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7158 = v7157 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7161 = v7156 + v37;
-        const unsigned int v7162 = v7157 + v18;
-        const bool v7163 = v7162 <= v7161;
-        const bool v7164 = v444 || v7163;
-        const bool v7165 = v7158 && v7164;
-        const unsigned int v7168 = v7157 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7169 = v7168 + v18;
-        const bool v7171 = v7161 < v7169;
-        const bool v7172 = v6682 || v7171;
-        const bool v7173 = v7165 && v7172;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7175 = v7155 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7176 = v7173 ? v7175 : __uint_as_float(0xff800000u);
-        v6474.x[14] = v7176;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7177 = static_cast<unsigned int>(v6474.col(15, iron_linear_thread() & 31u));
-        const unsigned int v7178 = static_cast<unsigned int>(v6474.row(15, iron_linear_thread() & 31u));
-        const float v7179 = v6474.x[15];
-        const unsigned int v7180 = v43 + v7178;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7181 = v6468 + v7177;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7182 = v7181 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7185 = v7180 + v37;
-        const unsigned int v7186 = v7181 + v18;
-        const bool v7187 = v7186 <= v7185;
-        const bool v7188 = v444 || v7187;
-        const bool v7189 = v7182 && v7188;
-        const unsigned int v7192 = v7181 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7193 = v7192 + v18;
-        const bool v7195 = v7185 < v7193;
-        const bool v7196 = v6682 || v7195;
-        const bool v7197 = v7189 && v7196;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7199 = v7179 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7200 = v7197 ? v7199 : __uint_as_float(0xff800000u);
-        v6474.x[15] = v7200;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7201 = static_cast<unsigned int>(v6474.col(16, iron_linear_thread() & 31u));
-        const unsigned int v7202 = static_cast<unsigned int>(v6474.row(16, iron_linear_thread() & 31u));
-        const float v7203 = v6474.x[16];
-        const unsigned int v7204 = v43 + v7202;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7205 = v6468 + v7201;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7206 = v7205 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7209 = v7204 + v37;
-        const unsigned int v7210 = v7205 + v18;
-        const bool v7211 = v7210 <= v7209;
-        const bool v7212 = v444 || v7211;
-        const bool v7213 = v7206 && v7212;
-        const unsigned int v7216 = v7205 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7217 = v7216 + v18;
-        const bool v7219 = v7209 < v7217;
-        const bool v7220 = v6682 || v7219;
-        const bool v7221 = v7213 && v7220;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7223 = v7203 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7224 = v7221 ? v7223 : __uint_as_float(0xff800000u);
-        v6474.x[16] = v7224;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7225 = static_cast<unsigned int>(v6474.col(17, iron_linear_thread() & 31u));
-        const unsigned int v7226 = static_cast<unsigned int>(v6474.row(17, iron_linear_thread() & 31u));
-        const float v7227 = v6474.x[17];
-        const unsigned int v7228 = v43 + v7226;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7229 = v6468 + v7225;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7230 = v7229 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7233 = v7228 + v37;
-        const unsigned int v7234 = v7229 + v18;
-        const bool v7235 = v7234 <= v7233;
-        const bool v7236 = v444 || v7235;
-        const bool v7237 = v7230 && v7236;
-        const unsigned int v7240 = v7229 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7241 = v7240 + v18;
-        const bool v7243 = v7233 < v7241;
-        const bool v7244 = v6682 || v7243;
-        const bool v7245 = v7237 && v7244;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7247 = v7227 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7248 = v7245 ? v7247 : __uint_as_float(0xff800000u);
-        v6474.x[17] = v7248;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7249 = static_cast<unsigned int>(v6474.col(18, iron_linear_thread() & 31u));
-        const unsigned int v7250 = static_cast<unsigned int>(v6474.row(18, iron_linear_thread() & 31u));
-        const float v7251 = v6474.x[18];
-        const unsigned int v7252 = v43 + v7250;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7253 = v6468 + v7249;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7254 = v7253 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7257 = v7252 + v37;
-        const unsigned int v7258 = v7253 + v18;
-        const bool v7259 = v7258 <= v7257;
-        const bool v7260 = v444 || v7259;
-        const bool v7261 = v7254 && v7260;
-        const unsigned int v7264 = v7253 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7265 = v7264 + v18;
-        const bool v7267 = v7257 < v7265;
-        const bool v7268 = v6682 || v7267;
-        const bool v7269 = v7261 && v7268;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7271 = v7251 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7272 = v7269 ? v7271 : __uint_as_float(0xff800000u);
-        v6474.x[18] = v7272;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7273 = static_cast<unsigned int>(v6474.col(19, iron_linear_thread() & 31u));
-        const unsigned int v7274 = static_cast<unsigned int>(v6474.row(19, iron_linear_thread() & 31u));
-        const float v7275 = v6474.x[19];
-        const unsigned int v7276 = v43 + v7274;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7277 = v6468 + v7273;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7278 = v7277 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7281 = v7276 + v37;
-        const unsigned int v7282 = v7277 + v18;
-        const bool v7283 = v7282 <= v7281;
-        const bool v7284 = v444 || v7283;
-        const bool v7285 = v7278 && v7284;
-        const unsigned int v7288 = v7277 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7289 = v7288 + v18;
-        const bool v7291 = v7281 < v7289;
-        const bool v7292 = v6682 || v7291;
-        const bool v7293 = v7285 && v7292;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7295 = v7275 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7296 = v7293 ? v7295 : __uint_as_float(0xff800000u);
-        v6474.x[19] = v7296;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7297 = static_cast<unsigned int>(v6474.col(20, iron_linear_thread() & 31u));
-        const unsigned int v7298 = static_cast<unsigned int>(v6474.row(20, iron_linear_thread() & 31u));
-        const float v7299 = v6474.x[20];
-        const unsigned int v7300 = v43 + v7298;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7301 = v6468 + v7297;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7302 = v7301 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7305 = v7300 + v37;
-        const unsigned int v7306 = v7301 + v18;
-        const bool v7307 = v7306 <= v7305;
-        const bool v7308 = v444 || v7307;
-        const bool v7309 = v7302 && v7308;
-        const unsigned int v7312 = v7301 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7313 = v7312 + v18;
-        const bool v7315 = v7305 < v7313;
-        const bool v7316 = v6682 || v7315;
-        const bool v7317 = v7309 && v7316;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7319 = v7299 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7320 = v7317 ? v7319 : __uint_as_float(0xff800000u);
-        v6474.x[20] = v7320;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7321 = static_cast<unsigned int>(v6474.col(21, iron_linear_thread() & 31u));
-        const unsigned int v7322 = static_cast<unsigned int>(v6474.row(21, iron_linear_thread() & 31u));
-        const float v7323 = v6474.x[21];
-        const unsigned int v7324 = v43 + v7322;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7325 = v6468 + v7321;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7326 = v7325 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7329 = v7324 + v37;
-        const unsigned int v7330 = v7325 + v18;
-        const bool v7331 = v7330 <= v7329;
-        const bool v7332 = v444 || v7331;
-        const bool v7333 = v7326 && v7332;
-        const unsigned int v7336 = v7325 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7337 = v7336 + v18;
-        const bool v7339 = v7329 < v7337;
-        const bool v7340 = v6682 || v7339;
-        const bool v7341 = v7333 && v7340;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7343 = v7323 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7344 = v7341 ? v7343 : __uint_as_float(0xff800000u);
-        v6474.x[21] = v7344;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7345 = static_cast<unsigned int>(v6474.col(22, iron_linear_thread() & 31u));
-        const unsigned int v7346 = static_cast<unsigned int>(v6474.row(22, iron_linear_thread() & 31u));
-        const float v7347 = v6474.x[22];
-        const unsigned int v7348 = v43 + v7346;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7349 = v6468 + v7345;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7350 = v7349 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7353 = v7348 + v37;
-        const unsigned int v7354 = v7349 + v18;
-        const bool v7355 = v7354 <= v7353;
-        const bool v7356 = v444 || v7355;
-        const bool v7357 = v7350 && v7356;
-        const unsigned int v7360 = v7349 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7361 = v7360 + v18;
-        const bool v7363 = v7353 < v7361;
-        const bool v7364 = v6682 || v7363;
-        const bool v7365 = v7357 && v7364;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7367 = v7347 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7368 = v7365 ? v7367 : __uint_as_float(0xff800000u);
-        v6474.x[22] = v7368;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7369 = static_cast<unsigned int>(v6474.col(23, iron_linear_thread() & 31u));
-        const unsigned int v7370 = static_cast<unsigned int>(v6474.row(23, iron_linear_thread() & 31u));
-        const float v7371 = v6474.x[23];
-        const unsigned int v7372 = v43 + v7370;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7373 = v6468 + v7369;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7374 = v7373 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7377 = v7372 + v37;
-        const unsigned int v7378 = v7373 + v18;
-        const bool v7379 = v7378 <= v7377;
-        const bool v7380 = v444 || v7379;
-        const bool v7381 = v7374 && v7380;
-        const unsigned int v7384 = v7373 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7385 = v7384 + v18;
-        const bool v7387 = v7377 < v7385;
-        const bool v7388 = v6682 || v7387;
-        const bool v7389 = v7381 && v7388;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7391 = v7371 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7392 = v7389 ? v7391 : __uint_as_float(0xff800000u);
-        v6474.x[23] = v7392;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7393 = static_cast<unsigned int>(v6474.col(24, iron_linear_thread() & 31u));
-        const unsigned int v7394 = static_cast<unsigned int>(v6474.row(24, iron_linear_thread() & 31u));
-        const float v7395 = v6474.x[24];
-        const unsigned int v7396 = v43 + v7394;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7397 = v6468 + v7393;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7398 = v7397 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7401 = v7396 + v37;
-        const unsigned int v7402 = v7397 + v18;
-        const bool v7403 = v7402 <= v7401;
-        const bool v7404 = v444 || v7403;
-        const bool v7405 = v7398 && v7404;
-        const unsigned int v7408 = v7397 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7409 = v7408 + v18;
-        const bool v7411 = v7401 < v7409;
-        const bool v7412 = v6682 || v7411;
-        const bool v7413 = v7405 && v7412;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7415 = v7395 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7416 = v7413 ? v7415 : __uint_as_float(0xff800000u);
-        v6474.x[24] = v7416;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7417 = static_cast<unsigned int>(v6474.col(25, iron_linear_thread() & 31u));
-        const unsigned int v7418 = static_cast<unsigned int>(v6474.row(25, iron_linear_thread() & 31u));
-        const float v7419 = v6474.x[25];
-        const unsigned int v7420 = v43 + v7418;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7421 = v6468 + v7417;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7422 = v7421 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7425 = v7420 + v37;
-        const unsigned int v7426 = v7421 + v18;
-        const bool v7427 = v7426 <= v7425;
-        const bool v7428 = v444 || v7427;
-        const bool v7429 = v7422 && v7428;
-        const unsigned int v7432 = v7421 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7433 = v7432 + v18;
-        const bool v7435 = v7425 < v7433;
-        const bool v7436 = v6682 || v7435;
-        const bool v7437 = v7429 && v7436;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7439 = v7419 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7440 = v7437 ? v7439 : __uint_as_float(0xff800000u);
-        v6474.x[25] = v7440;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7441 = static_cast<unsigned int>(v6474.col(26, iron_linear_thread() & 31u));
-        const unsigned int v7442 = static_cast<unsigned int>(v6474.row(26, iron_linear_thread() & 31u));
-        const float v7443 = v6474.x[26];
-        const unsigned int v7444 = v43 + v7442;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7445 = v6468 + v7441;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7446 = v7445 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7449 = v7444 + v37;
-        const unsigned int v7450 = v7445 + v18;
-        const bool v7451 = v7450 <= v7449;
-        const bool v7452 = v444 || v7451;
-        const bool v7453 = v7446 && v7452;
-        const unsigned int v7456 = v7445 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7457 = v7456 + v18;
-        const bool v7459 = v7449 < v7457;
-        const bool v7460 = v6682 || v7459;
-        const bool v7461 = v7453 && v7460;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7463 = v7443 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7464 = v7461 ? v7463 : __uint_as_float(0xff800000u);
-        v6474.x[26] = v7464;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7465 = static_cast<unsigned int>(v6474.col(27, iron_linear_thread() & 31u));
-        const unsigned int v7466 = static_cast<unsigned int>(v6474.row(27, iron_linear_thread() & 31u));
-        const float v7467 = v6474.x[27];
-        const unsigned int v7468 = v43 + v7466;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7469 = v6468 + v7465;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7470 = v7469 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7473 = v7468 + v37;
-        const unsigned int v7474 = v7469 + v18;
-        const bool v7475 = v7474 <= v7473;
-        const bool v7476 = v444 || v7475;
-        const bool v7477 = v7470 && v7476;
-        const unsigned int v7480 = v7469 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7481 = v7480 + v18;
-        const bool v7483 = v7473 < v7481;
-        const bool v7484 = v6682 || v7483;
-        const bool v7485 = v7477 && v7484;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7487 = v7467 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7488 = v7485 ? v7487 : __uint_as_float(0xff800000u);
-        v6474.x[27] = v7488;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7489 = static_cast<unsigned int>(v6474.col(28, iron_linear_thread() & 31u));
-        const unsigned int v7490 = static_cast<unsigned int>(v6474.row(28, iron_linear_thread() & 31u));
-        const float v7491 = v6474.x[28];
-        const unsigned int v7492 = v43 + v7490;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7493 = v6468 + v7489;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7494 = v7493 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7497 = v7492 + v37;
-        const unsigned int v7498 = v7493 + v18;
-        const bool v7499 = v7498 <= v7497;
-        const bool v7500 = v444 || v7499;
-        const bool v7501 = v7494 && v7500;
-        const unsigned int v7504 = v7493 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7505 = v7504 + v18;
-        const bool v7507 = v7497 < v7505;
-        const bool v7508 = v6682 || v7507;
-        const bool v7509 = v7501 && v7508;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7511 = v7491 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7512 = v7509 ? v7511 : __uint_as_float(0xff800000u);
-        v6474.x[28] = v7512;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7513 = static_cast<unsigned int>(v6474.col(29, iron_linear_thread() & 31u));
-        const unsigned int v7514 = static_cast<unsigned int>(v6474.row(29, iron_linear_thread() & 31u));
-        const float v7515 = v6474.x[29];
-        const unsigned int v7516 = v43 + v7514;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7517 = v6468 + v7513;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7518 = v7517 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7521 = v7516 + v37;
-        const unsigned int v7522 = v7517 + v18;
-        const bool v7523 = v7522 <= v7521;
-        const bool v7524 = v444 || v7523;
-        const bool v7525 = v7518 && v7524;
-        const unsigned int v7528 = v7517 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7529 = v7528 + v18;
-        const bool v7531 = v7521 < v7529;
-        const bool v7532 = v6682 || v7531;
-        const bool v7533 = v7525 && v7532;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7535 = v7515 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7536 = v7533 ? v7535 : __uint_as_float(0xff800000u);
-        v6474.x[29] = v7536;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7537 = static_cast<unsigned int>(v6474.col(30, iron_linear_thread() & 31u));
-        const unsigned int v7538 = static_cast<unsigned int>(v6474.row(30, iron_linear_thread() & 31u));
-        const float v7539 = v6474.x[30];
-        const unsigned int v7540 = v43 + v7538;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7541 = v6468 + v7537;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7542 = v7541 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7545 = v7540 + v37;
-        const unsigned int v7546 = v7541 + v18;
-        const bool v7547 = v7546 <= v7545;
-        const bool v7548 = v444 || v7547;
-        const bool v7549 = v7542 && v7548;
-        const unsigned int v7552 = v7541 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7553 = v7552 + v18;
-        const bool v7555 = v7545 < v7553;
-        const bool v7556 = v6682 || v7555;
-        const bool v7557 = v7549 && v7556;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7559 = v7539 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7560 = v7557 ? v7559 : __uint_as_float(0xff800000u);
-        v6474.x[30] = v7560;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7561 = static_cast<unsigned int>(v6474.col(31, iron_linear_thread() & 31u));
-        const unsigned int v7562 = static_cast<unsigned int>(v6474.row(31, iron_linear_thread() & 31u));
-        const float v7563 = v6474.x[31];
-        const unsigned int v7564 = v43 + v7562;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7565 = v6468 + v7561;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7566 = v7565 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7569 = v7564 + v37;
-        const unsigned int v7570 = v7565 + v18;
-        const bool v7571 = v7570 <= v7569;
-        const bool v7572 = v444 || v7571;
-        const bool v7573 = v7566 && v7572;
-        const unsigned int v7576 = v7565 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7577 = v7576 + v18;
-        const bool v7579 = v7569 < v7577;
-        const bool v7580 = v6682 || v7579;
-        const bool v7581 = v7573 && v7580;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7583 = v7563 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7584 = v7581 ? v7583 : __uint_as_float(0xff800000u);
-        v6474.x[31] = v7584;  // kernels/sdpa/flash_tile.hpp:171
-      }
-      iron_frag<float, 2, 16, 8> v7586;  // kernels/sdpa/flash_tile.hpp:180
-      iron_frag_fill(v7586, 0.0f);
-      iron_frag_row_reduce<false>(v7586, v6474);
-      iron_frag<float, 2, 16, 8> v7588;  // kernels/sdpa/flash_tile.hpp:181
-      iron_frag_fill(v7588, 0.0f);
-      const float v7592 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7593 = v7586.x[0];  // kernels/sdpa/flash_tile.hpp:184
-      const float v7594 = fmaxf(v7592, v7593);
-      const bool v7597 = v7594 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7598 = v7597 ? 0.0f : v7594;
-      const float v7599 = v7592 - v7598;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7600 = iron_exp2_approx(v7599);
-      v7588.x[0] = v7600;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7604 = v465.x[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7605 = v7586.x[1];  // kernels/sdpa/flash_tile.hpp:184
-      const float v7606 = fmaxf(v7604, v7605);
-      const bool v7609 = v7606 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7610 = v7609 ? 0.0f : v7606;
-      const float v7611 = v7604 - v7610;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7612 = iron_exp2_approx(v7611);
-      v7588.x[1] = v7612;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7616 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7617 = v7586.x[2];  // kernels/sdpa/flash_tile.hpp:184
-      const float v7618 = fmaxf(v7616, v7617);
-      const bool v7621 = v7618 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7622 = v7621 ? 0.0f : v7618;
-      const float v7623 = v7616 - v7622;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7624 = iron_exp2_approx(v7623);
-      v7588.x[2] = v7624;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7628 = v465.x[3];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7629 = v7586.x[3];  // kernels/sdpa/flash_tile.hpp:184
-      const float v7630 = fmaxf(v7628, v7629);
-      const bool v7633 = v7630 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7634 = v7633 ? 0.0f : v7630;
-      const float v7635 = v7628 - v7634;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7636 = iron_exp2_approx(v7635);
-      v7588.x[3] = v7636;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7639 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7640 = v7586.x[0];  // kernels/sdpa/flash_tile.hpp:187
-      const float v7641 = fmaxf(v7639, v7640);
-      v465.x[0] = v7641;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7644 = v465.x[1];
-      const float v7645 = v7586.x[1];  // kernels/sdpa/flash_tile.hpp:187
-      const float v7646 = fmaxf(v7644, v7645);
-      v465.x[1] = v7646;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7649 = v465.x[2];
-      const float v7650 = v7586.x[2];  // kernels/sdpa/flash_tile.hpp:187
-      const float v7651 = fmaxf(v7649, v7650);
-      v465.x[2] = v7651;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7654 = v465.x[3];
-      const float v7655 = v7586.x[3];  // kernels/sdpa/flash_tile.hpp:187
-      const float v7656 = fmaxf(v7654, v7655);
-      v465.x[3] = v7656;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7659 = v6474.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7660 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7663 = v7660 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7664 = v7663 ? 0.0f : v7660;
-      const float v7665 = v7659 - v7664;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7666 = iron_exp2_approx(v7665);
-      v6474.x[0] = v7666;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7669 = v6474.x[1];
-      const float v7670 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7673 = v7670 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7674 = v7673 ? 0.0f : v7670;
-      const float v7675 = v7669 - v7674;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7676 = iron_exp2_approx(v7675);
-      v6474.x[1] = v7676;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7679 = v6474.x[2];
-      const float v7680 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7683 = v7680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7684 = v7683 ? 0.0f : v7680;
-      const float v7685 = v7679 - v7684;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7686 = iron_exp2_approx(v7685);
-      v6474.x[2] = v7686;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7689 = v6474.x[3];
-      const float v7690 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7693 = v7690 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7694 = v7693 ? 0.0f : v7690;
-      const float v7695 = v7689 - v7694;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7696 = iron_exp2_approx(v7695);
-      v6474.x[3] = v7696;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7699 = v6474.x[4];
-      const float v7700 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7703 = v7700 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7704 = v7703 ? 0.0f : v7700;
-      const float v7705 = v7699 - v7704;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7706 = iron_exp2_approx(v7705);
-      v6474.x[4] = v7706;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7709 = v6474.x[5];
-      const float v7710 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7713 = v7710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7714 = v7713 ? 0.0f : v7710;
-      const float v7715 = v7709 - v7714;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7716 = iron_exp2_approx(v7715);
-      v6474.x[5] = v7716;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7719 = v6474.x[6];
-      const float v7720 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7723 = v7720 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7724 = v7723 ? 0.0f : v7720;
-      const float v7725 = v7719 - v7724;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7726 = iron_exp2_approx(v7725);
-      v6474.x[6] = v7726;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7729 = v6474.x[7];
-      const float v7730 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7733 = v7730 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7734 = v7733 ? 0.0f : v7730;
-      const float v7735 = v7729 - v7734;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7736 = iron_exp2_approx(v7735);
-      v6474.x[7] = v7736;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7739 = v6474.x[8];
-      const float v7740 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7743 = v7740 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7744 = v7743 ? 0.0f : v7740;
-      const float v7745 = v7739 - v7744;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7746 = iron_exp2_approx(v7745);
-      v6474.x[8] = v7746;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7749 = v6474.x[9];
-      const float v7750 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7753 = v7750 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7754 = v7753 ? 0.0f : v7750;
-      const float v7755 = v7749 - v7754;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7756 = iron_exp2_approx(v7755);
-      v6474.x[9] = v7756;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7759 = v6474.x[10];
-      const float v7760 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7763 = v7760 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7764 = v7763 ? 0.0f : v7760;
-      const float v7765 = v7759 - v7764;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7766 = iron_exp2_approx(v7765);
-      v6474.x[10] = v7766;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7769 = v6474.x[11];
-      const float v7770 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7773 = v7770 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7774 = v7773 ? 0.0f : v7770;
-      const float v7775 = v7769 - v7774;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7776 = iron_exp2_approx(v7775);
-      v6474.x[11] = v7776;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7779 = v6474.x[12];
-      const float v7780 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7783 = v7780 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7784 = v7783 ? 0.0f : v7780;
-      const float v7785 = v7779 - v7784;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7786 = iron_exp2_approx(v7785);
-      v6474.x[12] = v7786;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7789 = v6474.x[13];
-      const float v7790 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7793 = v7790 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7794 = v7793 ? 0.0f : v7790;
-      const float v7795 = v7789 - v7794;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7796 = iron_exp2_approx(v7795);
-      v6474.x[13] = v7796;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7799 = v6474.x[14];
-      const float v7800 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7803 = v7800 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7804 = v7803 ? 0.0f : v7800;
-      const float v7805 = v7799 - v7804;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7806 = iron_exp2_approx(v7805);
-      v6474.x[14] = v7806;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7809 = v6474.x[15];
-      const float v7810 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7813 = v7810 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7814 = v7813 ? 0.0f : v7810;
-      const float v7815 = v7809 - v7814;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7816 = iron_exp2_approx(v7815);
-      v6474.x[15] = v7816;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7819 = v6474.x[16];
-      const float v7820 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7823 = v7820 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7824 = v7823 ? 0.0f : v7820;
-      const float v7825 = v7819 - v7824;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7826 = iron_exp2_approx(v7825);
-      v6474.x[16] = v7826;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7829 = v6474.x[17];
-      const float v7830 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7833 = v7830 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7834 = v7833 ? 0.0f : v7830;
-      const float v7835 = v7829 - v7834;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7836 = iron_exp2_approx(v7835);
-      v6474.x[17] = v7836;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7839 = v6474.x[18];
-      const float v7840 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7843 = v7840 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7844 = v7843 ? 0.0f : v7840;
-      const float v7845 = v7839 - v7844;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7846 = iron_exp2_approx(v7845);
-      v6474.x[18] = v7846;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7849 = v6474.x[19];
-      const float v7850 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7853 = v7850 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7854 = v7853 ? 0.0f : v7850;
-      const float v7855 = v7849 - v7854;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7856 = iron_exp2_approx(v7855);
-      v6474.x[19] = v7856;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7859 = v6474.x[20];
-      const float v7860 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7863 = v7860 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7864 = v7863 ? 0.0f : v7860;
-      const float v7865 = v7859 - v7864;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7866 = iron_exp2_approx(v7865);
-      v6474.x[20] = v7866;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7869 = v6474.x[21];
-      const float v7870 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7873 = v7870 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7874 = v7873 ? 0.0f : v7870;
-      const float v7875 = v7869 - v7874;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7876 = iron_exp2_approx(v7875);
-      v6474.x[21] = v7876;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7879 = v6474.x[22];
-      const float v7880 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7883 = v7880 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7884 = v7883 ? 0.0f : v7880;
-      const float v7885 = v7879 - v7884;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7886 = iron_exp2_approx(v7885);
-      v6474.x[22] = v7886;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7889 = v6474.x[23];
-      const float v7890 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7893 = v7890 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7894 = v7893 ? 0.0f : v7890;
-      const float v7895 = v7889 - v7894;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7896 = iron_exp2_approx(v7895);
-      v6474.x[23] = v7896;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7899 = v6474.x[24];
-      const float v7900 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7903 = v7900 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7904 = v7903 ? 0.0f : v7900;
-      const float v7905 = v7899 - v7904;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7906 = iron_exp2_approx(v7905);
-      v6474.x[24] = v7906;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7909 = v6474.x[25];
-      const float v7910 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7913 = v7910 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7914 = v7913 ? 0.0f : v7910;
-      const float v7915 = v7909 - v7914;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7916 = iron_exp2_approx(v7915);
-      v6474.x[25] = v7916;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7919 = v6474.x[26];
-      const float v7920 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7923 = v7920 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7924 = v7923 ? 0.0f : v7920;
-      const float v7925 = v7919 - v7924;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7926 = iron_exp2_approx(v7925);
-      v6474.x[26] = v7926;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7929 = v6474.x[27];
-      const float v7930 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7933 = v7930 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7934 = v7933 ? 0.0f : v7930;
-      const float v7935 = v7929 - v7934;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7936 = iron_exp2_approx(v7935);
-      v6474.x[27] = v7936;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7939 = v6474.x[28];
-      const float v7940 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7943 = v7940 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7944 = v7943 ? 0.0f : v7940;
-      const float v7945 = v7939 - v7944;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7946 = iron_exp2_approx(v7945);
-      v6474.x[28] = v7946;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7949 = v6474.x[29];
-      const float v7950 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7953 = v7950 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7954 = v7953 ? 0.0f : v7950;
-      const float v7955 = v7949 - v7954;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7956 = iron_exp2_approx(v7955);
-      v6474.x[29] = v7956;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7959 = v6474.x[30];
-      const float v7960 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7963 = v7960 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7964 = v7963 ? 0.0f : v7960;
-      const float v7965 = v7959 - v7964;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7966 = iron_exp2_approx(v7965);
-      v6474.x[30] = v7966;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7969 = v6474.x[31];
-      const float v7970 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7973 = v7970 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7974 = v7973 ? 0.0f : v7970;
-      const float v7975 = v7969 - v7974;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7976 = iron_exp2_approx(v7975);
-      v6474.x[31] = v7976;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 2, 16, 8> v7978;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v7978, 0.0f);
-      iron_frag_row_reduce<true>(v7978, v6474);
-      const float v7981 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v7982 = v7978.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v7983 = v7588.x[0];
-      const float v7984 = v7981 * v7983;
-      const float v7985 = v7984 + v7982;
-      v467.x[0] = v7985;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7988 = v467.x[1];
-      const float v7989 = v7978.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v7990 = v7588.x[1];
-      const float v7991 = v7988 * v7990;
-      const float v7992 = v7991 + v7989;
-      v467.x[1] = v7992;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7995 = v467.x[2];
-      const float v7996 = v7978.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v7997 = v7588.x[2];
-      const float v7998 = v7995 * v7997;
-      const float v7999 = v7998 + v7996;
-      v467.x[2] = v7999;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8002 = v467.x[3];
-      const float v8003 = v7978.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8004 = v7588.x[3];
-      const float v8005 = v8002 * v8004;
-      const float v8006 = v8005 + v8003;
-      v467.x[3] = v8006;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8009 = v469.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v8010 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8011 = v8009 * v8010;
-      v469.x[0] = v8011;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8014 = v469.x[1];
-      const float v8015 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8016 = v8014 * v8015;
-      v469.x[1] = v8016;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8019 = v469.x[2];
-      const float v8020 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8021 = v8019 * v8020;
-      v469.x[2] = v8021;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8024 = v469.x[3];
-      const float v8025 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8026 = v8024 * v8025;
-      v469.x[3] = v8026;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8029 = v469.x[4];
-      const float v8030 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8031 = v8029 * v8030;
-      v469.x[4] = v8031;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8034 = v469.x[5];
-      const float v8035 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8036 = v8034 * v8035;
-      v469.x[5] = v8036;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8039 = v469.x[6];
-      const float v8040 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8041 = v8039 * v8040;
-      v469.x[6] = v8041;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8044 = v469.x[7];
-      const float v8045 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8046 = v8044 * v8045;
-      v469.x[7] = v8046;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8049 = v469.x[8];
-      const float v8050 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8051 = v8049 * v8050;
-      v469.x[8] = v8051;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8054 = v469.x[9];
-      const float v8055 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8056 = v8054 * v8055;
-      v469.x[9] = v8056;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8059 = v469.x[10];
-      const float v8060 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8061 = v8059 * v8060;
-      v469.x[10] = v8061;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8064 = v469.x[11];
-      const float v8065 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8066 = v8064 * v8065;
-      v469.x[11] = v8066;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8069 = v469.x[12];
-      const float v8070 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8071 = v8069 * v8070;
-      v469.x[12] = v8071;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8074 = v469.x[13];
-      const float v8075 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8076 = v8074 * v8075;
-      v469.x[13] = v8076;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8079 = v469.x[14];
-      const float v8080 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8081 = v8079 * v8080;
-      v469.x[14] = v8081;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8084 = v469.x[15];
-      const float v8085 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8086 = v8084 * v8085;
-      v469.x[15] = v8086;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8089 = v471.x[0];
-      const float v8090 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8091 = v8089 * v8090;
-      v471.x[0] = v8091;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8094 = v471.x[1];
-      const float v8095 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8096 = v8094 * v8095;
-      v471.x[1] = v8096;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8099 = v471.x[2];
-      const float v8100 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8101 = v8099 * v8100;
-      v471.x[2] = v8101;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8104 = v471.x[3];
-      const float v8105 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8106 = v8104 * v8105;
-      v471.x[3] = v8106;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8109 = v471.x[4];
-      const float v8110 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8111 = v8109 * v8110;
-      v471.x[4] = v8111;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8114 = v471.x[5];
-      const float v8115 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8116 = v8114 * v8115;
-      v471.x[5] = v8116;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8119 = v471.x[6];
-      const float v8120 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8121 = v8119 * v8120;
-      v471.x[6] = v8121;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8124 = v471.x[7];
-      const float v8125 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8126 = v8124 * v8125;
-      v471.x[7] = v8126;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8129 = v471.x[8];
-      const float v8130 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8131 = v8129 * v8130;
-      v471.x[8] = v8131;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8134 = v471.x[9];
-      const float v8135 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8136 = v8134 * v8135;
-      v471.x[9] = v8136;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8139 = v471.x[10];
-      const float v8140 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8141 = v8139 * v8140;
-      v471.x[10] = v8141;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8144 = v471.x[11];
-      const float v8145 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8146 = v8144 * v8145;
-      v471.x[11] = v8146;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8149 = v471.x[12];
-      const float v8150 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8151 = v8149 * v8150;
-      v471.x[12] = v8151;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8154 = v471.x[13];
-      const float v8155 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8156 = v8154 * v8155;
-      v471.x[13] = v8156;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8159 = v471.x[14];
-      const float v8160 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8161 = v8159 * v8160;
-      v471.x[14] = v8161;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8164 = v471.x[15];
-      const float v8165 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8166 = v8164 * v8165;
-      v471.x[15] = v8166;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8169 = v473.x[0];
-      const float v8170 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8171 = v8169 * v8170;
-      v473.x[0] = v8171;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8174 = v473.x[1];
-      const float v8175 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8176 = v8174 * v8175;
-      v473.x[1] = v8176;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8179 = v473.x[2];
-      const float v8180 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8181 = v8179 * v8180;
-      v473.x[2] = v8181;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8184 = v473.x[3];
-      const float v8185 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8186 = v8184 * v8185;
-      v473.x[3] = v8186;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8189 = v473.x[4];
-      const float v8190 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8191 = v8189 * v8190;
-      v473.x[4] = v8191;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8194 = v473.x[5];
-      const float v8195 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8196 = v8194 * v8195;
-      v473.x[5] = v8196;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8199 = v473.x[6];
-      const float v8200 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8201 = v8199 * v8200;
-      v473.x[6] = v8201;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8204 = v473.x[7];
-      const float v8205 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8206 = v8204 * v8205;
-      v473.x[7] = v8206;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8209 = v473.x[8];
-      const float v8210 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8211 = v8209 * v8210;
-      v473.x[8] = v8211;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8214 = v473.x[9];
-      const float v8215 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8216 = v8214 * v8215;
-      v473.x[9] = v8216;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8219 = v473.x[10];
-      const float v8220 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8221 = v8219 * v8220;
-      v473.x[10] = v8221;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8224 = v473.x[11];
-      const float v8225 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8226 = v8224 * v8225;
-      v473.x[11] = v8226;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8229 = v473.x[12];
-      const float v8230 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8231 = v8229 * v8230;
-      v473.x[12] = v8231;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8234 = v473.x[13];
-      const float v8235 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8236 = v8234 * v8235;
-      v473.x[13] = v8236;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8239 = v473.x[14];
-      const float v8240 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8241 = v8239 * v8240;
-      v473.x[14] = v8241;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8244 = v473.x[15];
-      const float v8245 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8246 = v8244 * v8245;
-      v473.x[15] = v8246;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8249 = v475.x[0];
-      const float v8250 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8251 = v8249 * v8250;
-      v475.x[0] = v8251;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8254 = v475.x[1];
-      const float v8255 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8256 = v8254 * v8255;
-      v475.x[1] = v8256;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8259 = v475.x[2];
-      const float v8260 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8261 = v8259 * v8260;
-      v475.x[2] = v8261;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8264 = v475.x[3];
-      const float v8265 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8266 = v8264 * v8265;
-      v475.x[3] = v8266;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8269 = v475.x[4];
-      const float v8270 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8271 = v8269 * v8270;
-      v475.x[4] = v8271;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8274 = v475.x[5];
-      const float v8275 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8276 = v8274 * v8275;
-      v475.x[5] = v8276;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8279 = v475.x[6];
-      const float v8280 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8281 = v8279 * v8280;
-      v475.x[6] = v8281;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8284 = v475.x[7];
-      const float v8285 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8286 = v8284 * v8285;
-      v475.x[7] = v8286;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8289 = v475.x[8];
-      const float v8290 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8291 = v8289 * v8290;
-      v475.x[8] = v8291;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8294 = v475.x[9];
-      const float v8295 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8296 = v8294 * v8295;
-      v475.x[9] = v8296;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8299 = v475.x[10];
-      const float v8300 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8301 = v8299 * v8300;
-      v475.x[10] = v8301;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8304 = v475.x[11];
-      const float v8305 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8306 = v8304 * v8305;
-      v475.x[11] = v8306;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8309 = v475.x[12];
-      const float v8310 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8311 = v8309 * v8310;
-      v475.x[12] = v8311;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8314 = v475.x[13];
-      const float v8315 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8316 = v8314 * v8315;
-      v475.x[13] = v8316;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8319 = v475.x[14];
-      const float v8320 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8321 = v8319 * v8320;
-      v475.x[14] = v8321;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8324 = v475.x[15];
-      const float v8325 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8326 = v8324 * v8325;
-      v475.x[15] = v8326;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8329 = v477.x[0];
-      const float v8330 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8331 = v8329 * v8330;
-      v477.x[0] = v8331;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8334 = v477.x[1];
-      const float v8335 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8336 = v8334 * v8335;
-      v477.x[1] = v8336;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8339 = v477.x[2];
-      const float v8340 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8341 = v8339 * v8340;
-      v477.x[2] = v8341;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8344 = v477.x[3];
-      const float v8345 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8346 = v8344 * v8345;
-      v477.x[3] = v8346;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8349 = v477.x[4];
-      const float v8350 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8351 = v8349 * v8350;
-      v477.x[4] = v8351;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8354 = v477.x[5];
-      const float v8355 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8356 = v8354 * v8355;
-      v477.x[5] = v8356;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8359 = v477.x[6];
-      const float v8360 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8361 = v8359 * v8360;
-      v477.x[6] = v8361;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8364 = v477.x[7];
-      const float v8365 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8366 = v8364 * v8365;
-      v477.x[7] = v8366;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8369 = v477.x[8];
-      const float v8370 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8371 = v8369 * v8370;
-      v477.x[8] = v8371;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8374 = v477.x[9];
-      const float v8375 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8376 = v8374 * v8375;
-      v477.x[9] = v8376;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8379 = v477.x[10];
-      const float v8380 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8381 = v8379 * v8380;
-      v477.x[10] = v8381;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8384 = v477.x[11];
-      const float v8385 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8386 = v8384 * v8385;
-      v477.x[11] = v8386;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8389 = v477.x[12];
-      const float v8390 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8391 = v8389 * v8390;
-      v477.x[12] = v8391;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8394 = v477.x[13];
-      const float v8395 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8396 = v8394 * v8395;
-      v477.x[13] = v8396;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8399 = v477.x[14];
-      const float v8400 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8401 = v8399 * v8400;
-      v477.x[14] = v8401;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8404 = v477.x[15];
-      const float v8405 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8406 = v8404 * v8405;
-      v477.x[15] = v8406;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8409 = v479.x[0];
-      const float v8410 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8411 = v8409 * v8410;
-      v479.x[0] = v8411;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8414 = v479.x[1];
-      const float v8415 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8416 = v8414 * v8415;
-      v479.x[1] = v8416;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8419 = v479.x[2];
-      const float v8420 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8421 = v8419 * v8420;
-      v479.x[2] = v8421;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8424 = v479.x[3];
-      const float v8425 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8426 = v8424 * v8425;
-      v479.x[3] = v8426;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8429 = v479.x[4];
-      const float v8430 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8431 = v8429 * v8430;
-      v479.x[4] = v8431;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8434 = v479.x[5];
-      const float v8435 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8436 = v8434 * v8435;
-      v479.x[5] = v8436;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8439 = v479.x[6];
-      const float v8440 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8441 = v8439 * v8440;
-      v479.x[6] = v8441;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8444 = v479.x[7];
-      const float v8445 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8446 = v8444 * v8445;
-      v479.x[7] = v8446;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8449 = v479.x[8];
-      const float v8450 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8451 = v8449 * v8450;
-      v479.x[8] = v8451;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8454 = v479.x[9];
-      const float v8455 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8456 = v8454 * v8455;
-      v479.x[9] = v8456;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8459 = v479.x[10];
-      const float v8460 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8461 = v8459 * v8460;
-      v479.x[10] = v8461;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8464 = v479.x[11];
-      const float v8465 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8466 = v8464 * v8465;
-      v479.x[11] = v8466;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8469 = v479.x[12];
-      const float v8470 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8471 = v8469 * v8470;
-      v479.x[12] = v8471;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8474 = v479.x[13];
-      const float v8475 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8476 = v8474 * v8475;
-      v479.x[13] = v8476;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8479 = v479.x[14];
-      const float v8480 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8481 = v8479 * v8480;
-      v479.x[14] = v8481;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8484 = v479.x[15];
-      const float v8485 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8486 = v8484 * v8485;
-      v479.x[15] = v8486;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8489 = v481.x[0];
-      const float v8490 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8491 = v8489 * v8490;
-      v481.x[0] = v8491;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8494 = v481.x[1];
-      const float v8495 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8496 = v8494 * v8495;
-      v481.x[1] = v8496;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8499 = v481.x[2];
-      const float v8500 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8501 = v8499 * v8500;
-      v481.x[2] = v8501;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8504 = v481.x[3];
-      const float v8505 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8506 = v8504 * v8505;
-      v481.x[3] = v8506;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8509 = v481.x[4];
-      const float v8510 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8511 = v8509 * v8510;
-      v481.x[4] = v8511;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8514 = v481.x[5];
-      const float v8515 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8516 = v8514 * v8515;
-      v481.x[5] = v8516;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8519 = v481.x[6];
-      const float v8520 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8521 = v8519 * v8520;
-      v481.x[6] = v8521;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8524 = v481.x[7];
-      const float v8525 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8526 = v8524 * v8525;
-      v481.x[7] = v8526;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8529 = v481.x[8];
-      const float v8530 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8531 = v8529 * v8530;
-      v481.x[8] = v8531;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8534 = v481.x[9];
-      const float v8535 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8536 = v8534 * v8535;
-      v481.x[9] = v8536;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8539 = v481.x[10];
-      const float v8540 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8541 = v8539 * v8540;
-      v481.x[10] = v8541;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8544 = v481.x[11];
-      const float v8545 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8546 = v8544 * v8545;
-      v481.x[11] = v8546;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8549 = v481.x[12];
-      const float v8550 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8551 = v8549 * v8550;
-      v481.x[12] = v8551;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8554 = v481.x[13];
-      const float v8555 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8556 = v8554 * v8555;
-      v481.x[13] = v8556;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8559 = v481.x[14];
-      const float v8560 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8561 = v8559 * v8560;
-      v481.x[14] = v8561;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8564 = v481.x[15];
-      const float v8565 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8566 = v8564 * v8565;
-      v481.x[15] = v8566;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8569 = v483.x[0];
-      const float v8570 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8571 = v8569 * v8570;
-      v483.x[0] = v8571;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8574 = v483.x[1];
-      const float v8575 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8576 = v8574 * v8575;
-      v483.x[1] = v8576;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8579 = v483.x[2];
-      const float v8580 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8581 = v8579 * v8580;
-      v483.x[2] = v8581;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8584 = v483.x[3];
-      const float v8585 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8586 = v8584 * v8585;
-      v483.x[3] = v8586;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8589 = v483.x[4];
-      const float v8590 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8591 = v8589 * v8590;
-      v483.x[4] = v8591;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8594 = v483.x[5];
-      const float v8595 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8596 = v8594 * v8595;
-      v483.x[5] = v8596;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8599 = v483.x[6];
-      const float v8600 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8601 = v8599 * v8600;
-      v483.x[6] = v8601;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8604 = v483.x[7];
-      const float v8605 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8606 = v8604 * v8605;
-      v483.x[7] = v8606;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8609 = v483.x[8];
-      const float v8610 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8611 = v8609 * v8610;
-      v483.x[8] = v8611;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8614 = v483.x[9];
-      const float v8615 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8616 = v8614 * v8615;
-      v483.x[9] = v8616;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8619 = v483.x[10];
-      const float v8620 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8621 = v8619 * v8620;
-      v483.x[10] = v8621;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8624 = v483.x[11];
-      const float v8625 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8626 = v8624 * v8625;
-      v483.x[11] = v8626;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8629 = v483.x[12];
-      const float v8630 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8631 = v8629 * v8630;
-      v483.x[12] = v8631;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8634 = v483.x[13];
-      const float v8635 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8636 = v8634 * v8635;
-      v483.x[13] = v8636;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8639 = v483.x[14];
-      const float v8640 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8641 = v8639 * v8640;
-      v483.x[14] = v8641;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8644 = v483.x[15];
-      const float v8645 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8646 = v8644 * v8645;
-      v483.x[15] = v8646;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<iron_f16, 0, 16, 64> v8648;  // kernels/sdpa/flash_tile.hpp:202
-      iron_frag_fill(v8648, iron_f32_to_f16(0.0f));
-      iron_frag_convert(v8648, v6474);
-      iron_frag<iron_f16, 1, 64, 32> v8650;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8650, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8650, shm2, v6480, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v469, v8648, v8650);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8657;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8657, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8657, shm2, v6505, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v471, v8648, v8657);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8664;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8664, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8664, shm2, v6529, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v473, v8648, v8664);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8671;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8671, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8671, shm2, v6553, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v475, v8648, v8671);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8678;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8678, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8678, shm2, v6577, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v477, v8648, v8678);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8685;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8685, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8685, shm2, v6601, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v479, v8648, v8685);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8692;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8692, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8692, shm2, v6625, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v481, v8648, v8692);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8699;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8699, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8699, shm2, v6649, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v483, v8648, v8699);  // kernels/sdpa/flash_tile.hpp:206
-      const unsigned int v8709 = v6470 + 1u;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8710 = v8709 & 1u;
-      const bool v8711 = v6668 < v445;
-      if (v8711) {
-        const unsigned int v8713 = v8710 << 14u;  // kernels/sdpa/flash_tile.hpp:146
-        const unsigned int v8723 = v6668 + v49;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8724 = v8723 < v37;
-        const unsigned int v8727 = v8724 ? v8723 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8729 = v31 + v8727;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8730 = v8729 * v2;
-        const unsigned int v8731 = v8730 + v28;
-        const unsigned int v8732 = v8731 << 8u;
-        const unsigned int v8733 = v8732 + v53;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8736 = v8713 + v66;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8737 = v8736 + v53;
-        iron_copy_async<16>(shm1 + (v8737 ^ (((v8737 >> 8u) & 7u) << 3u)), k + v8733, v8724);
-        const unsigned int v8747 = v6668 + v73;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8748 = v8747 < v37;
-        const unsigned int v8751 = v8748 ? v8747 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8753 = v31 + v8751;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8754 = v8753 * v2;
-        const unsigned int v8755 = v8754 + v28;
-        const unsigned int v8756 = v8755 << 8u;
-        const unsigned int v8757 = v8756 + v77;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8760 = v8713 + v90;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8761 = v8760 + v77;
-        iron_copy_async<16>(shm1 + (v8761 ^ (((v8761 >> 8u) & 7u) << 3u)), k + v8757, v8748);
-        const unsigned int v8771 = v6668 + v97;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8772 = v8771 < v37;
-        const unsigned int v8775 = v8772 ? v8771 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8777 = v31 + v8775;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8778 = v8777 * v2;
-        const unsigned int v8779 = v8778 + v28;
-        const unsigned int v8780 = v8779 << 8u;
-        const unsigned int v8781 = v8780 + v101;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8784 = v8713 + v114;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8785 = v8784 + v101;
-        iron_copy_async<16>(shm1 + (v8785 ^ (((v8785 >> 8u) & 7u) << 3u)), k + v8781, v8772);
-        const unsigned int v8795 = v6668 + v121;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8796 = v8795 < v37;
-        const unsigned int v8799 = v8796 ? v8795 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8801 = v31 + v8799;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8802 = v8801 * v2;
-        const unsigned int v8803 = v8802 + v28;
-        const unsigned int v8804 = v8803 << 8u;
-        const unsigned int v8805 = v8804 + v125;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8808 = v8713 + v138;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8809 = v8808 + v125;
-        iron_copy_async<16>(shm1 + (v8809 ^ (((v8809 >> 8u) & 7u) << 3u)), k + v8805, v8796);
-        const unsigned int v8819 = v6668 + v145;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8820 = v8819 < v37;
-        const unsigned int v8823 = v8820 ? v8819 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8825 = v31 + v8823;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8826 = v8825 * v2;
-        const unsigned int v8827 = v8826 + v28;
-        const unsigned int v8828 = v8827 << 8u;
-        const unsigned int v8829 = v8828 + v149;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8832 = v8713 + v162;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8833 = v8832 + v149;
-        iron_copy_async<16>(shm1 + (v8833 ^ (((v8833 >> 8u) & 7u) << 3u)), k + v8829, v8820);
-        const unsigned int v8843 = v6668 + v169;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8844 = v8843 < v37;
-        const unsigned int v8847 = v8844 ? v8843 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8849 = v31 + v8847;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8850 = v8849 * v2;
-        const unsigned int v8851 = v8850 + v28;
-        const unsigned int v8852 = v8851 << 8u;
-        const unsigned int v8853 = v8852 + v173;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8856 = v8713 + v186;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8857 = v8856 + v173;
-        iron_copy_async<16>(shm1 + (v8857 ^ (((v8857 >> 8u) & 7u) << 3u)), k + v8853, v8844);
-        const unsigned int v8867 = v6668 + v193;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8868 = v8867 < v37;
-        const unsigned int v8871 = v8868 ? v8867 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8873 = v31 + v8871;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8874 = v8873 * v2;
-        const unsigned int v8875 = v8874 + v28;
-        const unsigned int v8876 = v8875 << 8u;
-        const unsigned int v8877 = v8876 + v197;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8880 = v8713 + v210;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8881 = v8880 + v197;
-        iron_copy_async<16>(shm1 + (v8881 ^ (((v8881 >> 8u) & 7u) << 3u)), k + v8877, v8868);
-        const unsigned int v8891 = v6668 + v217;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8892 = v8891 < v37;
-        const unsigned int v8895 = v8892 ? v8891 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8897 = v31 + v8895;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8898 = v8897 * v2;
-        const unsigned int v8899 = v8898 + v28;
-        const unsigned int v8900 = v8899 << 8u;
-        const unsigned int v8901 = v8900 + v221;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8904 = v8713 + v234;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8905 = v8904 + v221;
-        iron_copy_async<16>(shm1 + (v8905 ^ (((v8905 >> 8u) & 7u) << 3u)), k + v8901, v8892);
-        const unsigned int v8915 = v6668 + v241;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8916 = v8915 < v37;
-        const unsigned int v8919 = v8916 ? v8915 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8921 = v31 + v8919;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8922 = v8921 * v2;
-        const unsigned int v8923 = v8922 + v28;
-        const unsigned int v8924 = v8923 << 8u;
-        const unsigned int v8925 = v8924 + v245;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8928 = v8713 + v258;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8929 = v8928 + v245;
-        iron_copy_async<16>(shm1 + (v8929 ^ (((v8929 >> 8u) & 7u) << 3u)), k + v8925, v8916);
-        const unsigned int v8939 = v6668 + v265;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8940 = v8939 < v37;
-        const unsigned int v8943 = v8940 ? v8939 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8945 = v31 + v8943;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8946 = v8945 * v2;
-        const unsigned int v8947 = v8946 + v28;
-        const unsigned int v8948 = v8947 << 8u;
-        const unsigned int v8949 = v8948 + v269;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8952 = v8713 + v282;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8953 = v8952 + v269;
-        iron_copy_async<16>(shm1 + (v8953 ^ (((v8953 >> 8u) & 7u) << 3u)), k + v8949, v8940);
-        const unsigned int v8963 = v6668 + v289;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8964 = v8963 < v37;
-        const unsigned int v8967 = v8964 ? v8963 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8969 = v31 + v8967;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8970 = v8969 * v2;
-        const unsigned int v8971 = v8970 + v28;
-        const unsigned int v8972 = v8971 << 8u;
-        const unsigned int v8973 = v8972 + v293;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8976 = v8713 + v306;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8977 = v8976 + v293;
-        iron_copy_async<16>(shm1 + (v8977 ^ (((v8977 >> 8u) & 7u) << 3u)), k + v8973, v8964);
-        const unsigned int v8987 = v6668 + v313;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8988 = v8987 < v37;
-        const unsigned int v8991 = v8988 ? v8987 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8993 = v31 + v8991;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8994 = v8993 * v2;
-        const unsigned int v8995 = v8994 + v28;
-        const unsigned int v8996 = v8995 << 8u;
-        const unsigned int v8997 = v8996 + v317;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9000 = v8713 + v330;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9001 = v9000 + v317;
-        iron_copy_async<16>(shm1 + (v9001 ^ (((v9001 >> 8u) & 7u) << 3u)), k + v8997, v8988);
-        const unsigned int v9011 = v6668 + v337;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9012 = v9011 < v37;
-        const unsigned int v9015 = v9012 ? v9011 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9017 = v31 + v9015;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v9018 = v9017 * v2;
-        const unsigned int v9019 = v9018 + v28;
-        const unsigned int v9020 = v9019 << 8u;
-        const unsigned int v9021 = v9020 + v341;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9024 = v8713 + v354;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9025 = v9024 + v341;
-        iron_copy_async<16>(shm1 + (v9025 ^ (((v9025 >> 8u) & 7u) << 3u)), k + v9021, v9012);
-        const unsigned int v9035 = v6668 + v361;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9036 = v9035 < v37;
-        const unsigned int v9039 = v9036 ? v9035 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9041 = v31 + v9039;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v9042 = v9041 * v2;
-        const unsigned int v9043 = v9042 + v28;
-        const unsigned int v9044 = v9043 << 8u;
-        const unsigned int v9045 = v9044 + v365;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9048 = v8713 + v378;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9049 = v9048 + v365;
-        iron_copy_async<16>(shm1 + (v9049 ^ (((v9049 >> 8u) & 7u) << 3u)), k + v9045, v9036);
-        const unsigned int v9059 = v6668 + v385;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9060 = v9059 < v37;
-        const unsigned int v9063 = v9060 ? v9059 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9065 = v31 + v9063;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v9066 = v9065 * v2;
-        const unsigned int v9067 = v9066 + v28;
-        const unsigned int v9068 = v9067 << 8u;
-        const unsigned int v9069 = v9068 + v389;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9072 = v8713 + v402;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9073 = v9072 + v389;
-        iron_copy_async<16>(shm1 + (v9073 ^ (((v9073 >> 8u) & 7u) << 3u)), k + v9069, v9060);
-        const unsigned int v9083 = v6668 + v409;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9084 = v9083 < v37;
-        const unsigned int v9087 = v9084 ? v9083 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9089 = v31 + v9087;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v9090 = v9089 * v2;
-        const unsigned int v9091 = v9090 + v28;
-        const unsigned int v9092 = v9091 << 8u;
-        const unsigned int v9093 = v9092 + v413;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9096 = v8713 + v426;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9097 = v9096 + v413;
-        iron_copy_async<16>(shm1 + (v9097 ^ (((v9097 >> 8u) & 7u) << 3u)), k + v9093, v9084);
-        iron_copy_async<16>(shm2 + (v8737 ^ (((v8737 >> 8u) & 7u) << 3u)), v + v8733, v8724);
-        iron_copy_async<16>(shm2 + (v8761 ^ (((v8761 >> 8u) & 7u) << 3u)), v + v8757, v8748);
-        iron_copy_async<16>(shm2 + (v8785 ^ (((v8785 >> 8u) & 7u) << 3u)), v + v8781, v8772);
-        iron_copy_async<16>(shm2 + (v8809 ^ (((v8809 >> 8u) & 7u) << 3u)), v + v8805, v8796);
-        iron_copy_async<16>(shm2 + (v8833 ^ (((v8833 >> 8u) & 7u) << 3u)), v + v8829, v8820);
-        iron_copy_async<16>(shm2 + (v8857 ^ (((v8857 >> 8u) & 7u) << 3u)), v + v8853, v8844);
-        iron_copy_async<16>(shm2 + (v8881 ^ (((v8881 >> 8u) & 7u) << 3u)), v + v8877, v8868);
-        iron_copy_async<16>(shm2 + (v8905 ^ (((v8905 >> 8u) & 7u) << 3u)), v + v8901, v8892);
-        iron_copy_async<16>(shm2 + (v8929 ^ (((v8929 >> 8u) & 7u) << 3u)), v + v8925, v8916);
-        iron_copy_async<16>(shm2 + (v8953 ^ (((v8953 >> 8u) & 7u) << 3u)), v + v8949, v8940);
-        iron_copy_async<16>(shm2 + (v8977 ^ (((v8977 >> 8u) & 7u) << 3u)), v + v8973, v8964);
-        iron_copy_async<16>(shm2 + (v9001 ^ (((v9001 >> 8u) & 7u) << 3u)), v + v8997, v8988);
-        iron_copy_async<16>(shm2 + (v9025 ^ (((v9025 >> 8u) & 7u) << 3u)), v + v9021, v9012);
-        iron_copy_async<16>(shm2 + (v9049 ^ (((v9049 >> 8u) & 7u) << 3u)), v + v9045, v9036);
-        iron_copy_async<16>(shm2 + (v9073 ^ (((v9073 >> 8u) & 7u) << 3u)), v + v9069, v9060);
-        iron_copy_async<16>(shm2 + (v9097 ^ (((v9097 >> 8u) & 7u) << 3u)), v + v9093, v9084);
+      const unsigned int v6475 = v6468 + 64u;
+      const unsigned int v6477 = v6470 + 1u;
+      const unsigned int v6478 = v6477 & 1u;
+      const bool v6479 = v6475 < v445;
+      if (v6479) {
+        const unsigned int v6481 = v6478 << 14u;  // kernels/sdpa/flash_tile.hpp:146
+        const unsigned int v6491 = v6475 + v49;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6492 = v6491 < v37;
+        const unsigned int v6495 = v6492 ? v6491 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6497 = v31 + v6495;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6498 = v6497 * v2;
+        const unsigned int v6499 = v6498 + v28;
+        const unsigned int v6500 = v6499 << 8u;
+        const unsigned int v6501 = v6500 + v53;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6504 = v6481 + v66;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6505 = v6504 + v53;
+        iron_copy_async<16>(shm1 + (v6505 ^ (((v6505 >> 8u) & 7u) << 3u)), k + v6501, v6492);
+        const unsigned int v6515 = v6475 + v73;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6516 = v6515 < v37;
+        const unsigned int v6519 = v6516 ? v6515 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6521 = v31 + v6519;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6522 = v6521 * v2;
+        const unsigned int v6523 = v6522 + v28;
+        const unsigned int v6524 = v6523 << 8u;
+        const unsigned int v6525 = v6524 + v77;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6528 = v6481 + v90;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6529 = v6528 + v77;
+        iron_copy_async<16>(shm1 + (v6529 ^ (((v6529 >> 8u) & 7u) << 3u)), k + v6525, v6516);
+        const unsigned int v6539 = v6475 + v97;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6540 = v6539 < v37;
+        const unsigned int v6543 = v6540 ? v6539 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6545 = v31 + v6543;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6546 = v6545 * v2;
+        const unsigned int v6547 = v6546 + v28;
+        const unsigned int v6548 = v6547 << 8u;
+        const unsigned int v6549 = v6548 + v101;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6552 = v6481 + v114;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6553 = v6552 + v101;
+        iron_copy_async<16>(shm1 + (v6553 ^ (((v6553 >> 8u) & 7u) << 3u)), k + v6549, v6540);
+        const unsigned int v6563 = v6475 + v121;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6564 = v6563 < v37;
+        const unsigned int v6567 = v6564 ? v6563 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6569 = v31 + v6567;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6570 = v6569 * v2;
+        const unsigned int v6571 = v6570 + v28;
+        const unsigned int v6572 = v6571 << 8u;
+        const unsigned int v6573 = v6572 + v125;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6576 = v6481 + v138;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6577 = v6576 + v125;
+        iron_copy_async<16>(shm1 + (v6577 ^ (((v6577 >> 8u) & 7u) << 3u)), k + v6573, v6564);
+        const unsigned int v6587 = v6475 + v145;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6588 = v6587 < v37;
+        const unsigned int v6591 = v6588 ? v6587 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6593 = v31 + v6591;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6594 = v6593 * v2;
+        const unsigned int v6595 = v6594 + v28;
+        const unsigned int v6596 = v6595 << 8u;
+        const unsigned int v6597 = v6596 + v149;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6600 = v6481 + v162;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6601 = v6600 + v149;
+        iron_copy_async<16>(shm1 + (v6601 ^ (((v6601 >> 8u) & 7u) << 3u)), k + v6597, v6588);
+        const unsigned int v6611 = v6475 + v169;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6612 = v6611 < v37;
+        const unsigned int v6615 = v6612 ? v6611 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6617 = v31 + v6615;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6618 = v6617 * v2;
+        const unsigned int v6619 = v6618 + v28;
+        const unsigned int v6620 = v6619 << 8u;
+        const unsigned int v6621 = v6620 + v173;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6624 = v6481 + v186;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6625 = v6624 + v173;
+        iron_copy_async<16>(shm1 + (v6625 ^ (((v6625 >> 8u) & 7u) << 3u)), k + v6621, v6612);
+        const unsigned int v6635 = v6475 + v193;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6636 = v6635 < v37;
+        const unsigned int v6639 = v6636 ? v6635 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6641 = v31 + v6639;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6642 = v6641 * v2;
+        const unsigned int v6643 = v6642 + v28;
+        const unsigned int v6644 = v6643 << 8u;
+        const unsigned int v6645 = v6644 + v197;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6648 = v6481 + v210;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6649 = v6648 + v197;
+        iron_copy_async<16>(shm1 + (v6649 ^ (((v6649 >> 8u) & 7u) << 3u)), k + v6645, v6636);
+        const unsigned int v6659 = v6475 + v217;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6660 = v6659 < v37;
+        const unsigned int v6663 = v6660 ? v6659 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6665 = v31 + v6663;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6666 = v6665 * v2;
+        const unsigned int v6667 = v6666 + v28;
+        const unsigned int v6668 = v6667 << 8u;
+        const unsigned int v6669 = v6668 + v221;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6672 = v6481 + v234;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6673 = v6672 + v221;
+        iron_copy_async<16>(shm1 + (v6673 ^ (((v6673 >> 8u) & 7u) << 3u)), k + v6669, v6660);
+        const unsigned int v6683 = v6475 + v241;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6684 = v6683 < v37;
+        const unsigned int v6687 = v6684 ? v6683 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6689 = v31 + v6687;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6690 = v6689 * v2;
+        const unsigned int v6691 = v6690 + v28;
+        const unsigned int v6692 = v6691 << 8u;
+        const unsigned int v6693 = v6692 + v245;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6696 = v6481 + v258;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6697 = v6696 + v245;
+        iron_copy_async<16>(shm1 + (v6697 ^ (((v6697 >> 8u) & 7u) << 3u)), k + v6693, v6684);
+        const unsigned int v6707 = v6475 + v265;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6708 = v6707 < v37;
+        const unsigned int v6711 = v6708 ? v6707 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6713 = v31 + v6711;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6714 = v6713 * v2;
+        const unsigned int v6715 = v6714 + v28;
+        const unsigned int v6716 = v6715 << 8u;
+        const unsigned int v6717 = v6716 + v269;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6720 = v6481 + v282;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6721 = v6720 + v269;
+        iron_copy_async<16>(shm1 + (v6721 ^ (((v6721 >> 8u) & 7u) << 3u)), k + v6717, v6708);
+        const unsigned int v6731 = v6475 + v289;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6732 = v6731 < v37;
+        const unsigned int v6735 = v6732 ? v6731 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6737 = v31 + v6735;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6738 = v6737 * v2;
+        const unsigned int v6739 = v6738 + v28;
+        const unsigned int v6740 = v6739 << 8u;
+        const unsigned int v6741 = v6740 + v293;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6744 = v6481 + v306;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6745 = v6744 + v293;
+        iron_copy_async<16>(shm1 + (v6745 ^ (((v6745 >> 8u) & 7u) << 3u)), k + v6741, v6732);
+        const unsigned int v6755 = v6475 + v313;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6756 = v6755 < v37;
+        const unsigned int v6759 = v6756 ? v6755 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6761 = v31 + v6759;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6762 = v6761 * v2;
+        const unsigned int v6763 = v6762 + v28;
+        const unsigned int v6764 = v6763 << 8u;
+        const unsigned int v6765 = v6764 + v317;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6768 = v6481 + v330;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6769 = v6768 + v317;
+        iron_copy_async<16>(shm1 + (v6769 ^ (((v6769 >> 8u) & 7u) << 3u)), k + v6765, v6756);
+        const unsigned int v6779 = v6475 + v337;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6780 = v6779 < v37;
+        const unsigned int v6783 = v6780 ? v6779 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6785 = v31 + v6783;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6786 = v6785 * v2;
+        const unsigned int v6787 = v6786 + v28;
+        const unsigned int v6788 = v6787 << 8u;
+        const unsigned int v6789 = v6788 + v341;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6792 = v6481 + v354;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6793 = v6792 + v341;
+        iron_copy_async<16>(shm1 + (v6793 ^ (((v6793 >> 8u) & 7u) << 3u)), k + v6789, v6780);
+        const unsigned int v6803 = v6475 + v361;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6804 = v6803 < v37;
+        const unsigned int v6807 = v6804 ? v6803 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6809 = v31 + v6807;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6810 = v6809 * v2;
+        const unsigned int v6811 = v6810 + v28;
+        const unsigned int v6812 = v6811 << 8u;
+        const unsigned int v6813 = v6812 + v365;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6816 = v6481 + v378;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6817 = v6816 + v365;
+        iron_copy_async<16>(shm1 + (v6817 ^ (((v6817 >> 8u) & 7u) << 3u)), k + v6813, v6804);
+        const unsigned int v6827 = v6475 + v385;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6828 = v6827 < v37;
+        const unsigned int v6831 = v6828 ? v6827 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6833 = v31 + v6831;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6834 = v6833 * v2;
+        const unsigned int v6835 = v6834 + v28;
+        const unsigned int v6836 = v6835 << 8u;
+        const unsigned int v6837 = v6836 + v389;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6840 = v6481 + v402;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6841 = v6840 + v389;
+        iron_copy_async<16>(shm1 + (v6841 ^ (((v6841 >> 8u) & 7u) << 3u)), k + v6837, v6828);
+        const unsigned int v6851 = v6475 + v409;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6852 = v6851 < v37;
+        const unsigned int v6855 = v6852 ? v6851 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6857 = v31 + v6855;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6858 = v6857 * v2;
+        const unsigned int v6859 = v6858 + v28;
+        const unsigned int v6860 = v6859 << 8u;
+        const unsigned int v6861 = v6860 + v413;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6864 = v6481 + v426;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6865 = v6864 + v413;
+        iron_copy_async<16>(shm1 + (v6865 ^ (((v6865 >> 8u) & 7u) << 3u)), k + v6861, v6852);
+        iron_copy_async<16>(shm2 + (v6505 ^ (((v6505 >> 8u) & 7u) << 3u)), v + v6501, v6492);
+        iron_copy_async<16>(shm2 + (v6529 ^ (((v6529 >> 8u) & 7u) << 3u)), v + v6525, v6516);
+        iron_copy_async<16>(shm2 + (v6553 ^ (((v6553 >> 8u) & 7u) << 3u)), v + v6549, v6540);
+        iron_copy_async<16>(shm2 + (v6577 ^ (((v6577 >> 8u) & 7u) << 3u)), v + v6573, v6564);
+        iron_copy_async<16>(shm2 + (v6601 ^ (((v6601 >> 8u) & 7u) << 3u)), v + v6597, v6588);
+        iron_copy_async<16>(shm2 + (v6625 ^ (((v6625 >> 8u) & 7u) << 3u)), v + v6621, v6612);
+        iron_copy_async<16>(shm2 + (v6649 ^ (((v6649 >> 8u) & 7u) << 3u)), v + v6645, v6636);
+        iron_copy_async<16>(shm2 + (v6673 ^ (((v6673 >> 8u) & 7u) << 3u)), v + v6669, v6660);
+        iron_copy_async<16>(shm2 + (v6697 ^ (((v6697 >> 8u) & 7u) << 3u)), v + v6693, v6684);
+        iron_copy_async<16>(shm2 + (v6721 ^ (((v6721 >> 8u) & 7u) << 3u)), v + v6717, v6708);
+        iron_copy_async<16>(shm2 + (v6745 ^ (((v6745 >> 8u) & 7u) << 3u)), v + v6741, v6732);
+        iron_copy_async<16>(shm2 + (v6769 ^ (((v6769 >> 8u) & 7u) << 3u)), v + v6765, v6756);
+        iron_copy_async<16>(shm2 + (v6793 ^ (((v6793 >> 8u) & 7u) << 3u)), v + v6789, v6780);
+        iron_copy_async<16>(shm2 + (v6817 ^ (((v6817 >> 8u) & 7u) << 3u)), v + v6813, v6804);
+        iron_copy_async<16>(shm2 + (v6841 ^ (((v6841 >> 8u) & 7u) << 3u)), v + v6837, v6828);
+        iron_copy_async<16>(shm2 + (v6865 ^ (((v6865 >> 8u) & 7u) << 3u)), v + v6861, v6852);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
+      iron_frag<float, 2, 16, 64> v7253;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v7253, 0.0f);
+      iron_frag<iron_f16, 1, 16, 64> v7255;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7255, iron_f32_to_f16(0.0f));
+      const unsigned int v7259 = v6472 << 14u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7255, shm1, v7259, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7262;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7262, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7262, shm0, v433, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7262, v7255);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7267;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7267, iron_f32_to_f16(0.0f));
+      const unsigned int v7272 = v7259 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7267, shm1, v7272, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7274;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7274, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7274, shm0, v7277, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7274, v7267);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7279;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7279, iron_f32_to_f16(0.0f));
+      const unsigned int v7284 = v7259 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7279, shm1, v7284, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7286;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7286, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7286, shm0, v7289, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7286, v7279);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7291;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7291, iron_f32_to_f16(0.0f));
+      const unsigned int v7296 = v7259 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7291, shm1, v7296, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7298;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7298, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7298, shm0, v7301, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7298, v7291);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7303;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7303, iron_f32_to_f16(0.0f));
+      const unsigned int v7308 = v7259 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7303, shm1, v7308, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7310;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7310, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7310, shm0, v7313, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7310, v7303);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7315;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7315, iron_f32_to_f16(0.0f));
+      const unsigned int v7320 = v7259 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7315, shm1, v7320, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7322;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7322, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7322, shm0, v7325, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7322, v7315);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7327;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7327, iron_f32_to_f16(0.0f));
+      const unsigned int v7332 = v7259 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7327, shm1, v7332, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7334;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7334, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7334, shm0, v7337, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7334, v7327);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7339;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7339, iron_f32_to_f16(0.0f));
+      const unsigned int v7344 = v7259 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7339, shm1, v7344, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7346;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7346, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7346, shm0, v7349, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7346, v7339);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7351;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7351, iron_f32_to_f16(0.0f));
+      const unsigned int v7356 = v7259 + 128u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7351, shm1, v7356, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7358;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7358, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7358, shm0, v7361, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7358, v7351);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7363;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7363, iron_f32_to_f16(0.0f));
+      const unsigned int v7368 = v7259 + 144u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7363, shm1, v7368, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7370;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7370, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7370, shm0, v7373, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7370, v7363);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7375;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7375, iron_f32_to_f16(0.0f));
+      const unsigned int v7380 = v7259 + 160u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7375, shm1, v7380, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7382;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7382, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7382, shm0, v7385, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7382, v7375);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7387;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7387, iron_f32_to_f16(0.0f));
+      const unsigned int v7392 = v7259 + 176u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7387, shm1, v7392, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7394;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7394, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7394, shm0, v7397, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7394, v7387);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7399;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7399, iron_f32_to_f16(0.0f));
+      const unsigned int v7404 = v7259 + 192u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7399, shm1, v7404, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7406;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7406, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7406, shm0, v7409, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7406, v7399);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7411;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7411, iron_f32_to_f16(0.0f));
+      const unsigned int v7416 = v7259 + 208u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7411, shm1, v7416, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7418;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7418, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7418, shm0, v7421, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7418, v7411);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7423;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7423, iron_f32_to_f16(0.0f));
+      const unsigned int v7428 = v7259 + 224u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7423, shm1, v7428, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7430;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7430, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7430, shm0, v7433, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7430, v7423);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7435;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7435, iron_f32_to_f16(0.0f));
+      const unsigned int v7440 = v7259 + 240u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7435, shm1, v7440, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7442;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7442, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7442, shm0, v7445, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7253, v7442, v7435);  // kernels/sdpa/flash_tile.hpp:160
+      const bool v7448 = v6475 <= v37;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v7456 = v6475 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v7457 = v7456 <= v448;
+      const bool v7458 = v444 || v7457;
+      const bool v7459 = v7448 && v7458;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v7462 = v6468 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v7463 = v7462 + v18;
+      const bool v7465 = v437 <= v7463;
+      const bool v7466 = v7461 || v7465;
+      const bool v7467 = v7459 && v7466;  // kernels/sdpa/flash_tile.hpp:165
+      if (v7467) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v7470 = v7253.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v7471 = v7470 * v463;
+        v7253.x[0] = v7471;
+        const float v7474 = v7253.x[1];
+        const float v7475 = v7474 * v463;
+        v7253.x[1] = v7475;
+        const float v7478 = v7253.x[2];
+        const float v7479 = v7478 * v463;
+        v7253.x[2] = v7479;
+        const float v7482 = v7253.x[3];
+        const float v7483 = v7482 * v463;
+        v7253.x[3] = v7483;
+        const float v7486 = v7253.x[4];
+        const float v7487 = v7486 * v463;
+        v7253.x[4] = v7487;
+        const float v7490 = v7253.x[5];
+        const float v7491 = v7490 * v463;
+        v7253.x[5] = v7491;
+        const float v7494 = v7253.x[6];
+        const float v7495 = v7494 * v463;
+        v7253.x[6] = v7495;
+        const float v7498 = v7253.x[7];
+        const float v7499 = v7498 * v463;
+        v7253.x[7] = v7499;
+        const float v7502 = v7253.x[8];
+        const float v7503 = v7502 * v463;
+        v7253.x[8] = v7503;
+        const float v7506 = v7253.x[9];
+        const float v7507 = v7506 * v463;
+        v7253.x[9] = v7507;
+        const float v7510 = v7253.x[10];
+        const float v7511 = v7510 * v463;
+        v7253.x[10] = v7511;
+        const float v7514 = v7253.x[11];
+        const float v7515 = v7514 * v463;
+        v7253.x[11] = v7515;
+        const float v7518 = v7253.x[12];
+        const float v7519 = v7518 * v463;
+        v7253.x[12] = v7519;
+        const float v7522 = v7253.x[13];
+        const float v7523 = v7522 * v463;
+        v7253.x[13] = v7523;
+        const float v7526 = v7253.x[14];
+        const float v7527 = v7526 * v463;
+        v7253.x[14] = v7527;
+        const float v7530 = v7253.x[15];
+        const float v7531 = v7530 * v463;
+        v7253.x[15] = v7531;
+        const float v7534 = v7253.x[16];
+        const float v7535 = v7534 * v463;
+        v7253.x[16] = v7535;
+        const float v7538 = v7253.x[17];
+        const float v7539 = v7538 * v463;
+        v7253.x[17] = v7539;
+        const float v7542 = v7253.x[18];
+        const float v7543 = v7542 * v463;
+        v7253.x[18] = v7543;
+        const float v7546 = v7253.x[19];
+        const float v7547 = v7546 * v463;
+        v7253.x[19] = v7547;
+        const float v7550 = v7253.x[20];
+        const float v7551 = v7550 * v463;
+        v7253.x[20] = v7551;
+        const float v7554 = v7253.x[21];
+        const float v7555 = v7554 * v463;
+        v7253.x[21] = v7555;
+        const float v7558 = v7253.x[22];
+        const float v7559 = v7558 * v463;
+        v7253.x[22] = v7559;
+        const float v7562 = v7253.x[23];
+        const float v7563 = v7562 * v463;
+        v7253.x[23] = v7563;
+        const float v7566 = v7253.x[24];
+        const float v7567 = v7566 * v463;
+        v7253.x[24] = v7567;
+        const float v7570 = v7253.x[25];
+        const float v7571 = v7570 * v463;
+        v7253.x[25] = v7571;
+        const float v7574 = v7253.x[26];
+        const float v7575 = v7574 * v463;
+        v7253.x[26] = v7575;
+        const float v7578 = v7253.x[27];
+        const float v7579 = v7578 * v463;
+        v7253.x[27] = v7579;
+        const float v7582 = v7253.x[28];
+        const float v7583 = v7582 * v463;
+        v7253.x[28] = v7583;
+        const float v7586 = v7253.x[29];
+        const float v7587 = v7586 * v463;
+        v7253.x[29] = v7587;
+        const float v7590 = v7253.x[30];
+        const float v7591 = v7590 * v463;
+        v7253.x[30] = v7591;
+        const float v7594 = v7253.x[31];
+        const float v7595 = v7594 * v463;
+        v7253.x[31] = v7595;
+      } else {
+        const unsigned int v7596 = static_cast<unsigned int>(v7253.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7597 = static_cast<unsigned int>(v7253.row(0, iron_linear_thread() & 31u));
+        const float v7598 = v7253.x[0];
+        const unsigned int v7599 = v43 + v7597;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7600 = v6468 + v7596;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7601 = v7600 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7604 = v7599 + v37;
+        const unsigned int v7605 = v7600 + v18;
+        const bool v7606 = v7605 <= v7604;
+        const bool v7607 = v444 || v7606;
+        const bool v7608 = v7601 && v7607;
+        const unsigned int v7611 = v7600 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7612 = v7611 + v18;
+        const bool v7614 = v7604 < v7612;
+        const bool v7615 = v7461 || v7614;
+        const bool v7616 = v7608 && v7615;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7618 = v7598 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7619 = v7616 ? v7618 : __uint_as_float(0xff800000u);
+        v7253.x[0] = v7619;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7620 = static_cast<unsigned int>(v7253.col(1, iron_linear_thread() & 31u));
+        const unsigned int v7621 = static_cast<unsigned int>(v7253.row(1, iron_linear_thread() & 31u));
+        const float v7622 = v7253.x[1];
+        const unsigned int v7623 = v43 + v7621;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7624 = v6468 + v7620;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7625 = v7624 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7628 = v7623 + v37;
+        const unsigned int v7629 = v7624 + v18;
+        const bool v7630 = v7629 <= v7628;
+        const bool v7631 = v444 || v7630;
+        const bool v7632 = v7625 && v7631;
+        const unsigned int v7635 = v7624 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7636 = v7635 + v18;
+        const bool v7638 = v7628 < v7636;
+        const bool v7639 = v7461 || v7638;
+        const bool v7640 = v7632 && v7639;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7642 = v7622 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7643 = v7640 ? v7642 : __uint_as_float(0xff800000u);
+        v7253.x[1] = v7643;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7644 = static_cast<unsigned int>(v7253.col(2, iron_linear_thread() & 31u));
+        const unsigned int v7645 = static_cast<unsigned int>(v7253.row(2, iron_linear_thread() & 31u));
+        const float v7646 = v7253.x[2];
+        const unsigned int v7647 = v43 + v7645;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7648 = v6468 + v7644;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7649 = v7648 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7652 = v7647 + v37;
+        const unsigned int v7653 = v7648 + v18;
+        const bool v7654 = v7653 <= v7652;
+        const bool v7655 = v444 || v7654;
+        const bool v7656 = v7649 && v7655;
+        const unsigned int v7659 = v7648 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7660 = v7659 + v18;
+        const bool v7662 = v7652 < v7660;
+        const bool v7663 = v7461 || v7662;
+        const bool v7664 = v7656 && v7663;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7666 = v7646 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7667 = v7664 ? v7666 : __uint_as_float(0xff800000u);
+        v7253.x[2] = v7667;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7668 = static_cast<unsigned int>(v7253.col(3, iron_linear_thread() & 31u));
+        const unsigned int v7669 = static_cast<unsigned int>(v7253.row(3, iron_linear_thread() & 31u));
+        const float v7670 = v7253.x[3];
+        const unsigned int v7671 = v43 + v7669;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7672 = v6468 + v7668;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7673 = v7672 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7676 = v7671 + v37;
+        const unsigned int v7677 = v7672 + v18;
+        const bool v7678 = v7677 <= v7676;
+        const bool v7679 = v444 || v7678;
+        const bool v7680 = v7673 && v7679;
+        const unsigned int v7683 = v7672 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7684 = v7683 + v18;
+        const bool v7686 = v7676 < v7684;
+        const bool v7687 = v7461 || v7686;
+        const bool v7688 = v7680 && v7687;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7690 = v7670 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7691 = v7688 ? v7690 : __uint_as_float(0xff800000u);
+        v7253.x[3] = v7691;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7692 = static_cast<unsigned int>(v7253.col(4, iron_linear_thread() & 31u));
+        const unsigned int v7693 = static_cast<unsigned int>(v7253.row(4, iron_linear_thread() & 31u));
+        const float v7694 = v7253.x[4];
+        const unsigned int v7695 = v43 + v7693;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7696 = v6468 + v7692;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7697 = v7696 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7700 = v7695 + v37;
+        const unsigned int v7701 = v7696 + v18;
+        const bool v7702 = v7701 <= v7700;
+        const bool v7703 = v444 || v7702;
+        const bool v7704 = v7697 && v7703;
+        const unsigned int v7707 = v7696 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7708 = v7707 + v18;
+        const bool v7710 = v7700 < v7708;
+        const bool v7711 = v7461 || v7710;
+        const bool v7712 = v7704 && v7711;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7714 = v7694 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7715 = v7712 ? v7714 : __uint_as_float(0xff800000u);
+        v7253.x[4] = v7715;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7716 = static_cast<unsigned int>(v7253.col(5, iron_linear_thread() & 31u));
+        const unsigned int v7717 = static_cast<unsigned int>(v7253.row(5, iron_linear_thread() & 31u));
+        const float v7718 = v7253.x[5];
+        const unsigned int v7719 = v43 + v7717;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7720 = v6468 + v7716;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7721 = v7720 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7724 = v7719 + v37;
+        const unsigned int v7725 = v7720 + v18;
+        const bool v7726 = v7725 <= v7724;
+        const bool v7727 = v444 || v7726;
+        const bool v7728 = v7721 && v7727;
+        const unsigned int v7731 = v7720 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7732 = v7731 + v18;
+        const bool v7734 = v7724 < v7732;
+        const bool v7735 = v7461 || v7734;
+        const bool v7736 = v7728 && v7735;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7738 = v7718 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7739 = v7736 ? v7738 : __uint_as_float(0xff800000u);
+        v7253.x[5] = v7739;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7740 = static_cast<unsigned int>(v7253.col(6, iron_linear_thread() & 31u));
+        const unsigned int v7741 = static_cast<unsigned int>(v7253.row(6, iron_linear_thread() & 31u));
+        const float v7742 = v7253.x[6];
+        const unsigned int v7743 = v43 + v7741;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7744 = v6468 + v7740;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7745 = v7744 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7748 = v7743 + v37;
+        const unsigned int v7749 = v7744 + v18;
+        const bool v7750 = v7749 <= v7748;
+        const bool v7751 = v444 || v7750;
+        const bool v7752 = v7745 && v7751;
+        const unsigned int v7755 = v7744 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7756 = v7755 + v18;
+        const bool v7758 = v7748 < v7756;
+        const bool v7759 = v7461 || v7758;
+        const bool v7760 = v7752 && v7759;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7762 = v7742 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7763 = v7760 ? v7762 : __uint_as_float(0xff800000u);
+        v7253.x[6] = v7763;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7764 = static_cast<unsigned int>(v7253.col(7, iron_linear_thread() & 31u));
+        const unsigned int v7765 = static_cast<unsigned int>(v7253.row(7, iron_linear_thread() & 31u));
+        const float v7766 = v7253.x[7];
+        const unsigned int v7767 = v43 + v7765;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7768 = v6468 + v7764;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7769 = v7768 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7772 = v7767 + v37;
+        const unsigned int v7773 = v7768 + v18;
+        const bool v7774 = v7773 <= v7772;
+        const bool v7775 = v444 || v7774;
+        const bool v7776 = v7769 && v7775;
+        const unsigned int v7779 = v7768 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7780 = v7779 + v18;
+        const bool v7782 = v7772 < v7780;
+        const bool v7783 = v7461 || v7782;
+        const bool v7784 = v7776 && v7783;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7786 = v7766 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7787 = v7784 ? v7786 : __uint_as_float(0xff800000u);
+        v7253.x[7] = v7787;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7788 = static_cast<unsigned int>(v7253.col(8, iron_linear_thread() & 31u));
+        const unsigned int v7789 = static_cast<unsigned int>(v7253.row(8, iron_linear_thread() & 31u));
+        const float v7790 = v7253.x[8];
+        const unsigned int v7791 = v43 + v7789;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7792 = v6468 + v7788;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7793 = v7792 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7796 = v7791 + v37;
+        const unsigned int v7797 = v7792 + v18;
+        const bool v7798 = v7797 <= v7796;
+        const bool v7799 = v444 || v7798;
+        const bool v7800 = v7793 && v7799;
+        const unsigned int v7803 = v7792 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7804 = v7803 + v18;
+        const bool v7806 = v7796 < v7804;
+        const bool v7807 = v7461 || v7806;
+        const bool v7808 = v7800 && v7807;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7810 = v7790 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7811 = v7808 ? v7810 : __uint_as_float(0xff800000u);
+        v7253.x[8] = v7811;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7812 = static_cast<unsigned int>(v7253.col(9, iron_linear_thread() & 31u));
+        const unsigned int v7813 = static_cast<unsigned int>(v7253.row(9, iron_linear_thread() & 31u));
+        const float v7814 = v7253.x[9];
+        const unsigned int v7815 = v43 + v7813;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7816 = v6468 + v7812;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7817 = v7816 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7820 = v7815 + v37;
+        const unsigned int v7821 = v7816 + v18;
+        const bool v7822 = v7821 <= v7820;
+        const bool v7823 = v444 || v7822;
+        const bool v7824 = v7817 && v7823;
+        const unsigned int v7827 = v7816 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7828 = v7827 + v18;
+        const bool v7830 = v7820 < v7828;
+        const bool v7831 = v7461 || v7830;
+        const bool v7832 = v7824 && v7831;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7834 = v7814 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7835 = v7832 ? v7834 : __uint_as_float(0xff800000u);
+        v7253.x[9] = v7835;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7836 = static_cast<unsigned int>(v7253.col(10, iron_linear_thread() & 31u));
+        const unsigned int v7837 = static_cast<unsigned int>(v7253.row(10, iron_linear_thread() & 31u));
+        const float v7838 = v7253.x[10];
+        const unsigned int v7839 = v43 + v7837;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7840 = v6468 + v7836;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7841 = v7840 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7844 = v7839 + v37;
+        const unsigned int v7845 = v7840 + v18;
+        const bool v7846 = v7845 <= v7844;
+        const bool v7847 = v444 || v7846;
+        const bool v7848 = v7841 && v7847;
+        const unsigned int v7851 = v7840 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7852 = v7851 + v18;
+        const bool v7854 = v7844 < v7852;
+        const bool v7855 = v7461 || v7854;
+        const bool v7856 = v7848 && v7855;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7858 = v7838 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7859 = v7856 ? v7858 : __uint_as_float(0xff800000u);
+        v7253.x[10] = v7859;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7860 = static_cast<unsigned int>(v7253.col(11, iron_linear_thread() & 31u));
+        const unsigned int v7861 = static_cast<unsigned int>(v7253.row(11, iron_linear_thread() & 31u));
+        const float v7862 = v7253.x[11];
+        const unsigned int v7863 = v43 + v7861;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7864 = v6468 + v7860;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7865 = v7864 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7868 = v7863 + v37;
+        const unsigned int v7869 = v7864 + v18;
+        const bool v7870 = v7869 <= v7868;
+        const bool v7871 = v444 || v7870;
+        const bool v7872 = v7865 && v7871;
+        const unsigned int v7875 = v7864 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7876 = v7875 + v18;
+        const bool v7878 = v7868 < v7876;
+        const bool v7879 = v7461 || v7878;
+        const bool v7880 = v7872 && v7879;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7882 = v7862 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7883 = v7880 ? v7882 : __uint_as_float(0xff800000u);
+        v7253.x[11] = v7883;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7884 = static_cast<unsigned int>(v7253.col(12, iron_linear_thread() & 31u));
+        const unsigned int v7885 = static_cast<unsigned int>(v7253.row(12, iron_linear_thread() & 31u));
+        const float v7886 = v7253.x[12];
+        const unsigned int v7887 = v43 + v7885;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7888 = v6468 + v7884;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7889 = v7888 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7892 = v7887 + v37;
+        const unsigned int v7893 = v7888 + v18;
+        const bool v7894 = v7893 <= v7892;
+        const bool v7895 = v444 || v7894;
+        const bool v7896 = v7889 && v7895;
+        const unsigned int v7899 = v7888 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7900 = v7899 + v18;
+        const bool v7902 = v7892 < v7900;
+        const bool v7903 = v7461 || v7902;
+        const bool v7904 = v7896 && v7903;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7906 = v7886 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7907 = v7904 ? v7906 : __uint_as_float(0xff800000u);
+        v7253.x[12] = v7907;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7908 = static_cast<unsigned int>(v7253.col(13, iron_linear_thread() & 31u));
+        const unsigned int v7909 = static_cast<unsigned int>(v7253.row(13, iron_linear_thread() & 31u));
+        const float v7910 = v7253.x[13];
+        const unsigned int v7911 = v43 + v7909;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7912 = v6468 + v7908;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7913 = v7912 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7916 = v7911 + v37;
+        const unsigned int v7917 = v7912 + v18;
+        const bool v7918 = v7917 <= v7916;
+        const bool v7919 = v444 || v7918;
+        const bool v7920 = v7913 && v7919;
+        const unsigned int v7923 = v7912 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7924 = v7923 + v18;
+        const bool v7926 = v7916 < v7924;
+        const bool v7927 = v7461 || v7926;
+        const bool v7928 = v7920 && v7927;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7930 = v7910 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7931 = v7928 ? v7930 : __uint_as_float(0xff800000u);
+        v7253.x[13] = v7931;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7932 = static_cast<unsigned int>(v7253.col(14, iron_linear_thread() & 31u));
+        const unsigned int v7933 = static_cast<unsigned int>(v7253.row(14, iron_linear_thread() & 31u));
+        const float v7934 = v7253.x[14];
+        const unsigned int v7935 = v43 + v7933;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7936 = v6468 + v7932;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7937 = v7936 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7940 = v7935 + v37;
+        const unsigned int v7941 = v7936 + v18;
+        const bool v7942 = v7941 <= v7940;
+        const bool v7943 = v444 || v7942;
+        const bool v7944 = v7937 && v7943;
+        const unsigned int v7947 = v7936 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7948 = v7947 + v18;
+        const bool v7950 = v7940 < v7948;
+        const bool v7951 = v7461 || v7950;
+        const bool v7952 = v7944 && v7951;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7954 = v7934 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7955 = v7952 ? v7954 : __uint_as_float(0xff800000u);
+        v7253.x[14] = v7955;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7956 = static_cast<unsigned int>(v7253.col(15, iron_linear_thread() & 31u));
+        const unsigned int v7957 = static_cast<unsigned int>(v7253.row(15, iron_linear_thread() & 31u));
+        const float v7958 = v7253.x[15];
+        const unsigned int v7959 = v43 + v7957;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7960 = v6468 + v7956;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7961 = v7960 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7964 = v7959 + v37;
+        const unsigned int v7965 = v7960 + v18;
+        const bool v7966 = v7965 <= v7964;
+        const bool v7967 = v444 || v7966;
+        const bool v7968 = v7961 && v7967;
+        const unsigned int v7971 = v7960 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7972 = v7971 + v18;
+        const bool v7974 = v7964 < v7972;
+        const bool v7975 = v7461 || v7974;
+        const bool v7976 = v7968 && v7975;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7978 = v7958 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7979 = v7976 ? v7978 : __uint_as_float(0xff800000u);
+        v7253.x[15] = v7979;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7980 = static_cast<unsigned int>(v7253.col(16, iron_linear_thread() & 31u));
+        const unsigned int v7981 = static_cast<unsigned int>(v7253.row(16, iron_linear_thread() & 31u));
+        const float v7982 = v7253.x[16];
+        const unsigned int v7983 = v43 + v7981;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7984 = v6468 + v7980;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7985 = v7984 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7988 = v7983 + v37;
+        const unsigned int v7989 = v7984 + v18;
+        const bool v7990 = v7989 <= v7988;
+        const bool v7991 = v444 || v7990;
+        const bool v7992 = v7985 && v7991;
+        const unsigned int v7995 = v7984 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7996 = v7995 + v18;
+        const bool v7998 = v7988 < v7996;
+        const bool v7999 = v7461 || v7998;
+        const bool v8000 = v7992 && v7999;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8002 = v7982 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8003 = v8000 ? v8002 : __uint_as_float(0xff800000u);
+        v7253.x[16] = v8003;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8004 = static_cast<unsigned int>(v7253.col(17, iron_linear_thread() & 31u));
+        const unsigned int v8005 = static_cast<unsigned int>(v7253.row(17, iron_linear_thread() & 31u));
+        const float v8006 = v7253.x[17];
+        const unsigned int v8007 = v43 + v8005;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8008 = v6468 + v8004;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8009 = v8008 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8012 = v8007 + v37;
+        const unsigned int v8013 = v8008 + v18;
+        const bool v8014 = v8013 <= v8012;
+        const bool v8015 = v444 || v8014;
+        const bool v8016 = v8009 && v8015;
+        const unsigned int v8019 = v8008 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8020 = v8019 + v18;
+        const bool v8022 = v8012 < v8020;
+        const bool v8023 = v7461 || v8022;
+        const bool v8024 = v8016 && v8023;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8026 = v8006 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8027 = v8024 ? v8026 : __uint_as_float(0xff800000u);
+        v7253.x[17] = v8027;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8028 = static_cast<unsigned int>(v7253.col(18, iron_linear_thread() & 31u));
+        const unsigned int v8029 = static_cast<unsigned int>(v7253.row(18, iron_linear_thread() & 31u));
+        const float v8030 = v7253.x[18];
+        const unsigned int v8031 = v43 + v8029;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8032 = v6468 + v8028;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8033 = v8032 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8036 = v8031 + v37;
+        const unsigned int v8037 = v8032 + v18;
+        const bool v8038 = v8037 <= v8036;
+        const bool v8039 = v444 || v8038;
+        const bool v8040 = v8033 && v8039;
+        const unsigned int v8043 = v8032 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8044 = v8043 + v18;
+        const bool v8046 = v8036 < v8044;
+        const bool v8047 = v7461 || v8046;
+        const bool v8048 = v8040 && v8047;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8050 = v8030 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8051 = v8048 ? v8050 : __uint_as_float(0xff800000u);
+        v7253.x[18] = v8051;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8052 = static_cast<unsigned int>(v7253.col(19, iron_linear_thread() & 31u));
+        const unsigned int v8053 = static_cast<unsigned int>(v7253.row(19, iron_linear_thread() & 31u));
+        const float v8054 = v7253.x[19];
+        const unsigned int v8055 = v43 + v8053;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8056 = v6468 + v8052;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8057 = v8056 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8060 = v8055 + v37;
+        const unsigned int v8061 = v8056 + v18;
+        const bool v8062 = v8061 <= v8060;
+        const bool v8063 = v444 || v8062;
+        const bool v8064 = v8057 && v8063;
+        const unsigned int v8067 = v8056 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8068 = v8067 + v18;
+        const bool v8070 = v8060 < v8068;
+        const bool v8071 = v7461 || v8070;
+        const bool v8072 = v8064 && v8071;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8074 = v8054 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8075 = v8072 ? v8074 : __uint_as_float(0xff800000u);
+        v7253.x[19] = v8075;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8076 = static_cast<unsigned int>(v7253.col(20, iron_linear_thread() & 31u));
+        const unsigned int v8077 = static_cast<unsigned int>(v7253.row(20, iron_linear_thread() & 31u));
+        const float v8078 = v7253.x[20];
+        const unsigned int v8079 = v43 + v8077;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8080 = v6468 + v8076;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8081 = v8080 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8084 = v8079 + v37;
+        const unsigned int v8085 = v8080 + v18;
+        const bool v8086 = v8085 <= v8084;
+        const bool v8087 = v444 || v8086;
+        const bool v8088 = v8081 && v8087;
+        const unsigned int v8091 = v8080 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8092 = v8091 + v18;
+        const bool v8094 = v8084 < v8092;
+        const bool v8095 = v7461 || v8094;
+        const bool v8096 = v8088 && v8095;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8098 = v8078 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8099 = v8096 ? v8098 : __uint_as_float(0xff800000u);
+        v7253.x[20] = v8099;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8100 = static_cast<unsigned int>(v7253.col(21, iron_linear_thread() & 31u));
+        const unsigned int v8101 = static_cast<unsigned int>(v7253.row(21, iron_linear_thread() & 31u));
+        const float v8102 = v7253.x[21];
+        const unsigned int v8103 = v43 + v8101;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8104 = v6468 + v8100;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8105 = v8104 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8108 = v8103 + v37;
+        const unsigned int v8109 = v8104 + v18;
+        const bool v8110 = v8109 <= v8108;
+        const bool v8111 = v444 || v8110;
+        const bool v8112 = v8105 && v8111;
+        const unsigned int v8115 = v8104 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8116 = v8115 + v18;
+        const bool v8118 = v8108 < v8116;
+        const bool v8119 = v7461 || v8118;
+        const bool v8120 = v8112 && v8119;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8122 = v8102 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8123 = v8120 ? v8122 : __uint_as_float(0xff800000u);
+        v7253.x[21] = v8123;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8124 = static_cast<unsigned int>(v7253.col(22, iron_linear_thread() & 31u));
+        const unsigned int v8125 = static_cast<unsigned int>(v7253.row(22, iron_linear_thread() & 31u));
+        const float v8126 = v7253.x[22];
+        const unsigned int v8127 = v43 + v8125;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8128 = v6468 + v8124;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8129 = v8128 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8132 = v8127 + v37;
+        const unsigned int v8133 = v8128 + v18;
+        const bool v8134 = v8133 <= v8132;
+        const bool v8135 = v444 || v8134;
+        const bool v8136 = v8129 && v8135;
+        const unsigned int v8139 = v8128 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8140 = v8139 + v18;
+        const bool v8142 = v8132 < v8140;
+        const bool v8143 = v7461 || v8142;
+        const bool v8144 = v8136 && v8143;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8146 = v8126 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8147 = v8144 ? v8146 : __uint_as_float(0xff800000u);
+        v7253.x[22] = v8147;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8148 = static_cast<unsigned int>(v7253.col(23, iron_linear_thread() & 31u));
+        const unsigned int v8149 = static_cast<unsigned int>(v7253.row(23, iron_linear_thread() & 31u));
+        const float v8150 = v7253.x[23];
+        const unsigned int v8151 = v43 + v8149;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8152 = v6468 + v8148;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8153 = v8152 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8156 = v8151 + v37;
+        const unsigned int v8157 = v8152 + v18;
+        const bool v8158 = v8157 <= v8156;
+        const bool v8159 = v444 || v8158;
+        const bool v8160 = v8153 && v8159;
+        const unsigned int v8163 = v8152 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8164 = v8163 + v18;
+        const bool v8166 = v8156 < v8164;
+        const bool v8167 = v7461 || v8166;
+        const bool v8168 = v8160 && v8167;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8170 = v8150 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8171 = v8168 ? v8170 : __uint_as_float(0xff800000u);
+        v7253.x[23] = v8171;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8172 = static_cast<unsigned int>(v7253.col(24, iron_linear_thread() & 31u));
+        const unsigned int v8173 = static_cast<unsigned int>(v7253.row(24, iron_linear_thread() & 31u));
+        const float v8174 = v7253.x[24];
+        const unsigned int v8175 = v43 + v8173;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8176 = v6468 + v8172;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8177 = v8176 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8180 = v8175 + v37;
+        const unsigned int v8181 = v8176 + v18;
+        const bool v8182 = v8181 <= v8180;
+        const bool v8183 = v444 || v8182;
+        const bool v8184 = v8177 && v8183;
+        const unsigned int v8187 = v8176 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8188 = v8187 + v18;
+        const bool v8190 = v8180 < v8188;
+        const bool v8191 = v7461 || v8190;
+        const bool v8192 = v8184 && v8191;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8194 = v8174 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8195 = v8192 ? v8194 : __uint_as_float(0xff800000u);
+        v7253.x[24] = v8195;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8196 = static_cast<unsigned int>(v7253.col(25, iron_linear_thread() & 31u));
+        const unsigned int v8197 = static_cast<unsigned int>(v7253.row(25, iron_linear_thread() & 31u));
+        const float v8198 = v7253.x[25];
+        const unsigned int v8199 = v43 + v8197;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8200 = v6468 + v8196;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8201 = v8200 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8204 = v8199 + v37;
+        const unsigned int v8205 = v8200 + v18;
+        const bool v8206 = v8205 <= v8204;
+        const bool v8207 = v444 || v8206;
+        const bool v8208 = v8201 && v8207;
+        const unsigned int v8211 = v8200 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8212 = v8211 + v18;
+        const bool v8214 = v8204 < v8212;
+        const bool v8215 = v7461 || v8214;
+        const bool v8216 = v8208 && v8215;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8218 = v8198 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8219 = v8216 ? v8218 : __uint_as_float(0xff800000u);
+        v7253.x[25] = v8219;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8220 = static_cast<unsigned int>(v7253.col(26, iron_linear_thread() & 31u));
+        const unsigned int v8221 = static_cast<unsigned int>(v7253.row(26, iron_linear_thread() & 31u));
+        const float v8222 = v7253.x[26];
+        const unsigned int v8223 = v43 + v8221;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8224 = v6468 + v8220;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8225 = v8224 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8228 = v8223 + v37;
+        const unsigned int v8229 = v8224 + v18;
+        const bool v8230 = v8229 <= v8228;
+        const bool v8231 = v444 || v8230;
+        const bool v8232 = v8225 && v8231;
+        const unsigned int v8235 = v8224 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8236 = v8235 + v18;
+        const bool v8238 = v8228 < v8236;
+        const bool v8239 = v7461 || v8238;
+        const bool v8240 = v8232 && v8239;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8242 = v8222 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8243 = v8240 ? v8242 : __uint_as_float(0xff800000u);
+        v7253.x[26] = v8243;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8244 = static_cast<unsigned int>(v7253.col(27, iron_linear_thread() & 31u));
+        const unsigned int v8245 = static_cast<unsigned int>(v7253.row(27, iron_linear_thread() & 31u));
+        const float v8246 = v7253.x[27];
+        const unsigned int v8247 = v43 + v8245;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8248 = v6468 + v8244;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8249 = v8248 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8252 = v8247 + v37;
+        const unsigned int v8253 = v8248 + v18;
+        const bool v8254 = v8253 <= v8252;
+        const bool v8255 = v444 || v8254;
+        const bool v8256 = v8249 && v8255;
+        const unsigned int v8259 = v8248 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8260 = v8259 + v18;
+        const bool v8262 = v8252 < v8260;
+        const bool v8263 = v7461 || v8262;
+        const bool v8264 = v8256 && v8263;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8266 = v8246 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8267 = v8264 ? v8266 : __uint_as_float(0xff800000u);
+        v7253.x[27] = v8267;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8268 = static_cast<unsigned int>(v7253.col(28, iron_linear_thread() & 31u));
+        const unsigned int v8269 = static_cast<unsigned int>(v7253.row(28, iron_linear_thread() & 31u));
+        const float v8270 = v7253.x[28];
+        const unsigned int v8271 = v43 + v8269;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8272 = v6468 + v8268;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8273 = v8272 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8276 = v8271 + v37;
+        const unsigned int v8277 = v8272 + v18;
+        const bool v8278 = v8277 <= v8276;
+        const bool v8279 = v444 || v8278;
+        const bool v8280 = v8273 && v8279;
+        const unsigned int v8283 = v8272 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8284 = v8283 + v18;
+        const bool v8286 = v8276 < v8284;
+        const bool v8287 = v7461 || v8286;
+        const bool v8288 = v8280 && v8287;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8290 = v8270 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8291 = v8288 ? v8290 : __uint_as_float(0xff800000u);
+        v7253.x[28] = v8291;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8292 = static_cast<unsigned int>(v7253.col(29, iron_linear_thread() & 31u));
+        const unsigned int v8293 = static_cast<unsigned int>(v7253.row(29, iron_linear_thread() & 31u));
+        const float v8294 = v7253.x[29];
+        const unsigned int v8295 = v43 + v8293;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8296 = v6468 + v8292;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8297 = v8296 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8300 = v8295 + v37;
+        const unsigned int v8301 = v8296 + v18;
+        const bool v8302 = v8301 <= v8300;
+        const bool v8303 = v444 || v8302;
+        const bool v8304 = v8297 && v8303;
+        const unsigned int v8307 = v8296 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8308 = v8307 + v18;
+        const bool v8310 = v8300 < v8308;
+        const bool v8311 = v7461 || v8310;
+        const bool v8312 = v8304 && v8311;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8314 = v8294 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8315 = v8312 ? v8314 : __uint_as_float(0xff800000u);
+        v7253.x[29] = v8315;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8316 = static_cast<unsigned int>(v7253.col(30, iron_linear_thread() & 31u));
+        const unsigned int v8317 = static_cast<unsigned int>(v7253.row(30, iron_linear_thread() & 31u));
+        const float v8318 = v7253.x[30];
+        const unsigned int v8319 = v43 + v8317;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8320 = v6468 + v8316;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8321 = v8320 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8324 = v8319 + v37;
+        const unsigned int v8325 = v8320 + v18;
+        const bool v8326 = v8325 <= v8324;
+        const bool v8327 = v444 || v8326;
+        const bool v8328 = v8321 && v8327;
+        const unsigned int v8331 = v8320 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8332 = v8331 + v18;
+        const bool v8334 = v8324 < v8332;
+        const bool v8335 = v7461 || v8334;
+        const bool v8336 = v8328 && v8335;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8338 = v8318 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8339 = v8336 ? v8338 : __uint_as_float(0xff800000u);
+        v7253.x[30] = v8339;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8340 = static_cast<unsigned int>(v7253.col(31, iron_linear_thread() & 31u));
+        const unsigned int v8341 = static_cast<unsigned int>(v7253.row(31, iron_linear_thread() & 31u));
+        const float v8342 = v7253.x[31];
+        const unsigned int v8343 = v43 + v8341;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8344 = v6468 + v8340;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8345 = v8344 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8348 = v8343 + v37;
+        const unsigned int v8349 = v8344 + v18;
+        const bool v8350 = v8349 <= v8348;
+        const bool v8351 = v444 || v8350;
+        const bool v8352 = v8345 && v8351;
+        const unsigned int v8355 = v8344 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8356 = v8355 + v18;
+        const bool v8358 = v8348 < v8356;
+        const bool v8359 = v7461 || v8358;
+        const bool v8360 = v8352 && v8359;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8362 = v8342 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8363 = v8360 ? v8362 : __uint_as_float(0xff800000u);
+        v7253.x[31] = v8363;  // kernels/sdpa/flash_tile.hpp:171
+      }
+      iron_frag<float, 2, 16, 8> v8365;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v8365, 0.0f);
+      iron_frag_row_reduce<false>(v8365, v7253);
+      iron_frag<float, 2, 16, 8> v8367;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v8367, 0.0f);
+      const float v8371 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v8372 = v8365.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v8373 = fmaxf(v8371, v8372);
+      const bool v8376 = v8373 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8377 = v8376 ? 0.0f : v8373;
+      const float v8378 = v8371 - v8377;  // kernels/sdpa/flash_tile.hpp:184
+      const float v8379 = iron_exp2_approx(v8378);
+      v8367.x[0] = v8379;  // kernels/sdpa/flash_tile.hpp:182
+      const float v8383 = v465.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v8384 = v8365.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v8385 = fmaxf(v8383, v8384);
+      const bool v8388 = v8385 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8389 = v8388 ? 0.0f : v8385;
+      const float v8390 = v8383 - v8389;  // kernels/sdpa/flash_tile.hpp:184
+      const float v8391 = iron_exp2_approx(v8390);
+      v8367.x[1] = v8391;  // kernels/sdpa/flash_tile.hpp:182
+      const float v8395 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v8396 = v8365.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v8397 = fmaxf(v8395, v8396);
+      const bool v8400 = v8397 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8401 = v8400 ? 0.0f : v8397;
+      const float v8402 = v8395 - v8401;  // kernels/sdpa/flash_tile.hpp:184
+      const float v8403 = iron_exp2_approx(v8402);
+      v8367.x[2] = v8403;  // kernels/sdpa/flash_tile.hpp:182
+      const float v8407 = v465.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v8408 = v8365.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v8409 = fmaxf(v8407, v8408);
+      const bool v8412 = v8409 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8413 = v8412 ? 0.0f : v8409;
+      const float v8414 = v8407 - v8413;  // kernels/sdpa/flash_tile.hpp:184
+      const float v8415 = iron_exp2_approx(v8414);
+      v8367.x[3] = v8415;  // kernels/sdpa/flash_tile.hpp:182
+      const float v8418 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v8419 = v8365.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v8420 = fmaxf(v8418, v8419);
+      v465.x[0] = v8420;  // kernels/sdpa/flash_tile.hpp:186
+      const float v8423 = v465.x[1];
+      const float v8424 = v8365.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v8425 = fmaxf(v8423, v8424);
+      v465.x[1] = v8425;  // kernels/sdpa/flash_tile.hpp:186
+      const float v8428 = v465.x[2];
+      const float v8429 = v8365.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v8430 = fmaxf(v8428, v8429);
+      v465.x[2] = v8430;  // kernels/sdpa/flash_tile.hpp:186
+      const float v8433 = v465.x[3];
+      const float v8434 = v8365.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v8435 = fmaxf(v8433, v8434);
+      v465.x[3] = v8435;  // kernels/sdpa/flash_tile.hpp:186
+      const float v8438 = v7253.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v8439 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8442 = v8439 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8443 = v8442 ? 0.0f : v8439;
+      const float v8444 = v8438 - v8443;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8445 = iron_exp2_approx(v8444);
+      v7253.x[0] = v8445;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8448 = v7253.x[1];
+      const float v8449 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8452 = v8449 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8453 = v8452 ? 0.0f : v8449;
+      const float v8454 = v8448 - v8453;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8455 = iron_exp2_approx(v8454);
+      v7253.x[1] = v8455;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8458 = v7253.x[2];
+      const float v8459 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8462 = v8459 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8463 = v8462 ? 0.0f : v8459;
+      const float v8464 = v8458 - v8463;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8465 = iron_exp2_approx(v8464);
+      v7253.x[2] = v8465;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8468 = v7253.x[3];
+      const float v8469 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8472 = v8469 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8473 = v8472 ? 0.0f : v8469;
+      const float v8474 = v8468 - v8473;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8475 = iron_exp2_approx(v8474);
+      v7253.x[3] = v8475;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8478 = v7253.x[4];
+      const float v8479 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8482 = v8479 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8483 = v8482 ? 0.0f : v8479;
+      const float v8484 = v8478 - v8483;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8485 = iron_exp2_approx(v8484);
+      v7253.x[4] = v8485;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8488 = v7253.x[5];
+      const float v8489 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8492 = v8489 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8493 = v8492 ? 0.0f : v8489;
+      const float v8494 = v8488 - v8493;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8495 = iron_exp2_approx(v8494);
+      v7253.x[5] = v8495;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8498 = v7253.x[6];
+      const float v8499 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8502 = v8499 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8503 = v8502 ? 0.0f : v8499;
+      const float v8504 = v8498 - v8503;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8505 = iron_exp2_approx(v8504);
+      v7253.x[6] = v8505;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8508 = v7253.x[7];
+      const float v8509 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8512 = v8509 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8513 = v8512 ? 0.0f : v8509;
+      const float v8514 = v8508 - v8513;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8515 = iron_exp2_approx(v8514);
+      v7253.x[7] = v8515;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8518 = v7253.x[8];
+      const float v8519 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8522 = v8519 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8523 = v8522 ? 0.0f : v8519;
+      const float v8524 = v8518 - v8523;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8525 = iron_exp2_approx(v8524);
+      v7253.x[8] = v8525;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8528 = v7253.x[9];
+      const float v8529 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8532 = v8529 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8533 = v8532 ? 0.0f : v8529;
+      const float v8534 = v8528 - v8533;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8535 = iron_exp2_approx(v8534);
+      v7253.x[9] = v8535;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8538 = v7253.x[10];
+      const float v8539 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8542 = v8539 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8543 = v8542 ? 0.0f : v8539;
+      const float v8544 = v8538 - v8543;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8545 = iron_exp2_approx(v8544);
+      v7253.x[10] = v8545;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8548 = v7253.x[11];
+      const float v8549 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8552 = v8549 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8553 = v8552 ? 0.0f : v8549;
+      const float v8554 = v8548 - v8553;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8555 = iron_exp2_approx(v8554);
+      v7253.x[11] = v8555;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8558 = v7253.x[12];
+      const float v8559 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8562 = v8559 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8563 = v8562 ? 0.0f : v8559;
+      const float v8564 = v8558 - v8563;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8565 = iron_exp2_approx(v8564);
+      v7253.x[12] = v8565;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8568 = v7253.x[13];
+      const float v8569 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8572 = v8569 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8573 = v8572 ? 0.0f : v8569;
+      const float v8574 = v8568 - v8573;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8575 = iron_exp2_approx(v8574);
+      v7253.x[13] = v8575;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8578 = v7253.x[14];
+      const float v8579 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8582 = v8579 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8583 = v8582 ? 0.0f : v8579;
+      const float v8584 = v8578 - v8583;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8585 = iron_exp2_approx(v8584);
+      v7253.x[14] = v8585;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8588 = v7253.x[15];
+      const float v8589 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8592 = v8589 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8593 = v8592 ? 0.0f : v8589;
+      const float v8594 = v8588 - v8593;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8595 = iron_exp2_approx(v8594);
+      v7253.x[15] = v8595;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8598 = v7253.x[16];
+      const float v8599 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8602 = v8599 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8603 = v8602 ? 0.0f : v8599;
+      const float v8604 = v8598 - v8603;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8605 = iron_exp2_approx(v8604);
+      v7253.x[16] = v8605;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8608 = v7253.x[17];
+      const float v8609 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8612 = v8609 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8613 = v8612 ? 0.0f : v8609;
+      const float v8614 = v8608 - v8613;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8615 = iron_exp2_approx(v8614);
+      v7253.x[17] = v8615;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8618 = v7253.x[18];
+      const float v8619 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8622 = v8619 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8623 = v8622 ? 0.0f : v8619;
+      const float v8624 = v8618 - v8623;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8625 = iron_exp2_approx(v8624);
+      v7253.x[18] = v8625;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8628 = v7253.x[19];
+      const float v8629 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8632 = v8629 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8633 = v8632 ? 0.0f : v8629;
+      const float v8634 = v8628 - v8633;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8635 = iron_exp2_approx(v8634);
+      v7253.x[19] = v8635;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8638 = v7253.x[20];
+      const float v8639 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8642 = v8639 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8643 = v8642 ? 0.0f : v8639;
+      const float v8644 = v8638 - v8643;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8645 = iron_exp2_approx(v8644);
+      v7253.x[20] = v8645;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8648 = v7253.x[21];
+      const float v8649 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8652 = v8649 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8653 = v8652 ? 0.0f : v8649;
+      const float v8654 = v8648 - v8653;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8655 = iron_exp2_approx(v8654);
+      v7253.x[21] = v8655;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8658 = v7253.x[22];
+      const float v8659 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8662 = v8659 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8663 = v8662 ? 0.0f : v8659;
+      const float v8664 = v8658 - v8663;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8665 = iron_exp2_approx(v8664);
+      v7253.x[22] = v8665;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8668 = v7253.x[23];
+      const float v8669 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8672 = v8669 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8673 = v8672 ? 0.0f : v8669;
+      const float v8674 = v8668 - v8673;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8675 = iron_exp2_approx(v8674);
+      v7253.x[23] = v8675;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8678 = v7253.x[24];
+      const float v8679 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8682 = v8679 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8683 = v8682 ? 0.0f : v8679;
+      const float v8684 = v8678 - v8683;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8685 = iron_exp2_approx(v8684);
+      v7253.x[24] = v8685;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8688 = v7253.x[25];
+      const float v8689 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8692 = v8689 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8693 = v8692 ? 0.0f : v8689;
+      const float v8694 = v8688 - v8693;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8695 = iron_exp2_approx(v8694);
+      v7253.x[25] = v8695;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8698 = v7253.x[26];
+      const float v8699 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8702 = v8699 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8703 = v8702 ? 0.0f : v8699;
+      const float v8704 = v8698 - v8703;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8705 = iron_exp2_approx(v8704);
+      v7253.x[26] = v8705;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8708 = v7253.x[27];
+      const float v8709 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8712 = v8709 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8713 = v8712 ? 0.0f : v8709;
+      const float v8714 = v8708 - v8713;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8715 = iron_exp2_approx(v8714);
+      v7253.x[27] = v8715;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8718 = v7253.x[28];
+      const float v8719 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8722 = v8719 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8723 = v8722 ? 0.0f : v8719;
+      const float v8724 = v8718 - v8723;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8725 = iron_exp2_approx(v8724);
+      v7253.x[28] = v8725;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8728 = v7253.x[29];
+      const float v8729 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8732 = v8729 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8733 = v8732 ? 0.0f : v8729;
+      const float v8734 = v8728 - v8733;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8735 = iron_exp2_approx(v8734);
+      v7253.x[29] = v8735;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8738 = v7253.x[30];
+      const float v8739 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8742 = v8739 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8743 = v8742 ? 0.0f : v8739;
+      const float v8744 = v8738 - v8743;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8745 = iron_exp2_approx(v8744);
+      v7253.x[30] = v8745;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8748 = v7253.x[31];
+      const float v8749 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8752 = v8749 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8753 = v8752 ? 0.0f : v8749;
+      const float v8754 = v8748 - v8753;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8755 = iron_exp2_approx(v8754);
+      v7253.x[31] = v8755;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 16, 8> v8757;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v8757, 0.0f);
+      iron_frag_row_reduce<true>(v8757, v7253);
+      const float v8760 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v8761 = v8757.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8762 = v8367.x[0];
+      const float v8763 = v8760 * v8762;
+      const float v8764 = v8763 + v8761;
+      v467.x[0] = v8764;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8767 = v467.x[1];
+      const float v8768 = v8757.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8769 = v8367.x[1];
+      const float v8770 = v8767 * v8769;
+      const float v8771 = v8770 + v8768;
+      v467.x[1] = v8771;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8774 = v467.x[2];
+      const float v8775 = v8757.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8776 = v8367.x[2];
+      const float v8777 = v8774 * v8776;
+      const float v8778 = v8777 + v8775;
+      v467.x[2] = v8778;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8781 = v467.x[3];
+      const float v8782 = v8757.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8783 = v8367.x[3];
+      const float v8784 = v8781 * v8783;
+      const float v8785 = v8784 + v8782;
+      v467.x[3] = v8785;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8788 = v469.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v8789 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8790 = v8788 * v8789;
+      v469.x[0] = v8790;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8793 = v469.x[1];
+      const float v8794 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8795 = v8793 * v8794;
+      v469.x[1] = v8795;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8798 = v469.x[2];
+      const float v8799 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8800 = v8798 * v8799;
+      v469.x[2] = v8800;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8803 = v469.x[3];
+      const float v8804 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8805 = v8803 * v8804;
+      v469.x[3] = v8805;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8808 = v469.x[4];
+      const float v8809 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8810 = v8808 * v8809;
+      v469.x[4] = v8810;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8813 = v469.x[5];
+      const float v8814 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8815 = v8813 * v8814;
+      v469.x[5] = v8815;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8818 = v469.x[6];
+      const float v8819 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8820 = v8818 * v8819;
+      v469.x[6] = v8820;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8823 = v469.x[7];
+      const float v8824 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8825 = v8823 * v8824;
+      v469.x[7] = v8825;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8828 = v469.x[8];
+      const float v8829 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8830 = v8828 * v8829;
+      v469.x[8] = v8830;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8833 = v469.x[9];
+      const float v8834 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8835 = v8833 * v8834;
+      v469.x[9] = v8835;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8838 = v469.x[10];
+      const float v8839 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8840 = v8838 * v8839;
+      v469.x[10] = v8840;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8843 = v469.x[11];
+      const float v8844 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8845 = v8843 * v8844;
+      v469.x[11] = v8845;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8848 = v469.x[12];
+      const float v8849 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8850 = v8848 * v8849;
+      v469.x[12] = v8850;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8853 = v469.x[13];
+      const float v8854 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8855 = v8853 * v8854;
+      v469.x[13] = v8855;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8858 = v469.x[14];
+      const float v8859 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8860 = v8858 * v8859;
+      v469.x[14] = v8860;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8863 = v469.x[15];
+      const float v8864 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8865 = v8863 * v8864;
+      v469.x[15] = v8865;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8868 = v471.x[0];
+      const float v8869 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8870 = v8868 * v8869;
+      v471.x[0] = v8870;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8873 = v471.x[1];
+      const float v8874 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8875 = v8873 * v8874;
+      v471.x[1] = v8875;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8878 = v471.x[2];
+      const float v8879 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8880 = v8878 * v8879;
+      v471.x[2] = v8880;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8883 = v471.x[3];
+      const float v8884 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8885 = v8883 * v8884;
+      v471.x[3] = v8885;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8888 = v471.x[4];
+      const float v8889 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8890 = v8888 * v8889;
+      v471.x[4] = v8890;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8893 = v471.x[5];
+      const float v8894 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8895 = v8893 * v8894;
+      v471.x[5] = v8895;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8898 = v471.x[6];
+      const float v8899 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8900 = v8898 * v8899;
+      v471.x[6] = v8900;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8903 = v471.x[7];
+      const float v8904 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8905 = v8903 * v8904;
+      v471.x[7] = v8905;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8908 = v471.x[8];
+      const float v8909 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8910 = v8908 * v8909;
+      v471.x[8] = v8910;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8913 = v471.x[9];
+      const float v8914 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8915 = v8913 * v8914;
+      v471.x[9] = v8915;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8918 = v471.x[10];
+      const float v8919 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8920 = v8918 * v8919;
+      v471.x[10] = v8920;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8923 = v471.x[11];
+      const float v8924 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8925 = v8923 * v8924;
+      v471.x[11] = v8925;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8928 = v471.x[12];
+      const float v8929 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8930 = v8928 * v8929;
+      v471.x[12] = v8930;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8933 = v471.x[13];
+      const float v8934 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8935 = v8933 * v8934;
+      v471.x[13] = v8935;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8938 = v471.x[14];
+      const float v8939 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8940 = v8938 * v8939;
+      v471.x[14] = v8940;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8943 = v471.x[15];
+      const float v8944 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8945 = v8943 * v8944;
+      v471.x[15] = v8945;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8948 = v473.x[0];
+      const float v8949 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8950 = v8948 * v8949;
+      v473.x[0] = v8950;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8953 = v473.x[1];
+      const float v8954 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8955 = v8953 * v8954;
+      v473.x[1] = v8955;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8958 = v473.x[2];
+      const float v8959 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8960 = v8958 * v8959;
+      v473.x[2] = v8960;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8963 = v473.x[3];
+      const float v8964 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8965 = v8963 * v8964;
+      v473.x[3] = v8965;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8968 = v473.x[4];
+      const float v8969 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8970 = v8968 * v8969;
+      v473.x[4] = v8970;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8973 = v473.x[5];
+      const float v8974 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8975 = v8973 * v8974;
+      v473.x[5] = v8975;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8978 = v473.x[6];
+      const float v8979 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8980 = v8978 * v8979;
+      v473.x[6] = v8980;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8983 = v473.x[7];
+      const float v8984 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8985 = v8983 * v8984;
+      v473.x[7] = v8985;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8988 = v473.x[8];
+      const float v8989 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8990 = v8988 * v8989;
+      v473.x[8] = v8990;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8993 = v473.x[9];
+      const float v8994 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8995 = v8993 * v8994;
+      v473.x[9] = v8995;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8998 = v473.x[10];
+      const float v8999 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9000 = v8998 * v8999;
+      v473.x[10] = v9000;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9003 = v473.x[11];
+      const float v9004 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9005 = v9003 * v9004;
+      v473.x[11] = v9005;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9008 = v473.x[12];
+      const float v9009 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9010 = v9008 * v9009;
+      v473.x[12] = v9010;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9013 = v473.x[13];
+      const float v9014 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9015 = v9013 * v9014;
+      v473.x[13] = v9015;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9018 = v473.x[14];
+      const float v9019 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9020 = v9018 * v9019;
+      v473.x[14] = v9020;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9023 = v473.x[15];
+      const float v9024 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9025 = v9023 * v9024;
+      v473.x[15] = v9025;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9028 = v475.x[0];
+      const float v9029 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9030 = v9028 * v9029;
+      v475.x[0] = v9030;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9033 = v475.x[1];
+      const float v9034 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9035 = v9033 * v9034;
+      v475.x[1] = v9035;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9038 = v475.x[2];
+      const float v9039 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9040 = v9038 * v9039;
+      v475.x[2] = v9040;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9043 = v475.x[3];
+      const float v9044 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9045 = v9043 * v9044;
+      v475.x[3] = v9045;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9048 = v475.x[4];
+      const float v9049 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9050 = v9048 * v9049;
+      v475.x[4] = v9050;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9053 = v475.x[5];
+      const float v9054 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9055 = v9053 * v9054;
+      v475.x[5] = v9055;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9058 = v475.x[6];
+      const float v9059 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9060 = v9058 * v9059;
+      v475.x[6] = v9060;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9063 = v475.x[7];
+      const float v9064 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9065 = v9063 * v9064;
+      v475.x[7] = v9065;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9068 = v475.x[8];
+      const float v9069 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9070 = v9068 * v9069;
+      v475.x[8] = v9070;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9073 = v475.x[9];
+      const float v9074 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9075 = v9073 * v9074;
+      v475.x[9] = v9075;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9078 = v475.x[10];
+      const float v9079 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9080 = v9078 * v9079;
+      v475.x[10] = v9080;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9083 = v475.x[11];
+      const float v9084 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9085 = v9083 * v9084;
+      v475.x[11] = v9085;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9088 = v475.x[12];
+      const float v9089 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9090 = v9088 * v9089;
+      v475.x[12] = v9090;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9093 = v475.x[13];
+      const float v9094 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9095 = v9093 * v9094;
+      v475.x[13] = v9095;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9098 = v475.x[14];
+      const float v9099 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9100 = v9098 * v9099;
+      v475.x[14] = v9100;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9103 = v475.x[15];
+      const float v9104 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9105 = v9103 * v9104;
+      v475.x[15] = v9105;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9108 = v477.x[0];
+      const float v9109 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9110 = v9108 * v9109;
+      v477.x[0] = v9110;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9113 = v477.x[1];
+      const float v9114 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9115 = v9113 * v9114;
+      v477.x[1] = v9115;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9118 = v477.x[2];
+      const float v9119 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9120 = v9118 * v9119;
+      v477.x[2] = v9120;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9123 = v477.x[3];
+      const float v9124 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9125 = v9123 * v9124;
+      v477.x[3] = v9125;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9128 = v477.x[4];
+      const float v9129 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9130 = v9128 * v9129;
+      v477.x[4] = v9130;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9133 = v477.x[5];
+      const float v9134 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9135 = v9133 * v9134;
+      v477.x[5] = v9135;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9138 = v477.x[6];
+      const float v9139 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9140 = v9138 * v9139;
+      v477.x[6] = v9140;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9143 = v477.x[7];
+      const float v9144 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9145 = v9143 * v9144;
+      v477.x[7] = v9145;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9148 = v477.x[8];
+      const float v9149 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9150 = v9148 * v9149;
+      v477.x[8] = v9150;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9153 = v477.x[9];
+      const float v9154 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9155 = v9153 * v9154;
+      v477.x[9] = v9155;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9158 = v477.x[10];
+      const float v9159 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9160 = v9158 * v9159;
+      v477.x[10] = v9160;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9163 = v477.x[11];
+      const float v9164 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9165 = v9163 * v9164;
+      v477.x[11] = v9165;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9168 = v477.x[12];
+      const float v9169 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9170 = v9168 * v9169;
+      v477.x[12] = v9170;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9173 = v477.x[13];
+      const float v9174 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9175 = v9173 * v9174;
+      v477.x[13] = v9175;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9178 = v477.x[14];
+      const float v9179 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9180 = v9178 * v9179;
+      v477.x[14] = v9180;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9183 = v477.x[15];
+      const float v9184 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9185 = v9183 * v9184;
+      v477.x[15] = v9185;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9188 = v479.x[0];
+      const float v9189 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9190 = v9188 * v9189;
+      v479.x[0] = v9190;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9193 = v479.x[1];
+      const float v9194 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9195 = v9193 * v9194;
+      v479.x[1] = v9195;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9198 = v479.x[2];
+      const float v9199 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9200 = v9198 * v9199;
+      v479.x[2] = v9200;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9203 = v479.x[3];
+      const float v9204 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9205 = v9203 * v9204;
+      v479.x[3] = v9205;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9208 = v479.x[4];
+      const float v9209 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9210 = v9208 * v9209;
+      v479.x[4] = v9210;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9213 = v479.x[5];
+      const float v9214 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9215 = v9213 * v9214;
+      v479.x[5] = v9215;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9218 = v479.x[6];
+      const float v9219 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9220 = v9218 * v9219;
+      v479.x[6] = v9220;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9223 = v479.x[7];
+      const float v9224 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9225 = v9223 * v9224;
+      v479.x[7] = v9225;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9228 = v479.x[8];
+      const float v9229 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9230 = v9228 * v9229;
+      v479.x[8] = v9230;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9233 = v479.x[9];
+      const float v9234 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9235 = v9233 * v9234;
+      v479.x[9] = v9235;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9238 = v479.x[10];
+      const float v9239 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9240 = v9238 * v9239;
+      v479.x[10] = v9240;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9243 = v479.x[11];
+      const float v9244 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9245 = v9243 * v9244;
+      v479.x[11] = v9245;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9248 = v479.x[12];
+      const float v9249 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9250 = v9248 * v9249;
+      v479.x[12] = v9250;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9253 = v479.x[13];
+      const float v9254 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9255 = v9253 * v9254;
+      v479.x[13] = v9255;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9258 = v479.x[14];
+      const float v9259 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9260 = v9258 * v9259;
+      v479.x[14] = v9260;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9263 = v479.x[15];
+      const float v9264 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9265 = v9263 * v9264;
+      v479.x[15] = v9265;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9268 = v481.x[0];
+      const float v9269 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9270 = v9268 * v9269;
+      v481.x[0] = v9270;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9273 = v481.x[1];
+      const float v9274 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9275 = v9273 * v9274;
+      v481.x[1] = v9275;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9278 = v481.x[2];
+      const float v9279 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9280 = v9278 * v9279;
+      v481.x[2] = v9280;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9283 = v481.x[3];
+      const float v9284 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9285 = v9283 * v9284;
+      v481.x[3] = v9285;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9288 = v481.x[4];
+      const float v9289 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9290 = v9288 * v9289;
+      v481.x[4] = v9290;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9293 = v481.x[5];
+      const float v9294 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9295 = v9293 * v9294;
+      v481.x[5] = v9295;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9298 = v481.x[6];
+      const float v9299 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9300 = v9298 * v9299;
+      v481.x[6] = v9300;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9303 = v481.x[7];
+      const float v9304 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9305 = v9303 * v9304;
+      v481.x[7] = v9305;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9308 = v481.x[8];
+      const float v9309 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9310 = v9308 * v9309;
+      v481.x[8] = v9310;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9313 = v481.x[9];
+      const float v9314 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9315 = v9313 * v9314;
+      v481.x[9] = v9315;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9318 = v481.x[10];
+      const float v9319 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9320 = v9318 * v9319;
+      v481.x[10] = v9320;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9323 = v481.x[11];
+      const float v9324 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9325 = v9323 * v9324;
+      v481.x[11] = v9325;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9328 = v481.x[12];
+      const float v9329 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9330 = v9328 * v9329;
+      v481.x[12] = v9330;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9333 = v481.x[13];
+      const float v9334 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9335 = v9333 * v9334;
+      v481.x[13] = v9335;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9338 = v481.x[14];
+      const float v9339 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9340 = v9338 * v9339;
+      v481.x[14] = v9340;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9343 = v481.x[15];
+      const float v9344 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9345 = v9343 * v9344;
+      v481.x[15] = v9345;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9348 = v483.x[0];
+      const float v9349 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9350 = v9348 * v9349;
+      v483.x[0] = v9350;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9353 = v483.x[1];
+      const float v9354 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9355 = v9353 * v9354;
+      v483.x[1] = v9355;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9358 = v483.x[2];
+      const float v9359 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9360 = v9358 * v9359;
+      v483.x[2] = v9360;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9363 = v483.x[3];
+      const float v9364 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9365 = v9363 * v9364;
+      v483.x[3] = v9365;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9368 = v483.x[4];
+      const float v9369 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9370 = v9368 * v9369;
+      v483.x[4] = v9370;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9373 = v483.x[5];
+      const float v9374 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9375 = v9373 * v9374;
+      v483.x[5] = v9375;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9378 = v483.x[6];
+      const float v9379 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9380 = v9378 * v9379;
+      v483.x[6] = v9380;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9383 = v483.x[7];
+      const float v9384 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9385 = v9383 * v9384;
+      v483.x[7] = v9385;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9388 = v483.x[8];
+      const float v9389 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9390 = v9388 * v9389;
+      v483.x[8] = v9390;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9393 = v483.x[9];
+      const float v9394 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9395 = v9393 * v9394;
+      v483.x[9] = v9395;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9398 = v483.x[10];
+      const float v9399 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9400 = v9398 * v9399;
+      v483.x[10] = v9400;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9403 = v483.x[11];
+      const float v9404 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9405 = v9403 * v9404;
+      v483.x[11] = v9405;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9408 = v483.x[12];
+      const float v9409 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9410 = v9408 * v9409;
+      v483.x[12] = v9410;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9413 = v483.x[13];
+      const float v9414 = v8367.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9415 = v9413 * v9414;
+      v483.x[13] = v9415;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9418 = v483.x[14];
+      const float v9419 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9420 = v9418 * v9419;
+      v483.x[14] = v9420;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9423 = v483.x[15];
+      const float v9424 = v8367.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9425 = v9423 * v9424;
+      v483.x[15] = v9425;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<iron_f16, 0, 16, 64> v9427;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v9427, iron_f32_to_f16(0.0f));
+      iron_frag_convert(v9427, v7253);
+      iron_frag<iron_f16, 1, 64, 32> v9429;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9429, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9429, shm2, v7259, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v469, v9427, v9429);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9436;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9436, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9436, shm2, v7284, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v471, v9427, v9436);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9443;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9443, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9443, shm2, v7308, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v473, v9427, v9443);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9450;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9450, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9450, shm2, v7332, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v475, v9427, v9450);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9457;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9457, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9457, shm2, v7356, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v477, v9427, v9457);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9464;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9464, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9464, shm2, v7380, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v479, v9427, v9464);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9471;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9471, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9471, shm2, v7404, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v481, v9427, v9471);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9478;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9478, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9478, shm2, v7428, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v483, v9427, v9478);  // kernels/sdpa/flash_tile.hpp:206
     }
-    __syncthreads();
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
     const float v3494 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
     iron_frag<float, 2, 16, 8> v3496;  // kernels/sdpa/flash_tile.hpp:212
     iron_frag_fill(v3496, 0.0f);
@@ -3078,7 +3078,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
     const bool v3639 = v3631 > 0.0f;
     const float v3640 = v3639 ? v3637 : 0.0f;
     v3588.x[3] = v3640;  // kernels/sdpa/flash_tile.hpp:221
-    const unsigned int v3642 = v43 + v8008;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3642 = v43 + v8787;  // kernels/sdpa/flash_tile.hpp:227
     const float v3643 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3644 = v469.x[0];
     const float v3645 = v3644 * v3643;
@@ -3089,10 +3089,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3653 = v3652 * v1;
       const unsigned int v3654 = v3653 + v26;
       const unsigned int v3655 = v3654 << 8u;
-      const unsigned int v3656 = v3655 + v8007;
+      const unsigned int v3656 = v3655 + v8786;
       out[v3656] = v3650;
     }
-    const unsigned int v3658 = v43 + v8013;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3658 = v43 + v8792;  // kernels/sdpa/flash_tile.hpp:227
     const float v3659 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3660 = v469.x[1];
     const float v3661 = v3660 * v3659;
@@ -3103,10 +3103,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3669 = v3668 * v1;
       const unsigned int v3670 = v3669 + v26;
       const unsigned int v3671 = v3670 << 8u;
-      const unsigned int v3672 = v3671 + v8012;
+      const unsigned int v3672 = v3671 + v8791;
       out[v3672] = v3666;
     }
-    const unsigned int v3674 = v43 + v8018;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3674 = v43 + v8797;  // kernels/sdpa/flash_tile.hpp:227
     const float v3675 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3676 = v469.x[2];
     const float v3677 = v3676 * v3675;
@@ -3117,10 +3117,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3685 = v3684 * v1;
       const unsigned int v3686 = v3685 + v26;
       const unsigned int v3687 = v3686 << 8u;
-      const unsigned int v3688 = v3687 + v8017;
+      const unsigned int v3688 = v3687 + v8796;
       out[v3688] = v3682;
     }
-    const unsigned int v3690 = v43 + v8023;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3690 = v43 + v8802;  // kernels/sdpa/flash_tile.hpp:227
     const float v3691 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3692 = v469.x[3];
     const float v3693 = v3692 * v3691;
@@ -3131,10 +3131,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3701 = v3700 * v1;
       const unsigned int v3702 = v3701 + v26;
       const unsigned int v3703 = v3702 << 8u;
-      const unsigned int v3704 = v3703 + v8022;
+      const unsigned int v3704 = v3703 + v8801;
       out[v3704] = v3698;
     }
-    const unsigned int v3706 = v43 + v8028;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3706 = v43 + v8807;  // kernels/sdpa/flash_tile.hpp:227
     const float v3707 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3708 = v469.x[4];
     const float v3709 = v3708 * v3707;
@@ -3145,10 +3145,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3717 = v3716 * v1;
       const unsigned int v3718 = v3717 + v26;
       const unsigned int v3719 = v3718 << 8u;
-      const unsigned int v3720 = v3719 + v8027;
+      const unsigned int v3720 = v3719 + v8806;
       out[v3720] = v3714;
     }
-    const unsigned int v3722 = v43 + v8033;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3722 = v43 + v8812;  // kernels/sdpa/flash_tile.hpp:227
     const float v3723 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3724 = v469.x[5];
     const float v3725 = v3724 * v3723;
@@ -3159,10 +3159,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3733 = v3732 * v1;
       const unsigned int v3734 = v3733 + v26;
       const unsigned int v3735 = v3734 << 8u;
-      const unsigned int v3736 = v3735 + v8032;
+      const unsigned int v3736 = v3735 + v8811;
       out[v3736] = v3730;
     }
-    const unsigned int v3738 = v43 + v8038;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3738 = v43 + v8817;  // kernels/sdpa/flash_tile.hpp:227
     const float v3739 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3740 = v469.x[6];
     const float v3741 = v3740 * v3739;
@@ -3173,10 +3173,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3749 = v3748 * v1;
       const unsigned int v3750 = v3749 + v26;
       const unsigned int v3751 = v3750 << 8u;
-      const unsigned int v3752 = v3751 + v8037;
+      const unsigned int v3752 = v3751 + v8816;
       out[v3752] = v3746;
     }
-    const unsigned int v3754 = v43 + v8043;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3754 = v43 + v8822;  // kernels/sdpa/flash_tile.hpp:227
     const float v3755 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3756 = v469.x[7];
     const float v3757 = v3756 * v3755;
@@ -3187,10 +3187,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3765 = v3764 * v1;
       const unsigned int v3766 = v3765 + v26;
       const unsigned int v3767 = v3766 << 8u;
-      const unsigned int v3768 = v3767 + v8042;
+      const unsigned int v3768 = v3767 + v8821;
       out[v3768] = v3762;
     }
-    const unsigned int v3770 = v43 + v8048;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3770 = v43 + v8827;  // kernels/sdpa/flash_tile.hpp:227
     const float v3771 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3772 = v469.x[8];
     const float v3773 = v3772 * v3771;
@@ -3201,10 +3201,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3781 = v3780 * v1;
       const unsigned int v3782 = v3781 + v26;
       const unsigned int v3783 = v3782 << 8u;
-      const unsigned int v3784 = v3783 + v8047;
+      const unsigned int v3784 = v3783 + v8826;
       out[v3784] = v3778;
     }
-    const unsigned int v3786 = v43 + v8053;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3786 = v43 + v8832;  // kernels/sdpa/flash_tile.hpp:227
     const float v3787 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3788 = v469.x[9];
     const float v3789 = v3788 * v3787;
@@ -3215,10 +3215,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3797 = v3796 * v1;
       const unsigned int v3798 = v3797 + v26;
       const unsigned int v3799 = v3798 << 8u;
-      const unsigned int v3800 = v3799 + v8052;
+      const unsigned int v3800 = v3799 + v8831;
       out[v3800] = v3794;
     }
-    const unsigned int v3802 = v43 + v8058;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3802 = v43 + v8837;  // kernels/sdpa/flash_tile.hpp:227
     const float v3803 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3804 = v469.x[10];
     const float v3805 = v3804 * v3803;
@@ -3229,10 +3229,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3813 = v3812 * v1;
       const unsigned int v3814 = v3813 + v26;
       const unsigned int v3815 = v3814 << 8u;
-      const unsigned int v3816 = v3815 + v8057;
+      const unsigned int v3816 = v3815 + v8836;
       out[v3816] = v3810;
     }
-    const unsigned int v3818 = v43 + v8063;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3818 = v43 + v8842;  // kernels/sdpa/flash_tile.hpp:227
     const float v3819 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3820 = v469.x[11];
     const float v3821 = v3820 * v3819;
@@ -3243,10 +3243,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3829 = v3828 * v1;
       const unsigned int v3830 = v3829 + v26;
       const unsigned int v3831 = v3830 << 8u;
-      const unsigned int v3832 = v3831 + v8062;
+      const unsigned int v3832 = v3831 + v8841;
       out[v3832] = v3826;
     }
-    const unsigned int v3834 = v43 + v8068;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3834 = v43 + v8847;  // kernels/sdpa/flash_tile.hpp:227
     const float v3835 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3836 = v469.x[12];
     const float v3837 = v3836 * v3835;
@@ -3257,10 +3257,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3845 = v3844 * v1;
       const unsigned int v3846 = v3845 + v26;
       const unsigned int v3847 = v3846 << 8u;
-      const unsigned int v3848 = v3847 + v8067;
+      const unsigned int v3848 = v3847 + v8846;
       out[v3848] = v3842;
     }
-    const unsigned int v3850 = v43 + v8073;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3850 = v43 + v8852;  // kernels/sdpa/flash_tile.hpp:227
     const float v3851 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3852 = v469.x[13];
     const float v3853 = v3852 * v3851;
@@ -3271,10 +3271,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3861 = v3860 * v1;
       const unsigned int v3862 = v3861 + v26;
       const unsigned int v3863 = v3862 << 8u;
-      const unsigned int v3864 = v3863 + v8072;
+      const unsigned int v3864 = v3863 + v8851;
       out[v3864] = v3858;
     }
-    const unsigned int v3866 = v43 + v8078;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3866 = v43 + v8857;  // kernels/sdpa/flash_tile.hpp:227
     const float v3867 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3868 = v469.x[14];
     const float v3869 = v3868 * v3867;
@@ -3285,10 +3285,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3877 = v3876 * v1;
       const unsigned int v3878 = v3877 + v26;
       const unsigned int v3879 = v3878 << 8u;
-      const unsigned int v3880 = v3879 + v8077;
+      const unsigned int v3880 = v3879 + v8856;
       out[v3880] = v3874;
     }
-    const unsigned int v3882 = v43 + v8083;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3882 = v43 + v8862;  // kernels/sdpa/flash_tile.hpp:227
     const float v3883 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3884 = v469.x[15];
     const float v3885 = v3884 * v3883;
@@ -3299,16 +3299,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3893 = v3892 * v1;
       const unsigned int v3894 = v3893 + v26;
       const unsigned int v3895 = v3894 << 8u;
-      const unsigned int v3896 = v3895 + v8082;
+      const unsigned int v3896 = v3895 + v8861;
       out[v3896] = v3890;
     }
-    const unsigned int v3898 = v43 + v8088;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3898 = v43 + v8867;  // kernels/sdpa/flash_tile.hpp:227
     const float v3899 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3900 = v471.x[0];
     const float v3901 = v3900 * v3899;
     const bool v3902 = v3898 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3902) {
-      const unsigned int v3905 = 32u + v8087;
+      const unsigned int v3905 = 32u + v8866;
       const iron_f16 v3906 = iron_f32_to_f16(v3901);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3908 = v11 + v3898;
       const unsigned int v3909 = v3908 * v1;
@@ -3317,13 +3317,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3912 = v3911 + v3905;
       out[v3912] = v3906;
     }
-    const unsigned int v3914 = v43 + v8093;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3914 = v43 + v8872;  // kernels/sdpa/flash_tile.hpp:227
     const float v3915 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3916 = v471.x[1];
     const float v3917 = v3916 * v3915;
     const bool v3918 = v3914 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3918) {
-      const unsigned int v3921 = 32u + v8092;
+      const unsigned int v3921 = 32u + v8871;
       const iron_f16 v3922 = iron_f32_to_f16(v3917);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3924 = v11 + v3914;
       const unsigned int v3925 = v3924 * v1;
@@ -3332,13 +3332,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3928 = v3927 + v3921;
       out[v3928] = v3922;
     }
-    const unsigned int v3930 = v43 + v8098;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3930 = v43 + v8877;  // kernels/sdpa/flash_tile.hpp:227
     const float v3931 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3932 = v471.x[2];
     const float v3933 = v3932 * v3931;
     const bool v3934 = v3930 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3934) {
-      const unsigned int v3937 = 32u + v8097;
+      const unsigned int v3937 = 32u + v8876;
       const iron_f16 v3938 = iron_f32_to_f16(v3933);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3940 = v11 + v3930;
       const unsigned int v3941 = v3940 * v1;
@@ -3347,13 +3347,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3944 = v3943 + v3937;
       out[v3944] = v3938;
     }
-    const unsigned int v3946 = v43 + v8103;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3946 = v43 + v8882;  // kernels/sdpa/flash_tile.hpp:227
     const float v3947 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3948 = v471.x[3];
     const float v3949 = v3948 * v3947;
     const bool v3950 = v3946 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3950) {
-      const unsigned int v3953 = 32u + v8102;
+      const unsigned int v3953 = 32u + v8881;
       const iron_f16 v3954 = iron_f32_to_f16(v3949);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3956 = v11 + v3946;
       const unsigned int v3957 = v3956 * v1;
@@ -3362,13 +3362,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3960 = v3959 + v3953;
       out[v3960] = v3954;
     }
-    const unsigned int v3962 = v43 + v8108;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3962 = v43 + v8887;  // kernels/sdpa/flash_tile.hpp:227
     const float v3963 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3964 = v471.x[4];
     const float v3965 = v3964 * v3963;
     const bool v3966 = v3962 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3966) {
-      const unsigned int v3969 = 32u + v8107;
+      const unsigned int v3969 = 32u + v8886;
       const iron_f16 v3970 = iron_f32_to_f16(v3965);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3972 = v11 + v3962;
       const unsigned int v3973 = v3972 * v1;
@@ -3377,13 +3377,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3976 = v3975 + v3969;
       out[v3976] = v3970;
     }
-    const unsigned int v3978 = v43 + v8113;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3978 = v43 + v8892;  // kernels/sdpa/flash_tile.hpp:227
     const float v3979 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3980 = v471.x[5];
     const float v3981 = v3980 * v3979;
     const bool v3982 = v3978 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3982) {
-      const unsigned int v3985 = 32u + v8112;
+      const unsigned int v3985 = 32u + v8891;
       const iron_f16 v3986 = iron_f32_to_f16(v3981);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3988 = v11 + v3978;
       const unsigned int v3989 = v3988 * v1;
@@ -3392,13 +3392,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v3992 = v3991 + v3985;
       out[v3992] = v3986;
     }
-    const unsigned int v3994 = v43 + v8118;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3994 = v43 + v8897;  // kernels/sdpa/flash_tile.hpp:227
     const float v3995 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3996 = v471.x[6];
     const float v3997 = v3996 * v3995;
     const bool v3998 = v3994 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3998) {
-      const unsigned int v4001 = 32u + v8117;
+      const unsigned int v4001 = 32u + v8896;
       const iron_f16 v4002 = iron_f32_to_f16(v3997);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4004 = v11 + v3994;
       const unsigned int v4005 = v4004 * v1;
@@ -3407,13 +3407,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4008 = v4007 + v4001;
       out[v4008] = v4002;
     }
-    const unsigned int v4010 = v43 + v8123;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4010 = v43 + v8902;  // kernels/sdpa/flash_tile.hpp:227
     const float v4011 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4012 = v471.x[7];
     const float v4013 = v4012 * v4011;
     const bool v4014 = v4010 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4014) {
-      const unsigned int v4017 = 32u + v8122;
+      const unsigned int v4017 = 32u + v8901;
       const iron_f16 v4018 = iron_f32_to_f16(v4013);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4020 = v11 + v4010;
       const unsigned int v4021 = v4020 * v1;
@@ -3422,13 +3422,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4024 = v4023 + v4017;
       out[v4024] = v4018;
     }
-    const unsigned int v4026 = v43 + v8128;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4026 = v43 + v8907;  // kernels/sdpa/flash_tile.hpp:227
     const float v4027 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4028 = v471.x[8];
     const float v4029 = v4028 * v4027;
     const bool v4030 = v4026 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4030) {
-      const unsigned int v4033 = 32u + v8127;
+      const unsigned int v4033 = 32u + v8906;
       const iron_f16 v4034 = iron_f32_to_f16(v4029);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4036 = v11 + v4026;
       const unsigned int v4037 = v4036 * v1;
@@ -3437,13 +3437,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4040 = v4039 + v4033;
       out[v4040] = v4034;
     }
-    const unsigned int v4042 = v43 + v8133;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4042 = v43 + v8912;  // kernels/sdpa/flash_tile.hpp:227
     const float v4043 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4044 = v471.x[9];
     const float v4045 = v4044 * v4043;
     const bool v4046 = v4042 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4046) {
-      const unsigned int v4049 = 32u + v8132;
+      const unsigned int v4049 = 32u + v8911;
       const iron_f16 v4050 = iron_f32_to_f16(v4045);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4052 = v11 + v4042;
       const unsigned int v4053 = v4052 * v1;
@@ -3452,13 +3452,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4056 = v4055 + v4049;
       out[v4056] = v4050;
     }
-    const unsigned int v4058 = v43 + v8138;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4058 = v43 + v8917;  // kernels/sdpa/flash_tile.hpp:227
     const float v4059 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4060 = v471.x[10];
     const float v4061 = v4060 * v4059;
     const bool v4062 = v4058 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4062) {
-      const unsigned int v4065 = 32u + v8137;
+      const unsigned int v4065 = 32u + v8916;
       const iron_f16 v4066 = iron_f32_to_f16(v4061);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4068 = v11 + v4058;
       const unsigned int v4069 = v4068 * v1;
@@ -3467,13 +3467,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4072 = v4071 + v4065;
       out[v4072] = v4066;
     }
-    const unsigned int v4074 = v43 + v8143;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4074 = v43 + v8922;  // kernels/sdpa/flash_tile.hpp:227
     const float v4075 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4076 = v471.x[11];
     const float v4077 = v4076 * v4075;
     const bool v4078 = v4074 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4078) {
-      const unsigned int v4081 = 32u + v8142;
+      const unsigned int v4081 = 32u + v8921;
       const iron_f16 v4082 = iron_f32_to_f16(v4077);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4084 = v11 + v4074;
       const unsigned int v4085 = v4084 * v1;
@@ -3482,13 +3482,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4088 = v4087 + v4081;
       out[v4088] = v4082;
     }
-    const unsigned int v4090 = v43 + v8148;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4090 = v43 + v8927;  // kernels/sdpa/flash_tile.hpp:227
     const float v4091 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4092 = v471.x[12];
     const float v4093 = v4092 * v4091;
     const bool v4094 = v4090 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4094) {
-      const unsigned int v4097 = 32u + v8147;
+      const unsigned int v4097 = 32u + v8926;
       const iron_f16 v4098 = iron_f32_to_f16(v4093);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4100 = v11 + v4090;
       const unsigned int v4101 = v4100 * v1;
@@ -3497,13 +3497,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4104 = v4103 + v4097;
       out[v4104] = v4098;
     }
-    const unsigned int v4106 = v43 + v8153;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4106 = v43 + v8932;  // kernels/sdpa/flash_tile.hpp:227
     const float v4107 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4108 = v471.x[13];
     const float v4109 = v4108 * v4107;
     const bool v4110 = v4106 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4110) {
-      const unsigned int v4113 = 32u + v8152;
+      const unsigned int v4113 = 32u + v8931;
       const iron_f16 v4114 = iron_f32_to_f16(v4109);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4116 = v11 + v4106;
       const unsigned int v4117 = v4116 * v1;
@@ -3512,13 +3512,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4120 = v4119 + v4113;
       out[v4120] = v4114;
     }
-    const unsigned int v4122 = v43 + v8158;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4122 = v43 + v8937;  // kernels/sdpa/flash_tile.hpp:227
     const float v4123 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4124 = v471.x[14];
     const float v4125 = v4124 * v4123;
     const bool v4126 = v4122 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4126) {
-      const unsigned int v4129 = 32u + v8157;
+      const unsigned int v4129 = 32u + v8936;
       const iron_f16 v4130 = iron_f32_to_f16(v4125);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4132 = v11 + v4122;
       const unsigned int v4133 = v4132 * v1;
@@ -3527,13 +3527,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4136 = v4135 + v4129;
       out[v4136] = v4130;
     }
-    const unsigned int v4138 = v43 + v8163;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4138 = v43 + v8942;  // kernels/sdpa/flash_tile.hpp:227
     const float v4139 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4140 = v471.x[15];
     const float v4141 = v4140 * v4139;
     const bool v4142 = v4138 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4142) {
-      const unsigned int v4145 = 32u + v8162;
+      const unsigned int v4145 = 32u + v8941;
       const iron_f16 v4146 = iron_f32_to_f16(v4141);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4148 = v11 + v4138;
       const unsigned int v4149 = v4148 * v1;
@@ -3542,13 +3542,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4152 = v4151 + v4145;
       out[v4152] = v4146;
     }
-    const unsigned int v4154 = v43 + v8168;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4154 = v43 + v8947;  // kernels/sdpa/flash_tile.hpp:227
     const float v4155 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4156 = v473.x[0];
     const float v4157 = v4156 * v4155;
     const bool v4158 = v4154 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4158) {
-      const unsigned int v4161 = 64u + v8167;
+      const unsigned int v4161 = 64u + v8946;
       const iron_f16 v4162 = iron_f32_to_f16(v4157);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4164 = v11 + v4154;
       const unsigned int v4165 = v4164 * v1;
@@ -3557,13 +3557,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4168 = v4167 + v4161;
       out[v4168] = v4162;
     }
-    const unsigned int v4170 = v43 + v8173;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4170 = v43 + v8952;  // kernels/sdpa/flash_tile.hpp:227
     const float v4171 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4172 = v473.x[1];
     const float v4173 = v4172 * v4171;
     const bool v4174 = v4170 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4174) {
-      const unsigned int v4177 = 64u + v8172;
+      const unsigned int v4177 = 64u + v8951;
       const iron_f16 v4178 = iron_f32_to_f16(v4173);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4180 = v11 + v4170;
       const unsigned int v4181 = v4180 * v1;
@@ -3572,13 +3572,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4184 = v4183 + v4177;
       out[v4184] = v4178;
     }
-    const unsigned int v4186 = v43 + v8178;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4186 = v43 + v8957;  // kernels/sdpa/flash_tile.hpp:227
     const float v4187 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4188 = v473.x[2];
     const float v4189 = v4188 * v4187;
     const bool v4190 = v4186 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4190) {
-      const unsigned int v4193 = 64u + v8177;
+      const unsigned int v4193 = 64u + v8956;
       const iron_f16 v4194 = iron_f32_to_f16(v4189);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4196 = v11 + v4186;
       const unsigned int v4197 = v4196 * v1;
@@ -3587,13 +3587,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4200 = v4199 + v4193;
       out[v4200] = v4194;
     }
-    const unsigned int v4202 = v43 + v8183;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4202 = v43 + v8962;  // kernels/sdpa/flash_tile.hpp:227
     const float v4203 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4204 = v473.x[3];
     const float v4205 = v4204 * v4203;
     const bool v4206 = v4202 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4206) {
-      const unsigned int v4209 = 64u + v8182;
+      const unsigned int v4209 = 64u + v8961;
       const iron_f16 v4210 = iron_f32_to_f16(v4205);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4212 = v11 + v4202;
       const unsigned int v4213 = v4212 * v1;
@@ -3602,13 +3602,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4216 = v4215 + v4209;
       out[v4216] = v4210;
     }
-    const unsigned int v4218 = v43 + v8188;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4218 = v43 + v8967;  // kernels/sdpa/flash_tile.hpp:227
     const float v4219 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4220 = v473.x[4];
     const float v4221 = v4220 * v4219;
     const bool v4222 = v4218 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4222) {
-      const unsigned int v4225 = 64u + v8187;
+      const unsigned int v4225 = 64u + v8966;
       const iron_f16 v4226 = iron_f32_to_f16(v4221);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4228 = v11 + v4218;
       const unsigned int v4229 = v4228 * v1;
@@ -3617,13 +3617,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4232 = v4231 + v4225;
       out[v4232] = v4226;
     }
-    const unsigned int v4234 = v43 + v8193;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4234 = v43 + v8972;  // kernels/sdpa/flash_tile.hpp:227
     const float v4235 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4236 = v473.x[5];
     const float v4237 = v4236 * v4235;
     const bool v4238 = v4234 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4238) {
-      const unsigned int v4241 = 64u + v8192;
+      const unsigned int v4241 = 64u + v8971;
       const iron_f16 v4242 = iron_f32_to_f16(v4237);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4244 = v11 + v4234;
       const unsigned int v4245 = v4244 * v1;
@@ -3632,13 +3632,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4248 = v4247 + v4241;
       out[v4248] = v4242;
     }
-    const unsigned int v4250 = v43 + v8198;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4250 = v43 + v8977;  // kernels/sdpa/flash_tile.hpp:227
     const float v4251 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4252 = v473.x[6];
     const float v4253 = v4252 * v4251;
     const bool v4254 = v4250 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4254) {
-      const unsigned int v4257 = 64u + v8197;
+      const unsigned int v4257 = 64u + v8976;
       const iron_f16 v4258 = iron_f32_to_f16(v4253);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4260 = v11 + v4250;
       const unsigned int v4261 = v4260 * v1;
@@ -3647,13 +3647,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4264 = v4263 + v4257;
       out[v4264] = v4258;
     }
-    const unsigned int v4266 = v43 + v8203;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4266 = v43 + v8982;  // kernels/sdpa/flash_tile.hpp:227
     const float v4267 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4268 = v473.x[7];
     const float v4269 = v4268 * v4267;
     const bool v4270 = v4266 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4270) {
-      const unsigned int v4273 = 64u + v8202;
+      const unsigned int v4273 = 64u + v8981;
       const iron_f16 v4274 = iron_f32_to_f16(v4269);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4276 = v11 + v4266;
       const unsigned int v4277 = v4276 * v1;
@@ -3662,13 +3662,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4280 = v4279 + v4273;
       out[v4280] = v4274;
     }
-    const unsigned int v4282 = v43 + v8208;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4282 = v43 + v8987;  // kernels/sdpa/flash_tile.hpp:227
     const float v4283 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4284 = v473.x[8];
     const float v4285 = v4284 * v4283;
     const bool v4286 = v4282 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4286) {
-      const unsigned int v4289 = 64u + v8207;
+      const unsigned int v4289 = 64u + v8986;
       const iron_f16 v4290 = iron_f32_to_f16(v4285);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4292 = v11 + v4282;
       const unsigned int v4293 = v4292 * v1;
@@ -3677,13 +3677,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4296 = v4295 + v4289;
       out[v4296] = v4290;
     }
-    const unsigned int v4298 = v43 + v8213;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4298 = v43 + v8992;  // kernels/sdpa/flash_tile.hpp:227
     const float v4299 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4300 = v473.x[9];
     const float v4301 = v4300 * v4299;
     const bool v4302 = v4298 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4302) {
-      const unsigned int v4305 = 64u + v8212;
+      const unsigned int v4305 = 64u + v8991;
       const iron_f16 v4306 = iron_f32_to_f16(v4301);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4308 = v11 + v4298;
       const unsigned int v4309 = v4308 * v1;
@@ -3692,13 +3692,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4312 = v4311 + v4305;
       out[v4312] = v4306;
     }
-    const unsigned int v4314 = v43 + v8218;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4314 = v43 + v8997;  // kernels/sdpa/flash_tile.hpp:227
     const float v4315 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4316 = v473.x[10];
     const float v4317 = v4316 * v4315;
     const bool v4318 = v4314 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4318) {
-      const unsigned int v4321 = 64u + v8217;
+      const unsigned int v4321 = 64u + v8996;
       const iron_f16 v4322 = iron_f32_to_f16(v4317);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4324 = v11 + v4314;
       const unsigned int v4325 = v4324 * v1;
@@ -3707,13 +3707,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4328 = v4327 + v4321;
       out[v4328] = v4322;
     }
-    const unsigned int v4330 = v43 + v8223;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4330 = v43 + v9002;  // kernels/sdpa/flash_tile.hpp:227
     const float v4331 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4332 = v473.x[11];
     const float v4333 = v4332 * v4331;
     const bool v4334 = v4330 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4334) {
-      const unsigned int v4337 = 64u + v8222;
+      const unsigned int v4337 = 64u + v9001;
       const iron_f16 v4338 = iron_f32_to_f16(v4333);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4340 = v11 + v4330;
       const unsigned int v4341 = v4340 * v1;
@@ -3722,13 +3722,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4344 = v4343 + v4337;
       out[v4344] = v4338;
     }
-    const unsigned int v4346 = v43 + v8228;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4346 = v43 + v9007;  // kernels/sdpa/flash_tile.hpp:227
     const float v4347 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4348 = v473.x[12];
     const float v4349 = v4348 * v4347;
     const bool v4350 = v4346 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4350) {
-      const unsigned int v4353 = 64u + v8227;
+      const unsigned int v4353 = 64u + v9006;
       const iron_f16 v4354 = iron_f32_to_f16(v4349);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4356 = v11 + v4346;
       const unsigned int v4357 = v4356 * v1;
@@ -3737,13 +3737,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4360 = v4359 + v4353;
       out[v4360] = v4354;
     }
-    const unsigned int v4362 = v43 + v8233;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4362 = v43 + v9012;  // kernels/sdpa/flash_tile.hpp:227
     const float v4363 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4364 = v473.x[13];
     const float v4365 = v4364 * v4363;
     const bool v4366 = v4362 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4366) {
-      const unsigned int v4369 = 64u + v8232;
+      const unsigned int v4369 = 64u + v9011;
       const iron_f16 v4370 = iron_f32_to_f16(v4365);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4372 = v11 + v4362;
       const unsigned int v4373 = v4372 * v1;
@@ -3752,13 +3752,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4376 = v4375 + v4369;
       out[v4376] = v4370;
     }
-    const unsigned int v4378 = v43 + v8238;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4378 = v43 + v9017;  // kernels/sdpa/flash_tile.hpp:227
     const float v4379 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4380 = v473.x[14];
     const float v4381 = v4380 * v4379;
     const bool v4382 = v4378 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4382) {
-      const unsigned int v4385 = 64u + v8237;
+      const unsigned int v4385 = 64u + v9016;
       const iron_f16 v4386 = iron_f32_to_f16(v4381);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4388 = v11 + v4378;
       const unsigned int v4389 = v4388 * v1;
@@ -3767,13 +3767,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4392 = v4391 + v4385;
       out[v4392] = v4386;
     }
-    const unsigned int v4394 = v43 + v8243;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4394 = v43 + v9022;  // kernels/sdpa/flash_tile.hpp:227
     const float v4395 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4396 = v473.x[15];
     const float v4397 = v4396 * v4395;
     const bool v4398 = v4394 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4398) {
-      const unsigned int v4401 = 64u + v8242;
+      const unsigned int v4401 = 64u + v9021;
       const iron_f16 v4402 = iron_f32_to_f16(v4397);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4404 = v11 + v4394;
       const unsigned int v4405 = v4404 * v1;
@@ -3782,13 +3782,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4408 = v4407 + v4401;
       out[v4408] = v4402;
     }
-    const unsigned int v4410 = v43 + v8248;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4410 = v43 + v9027;  // kernels/sdpa/flash_tile.hpp:227
     const float v4411 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4412 = v475.x[0];
     const float v4413 = v4412 * v4411;
     const bool v4414 = v4410 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4414) {
-      const unsigned int v4417 = 96u + v8247;
+      const unsigned int v4417 = 96u + v9026;
       const iron_f16 v4418 = iron_f32_to_f16(v4413);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4420 = v11 + v4410;
       const unsigned int v4421 = v4420 * v1;
@@ -3797,13 +3797,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4424 = v4423 + v4417;
       out[v4424] = v4418;
     }
-    const unsigned int v4426 = v43 + v8253;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4426 = v43 + v9032;  // kernels/sdpa/flash_tile.hpp:227
     const float v4427 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4428 = v475.x[1];
     const float v4429 = v4428 * v4427;
     const bool v4430 = v4426 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4430) {
-      const unsigned int v4433 = 96u + v8252;
+      const unsigned int v4433 = 96u + v9031;
       const iron_f16 v4434 = iron_f32_to_f16(v4429);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4436 = v11 + v4426;
       const unsigned int v4437 = v4436 * v1;
@@ -3812,13 +3812,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4440 = v4439 + v4433;
       out[v4440] = v4434;
     }
-    const unsigned int v4442 = v43 + v8258;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4442 = v43 + v9037;  // kernels/sdpa/flash_tile.hpp:227
     const float v4443 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4444 = v475.x[2];
     const float v4445 = v4444 * v4443;
     const bool v4446 = v4442 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4446) {
-      const unsigned int v4449 = 96u + v8257;
+      const unsigned int v4449 = 96u + v9036;
       const iron_f16 v4450 = iron_f32_to_f16(v4445);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4452 = v11 + v4442;
       const unsigned int v4453 = v4452 * v1;
@@ -3827,13 +3827,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4456 = v4455 + v4449;
       out[v4456] = v4450;
     }
-    const unsigned int v4458 = v43 + v8263;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4458 = v43 + v9042;  // kernels/sdpa/flash_tile.hpp:227
     const float v4459 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4460 = v475.x[3];
     const float v4461 = v4460 * v4459;
     const bool v4462 = v4458 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4462) {
-      const unsigned int v4465 = 96u + v8262;
+      const unsigned int v4465 = 96u + v9041;
       const iron_f16 v4466 = iron_f32_to_f16(v4461);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4468 = v11 + v4458;
       const unsigned int v4469 = v4468 * v1;
@@ -3842,13 +3842,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4472 = v4471 + v4465;
       out[v4472] = v4466;
     }
-    const unsigned int v4474 = v43 + v8268;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4474 = v43 + v9047;  // kernels/sdpa/flash_tile.hpp:227
     const float v4475 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4476 = v475.x[4];
     const float v4477 = v4476 * v4475;
     const bool v4478 = v4474 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4478) {
-      const unsigned int v4481 = 96u + v8267;
+      const unsigned int v4481 = 96u + v9046;
       const iron_f16 v4482 = iron_f32_to_f16(v4477);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4484 = v11 + v4474;
       const unsigned int v4485 = v4484 * v1;
@@ -3857,13 +3857,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4488 = v4487 + v4481;
       out[v4488] = v4482;
     }
-    const unsigned int v4490 = v43 + v8273;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4490 = v43 + v9052;  // kernels/sdpa/flash_tile.hpp:227
     const float v4491 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4492 = v475.x[5];
     const float v4493 = v4492 * v4491;
     const bool v4494 = v4490 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4494) {
-      const unsigned int v4497 = 96u + v8272;
+      const unsigned int v4497 = 96u + v9051;
       const iron_f16 v4498 = iron_f32_to_f16(v4493);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4500 = v11 + v4490;
       const unsigned int v4501 = v4500 * v1;
@@ -3872,13 +3872,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4504 = v4503 + v4497;
       out[v4504] = v4498;
     }
-    const unsigned int v4506 = v43 + v8278;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4506 = v43 + v9057;  // kernels/sdpa/flash_tile.hpp:227
     const float v4507 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4508 = v475.x[6];
     const float v4509 = v4508 * v4507;
     const bool v4510 = v4506 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4510) {
-      const unsigned int v4513 = 96u + v8277;
+      const unsigned int v4513 = 96u + v9056;
       const iron_f16 v4514 = iron_f32_to_f16(v4509);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4516 = v11 + v4506;
       const unsigned int v4517 = v4516 * v1;
@@ -3887,13 +3887,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4520 = v4519 + v4513;
       out[v4520] = v4514;
     }
-    const unsigned int v4522 = v43 + v8283;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4522 = v43 + v9062;  // kernels/sdpa/flash_tile.hpp:227
     const float v4523 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4524 = v475.x[7];
     const float v4525 = v4524 * v4523;
     const bool v4526 = v4522 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4526) {
-      const unsigned int v4529 = 96u + v8282;
+      const unsigned int v4529 = 96u + v9061;
       const iron_f16 v4530 = iron_f32_to_f16(v4525);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4532 = v11 + v4522;
       const unsigned int v4533 = v4532 * v1;
@@ -3902,13 +3902,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4536 = v4535 + v4529;
       out[v4536] = v4530;
     }
-    const unsigned int v4538 = v43 + v8288;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4538 = v43 + v9067;  // kernels/sdpa/flash_tile.hpp:227
     const float v4539 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4540 = v475.x[8];
     const float v4541 = v4540 * v4539;
     const bool v4542 = v4538 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4542) {
-      const unsigned int v4545 = 96u + v8287;
+      const unsigned int v4545 = 96u + v9066;
       const iron_f16 v4546 = iron_f32_to_f16(v4541);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4548 = v11 + v4538;
       const unsigned int v4549 = v4548 * v1;
@@ -3917,13 +3917,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4552 = v4551 + v4545;
       out[v4552] = v4546;
     }
-    const unsigned int v4554 = v43 + v8293;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4554 = v43 + v9072;  // kernels/sdpa/flash_tile.hpp:227
     const float v4555 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4556 = v475.x[9];
     const float v4557 = v4556 * v4555;
     const bool v4558 = v4554 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4558) {
-      const unsigned int v4561 = 96u + v8292;
+      const unsigned int v4561 = 96u + v9071;
       const iron_f16 v4562 = iron_f32_to_f16(v4557);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4564 = v11 + v4554;
       const unsigned int v4565 = v4564 * v1;
@@ -3932,13 +3932,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4568 = v4567 + v4561;
       out[v4568] = v4562;
     }
-    const unsigned int v4570 = v43 + v8298;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4570 = v43 + v9077;  // kernels/sdpa/flash_tile.hpp:227
     const float v4571 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4572 = v475.x[10];
     const float v4573 = v4572 * v4571;
     const bool v4574 = v4570 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4574) {
-      const unsigned int v4577 = 96u + v8297;
+      const unsigned int v4577 = 96u + v9076;
       const iron_f16 v4578 = iron_f32_to_f16(v4573);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4580 = v11 + v4570;
       const unsigned int v4581 = v4580 * v1;
@@ -3947,13 +3947,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4584 = v4583 + v4577;
       out[v4584] = v4578;
     }
-    const unsigned int v4586 = v43 + v8303;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4586 = v43 + v9082;  // kernels/sdpa/flash_tile.hpp:227
     const float v4587 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4588 = v475.x[11];
     const float v4589 = v4588 * v4587;
     const bool v4590 = v4586 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4590) {
-      const unsigned int v4593 = 96u + v8302;
+      const unsigned int v4593 = 96u + v9081;
       const iron_f16 v4594 = iron_f32_to_f16(v4589);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4596 = v11 + v4586;
       const unsigned int v4597 = v4596 * v1;
@@ -3962,13 +3962,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4600 = v4599 + v4593;
       out[v4600] = v4594;
     }
-    const unsigned int v4602 = v43 + v8308;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4602 = v43 + v9087;  // kernels/sdpa/flash_tile.hpp:227
     const float v4603 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4604 = v475.x[12];
     const float v4605 = v4604 * v4603;
     const bool v4606 = v4602 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4606) {
-      const unsigned int v4609 = 96u + v8307;
+      const unsigned int v4609 = 96u + v9086;
       const iron_f16 v4610 = iron_f32_to_f16(v4605);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4612 = v11 + v4602;
       const unsigned int v4613 = v4612 * v1;
@@ -3977,13 +3977,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4616 = v4615 + v4609;
       out[v4616] = v4610;
     }
-    const unsigned int v4618 = v43 + v8313;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4618 = v43 + v9092;  // kernels/sdpa/flash_tile.hpp:227
     const float v4619 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4620 = v475.x[13];
     const float v4621 = v4620 * v4619;
     const bool v4622 = v4618 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4622) {
-      const unsigned int v4625 = 96u + v8312;
+      const unsigned int v4625 = 96u + v9091;
       const iron_f16 v4626 = iron_f32_to_f16(v4621);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4628 = v11 + v4618;
       const unsigned int v4629 = v4628 * v1;
@@ -3992,13 +3992,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4632 = v4631 + v4625;
       out[v4632] = v4626;
     }
-    const unsigned int v4634 = v43 + v8318;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4634 = v43 + v9097;  // kernels/sdpa/flash_tile.hpp:227
     const float v4635 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4636 = v475.x[14];
     const float v4637 = v4636 * v4635;
     const bool v4638 = v4634 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4638) {
-      const unsigned int v4641 = 96u + v8317;
+      const unsigned int v4641 = 96u + v9096;
       const iron_f16 v4642 = iron_f32_to_f16(v4637);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4644 = v11 + v4634;
       const unsigned int v4645 = v4644 * v1;
@@ -4007,13 +4007,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4648 = v4647 + v4641;
       out[v4648] = v4642;
     }
-    const unsigned int v4650 = v43 + v8323;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4650 = v43 + v9102;  // kernels/sdpa/flash_tile.hpp:227
     const float v4651 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4652 = v475.x[15];
     const float v4653 = v4652 * v4651;
     const bool v4654 = v4650 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4654) {
-      const unsigned int v4657 = 96u + v8322;
+      const unsigned int v4657 = 96u + v9101;
       const iron_f16 v4658 = iron_f32_to_f16(v4653);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4660 = v11 + v4650;
       const unsigned int v4661 = v4660 * v1;
@@ -4022,13 +4022,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4664 = v4663 + v4657;
       out[v4664] = v4658;
     }
-    const unsigned int v4666 = v43 + v8328;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4666 = v43 + v9107;  // kernels/sdpa/flash_tile.hpp:227
     const float v4667 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4668 = v477.x[0];
     const float v4669 = v4668 * v4667;
     const bool v4670 = v4666 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4670) {
-      const unsigned int v4673 = 128u + v8327;
+      const unsigned int v4673 = 128u + v9106;
       const iron_f16 v4674 = iron_f32_to_f16(v4669);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4676 = v11 + v4666;
       const unsigned int v4677 = v4676 * v1;
@@ -4037,13 +4037,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4680 = v4679 + v4673;
       out[v4680] = v4674;
     }
-    const unsigned int v4682 = v43 + v8333;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4682 = v43 + v9112;  // kernels/sdpa/flash_tile.hpp:227
     const float v4683 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4684 = v477.x[1];
     const float v4685 = v4684 * v4683;
     const bool v4686 = v4682 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4686) {
-      const unsigned int v4689 = 128u + v8332;
+      const unsigned int v4689 = 128u + v9111;
       const iron_f16 v4690 = iron_f32_to_f16(v4685);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4692 = v11 + v4682;
       const unsigned int v4693 = v4692 * v1;
@@ -4052,13 +4052,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4696 = v4695 + v4689;
       out[v4696] = v4690;
     }
-    const unsigned int v4698 = v43 + v8338;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4698 = v43 + v9117;  // kernels/sdpa/flash_tile.hpp:227
     const float v4699 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4700 = v477.x[2];
     const float v4701 = v4700 * v4699;
     const bool v4702 = v4698 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4702) {
-      const unsigned int v4705 = 128u + v8337;
+      const unsigned int v4705 = 128u + v9116;
       const iron_f16 v4706 = iron_f32_to_f16(v4701);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4708 = v11 + v4698;
       const unsigned int v4709 = v4708 * v1;
@@ -4067,13 +4067,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4712 = v4711 + v4705;
       out[v4712] = v4706;
     }
-    const unsigned int v4714 = v43 + v8343;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4714 = v43 + v9122;  // kernels/sdpa/flash_tile.hpp:227
     const float v4715 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4716 = v477.x[3];
     const float v4717 = v4716 * v4715;
     const bool v4718 = v4714 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4718) {
-      const unsigned int v4721 = 128u + v8342;
+      const unsigned int v4721 = 128u + v9121;
       const iron_f16 v4722 = iron_f32_to_f16(v4717);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4724 = v11 + v4714;
       const unsigned int v4725 = v4724 * v1;
@@ -4082,13 +4082,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4728 = v4727 + v4721;
       out[v4728] = v4722;
     }
-    const unsigned int v4730 = v43 + v8348;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4730 = v43 + v9127;  // kernels/sdpa/flash_tile.hpp:227
     const float v4731 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4732 = v477.x[4];
     const float v4733 = v4732 * v4731;
     const bool v4734 = v4730 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4734) {
-      const unsigned int v4737 = 128u + v8347;
+      const unsigned int v4737 = 128u + v9126;
       const iron_f16 v4738 = iron_f32_to_f16(v4733);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4740 = v11 + v4730;
       const unsigned int v4741 = v4740 * v1;
@@ -4097,13 +4097,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4744 = v4743 + v4737;
       out[v4744] = v4738;
     }
-    const unsigned int v4746 = v43 + v8353;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4746 = v43 + v9132;  // kernels/sdpa/flash_tile.hpp:227
     const float v4747 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4748 = v477.x[5];
     const float v4749 = v4748 * v4747;
     const bool v4750 = v4746 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4750) {
-      const unsigned int v4753 = 128u + v8352;
+      const unsigned int v4753 = 128u + v9131;
       const iron_f16 v4754 = iron_f32_to_f16(v4749);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4756 = v11 + v4746;
       const unsigned int v4757 = v4756 * v1;
@@ -4112,13 +4112,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4760 = v4759 + v4753;
       out[v4760] = v4754;
     }
-    const unsigned int v4762 = v43 + v8358;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4762 = v43 + v9137;  // kernels/sdpa/flash_tile.hpp:227
     const float v4763 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4764 = v477.x[6];
     const float v4765 = v4764 * v4763;
     const bool v4766 = v4762 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4766) {
-      const unsigned int v4769 = 128u + v8357;
+      const unsigned int v4769 = 128u + v9136;
       const iron_f16 v4770 = iron_f32_to_f16(v4765);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4772 = v11 + v4762;
       const unsigned int v4773 = v4772 * v1;
@@ -4127,13 +4127,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4776 = v4775 + v4769;
       out[v4776] = v4770;
     }
-    const unsigned int v4778 = v43 + v8363;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4778 = v43 + v9142;  // kernels/sdpa/flash_tile.hpp:227
     const float v4779 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4780 = v477.x[7];
     const float v4781 = v4780 * v4779;
     const bool v4782 = v4778 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4782) {
-      const unsigned int v4785 = 128u + v8362;
+      const unsigned int v4785 = 128u + v9141;
       const iron_f16 v4786 = iron_f32_to_f16(v4781);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4788 = v11 + v4778;
       const unsigned int v4789 = v4788 * v1;
@@ -4142,13 +4142,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4792 = v4791 + v4785;
       out[v4792] = v4786;
     }
-    const unsigned int v4794 = v43 + v8368;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4794 = v43 + v9147;  // kernels/sdpa/flash_tile.hpp:227
     const float v4795 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4796 = v477.x[8];
     const float v4797 = v4796 * v4795;
     const bool v4798 = v4794 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4798) {
-      const unsigned int v4801 = 128u + v8367;
+      const unsigned int v4801 = 128u + v9146;
       const iron_f16 v4802 = iron_f32_to_f16(v4797);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4804 = v11 + v4794;
       const unsigned int v4805 = v4804 * v1;
@@ -4157,13 +4157,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4808 = v4807 + v4801;
       out[v4808] = v4802;
     }
-    const unsigned int v4810 = v43 + v8373;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4810 = v43 + v9152;  // kernels/sdpa/flash_tile.hpp:227
     const float v4811 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4812 = v477.x[9];
     const float v4813 = v4812 * v4811;
     const bool v4814 = v4810 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4814) {
-      const unsigned int v4817 = 128u + v8372;
+      const unsigned int v4817 = 128u + v9151;
       const iron_f16 v4818 = iron_f32_to_f16(v4813);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4820 = v11 + v4810;
       const unsigned int v4821 = v4820 * v1;
@@ -4172,13 +4172,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4824 = v4823 + v4817;
       out[v4824] = v4818;
     }
-    const unsigned int v4826 = v43 + v8378;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4826 = v43 + v9157;  // kernels/sdpa/flash_tile.hpp:227
     const float v4827 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4828 = v477.x[10];
     const float v4829 = v4828 * v4827;
     const bool v4830 = v4826 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4830) {
-      const unsigned int v4833 = 128u + v8377;
+      const unsigned int v4833 = 128u + v9156;
       const iron_f16 v4834 = iron_f32_to_f16(v4829);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4836 = v11 + v4826;
       const unsigned int v4837 = v4836 * v1;
@@ -4187,13 +4187,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4840 = v4839 + v4833;
       out[v4840] = v4834;
     }
-    const unsigned int v4842 = v43 + v8383;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4842 = v43 + v9162;  // kernels/sdpa/flash_tile.hpp:227
     const float v4843 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4844 = v477.x[11];
     const float v4845 = v4844 * v4843;
     const bool v4846 = v4842 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4846) {
-      const unsigned int v4849 = 128u + v8382;
+      const unsigned int v4849 = 128u + v9161;
       const iron_f16 v4850 = iron_f32_to_f16(v4845);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4852 = v11 + v4842;
       const unsigned int v4853 = v4852 * v1;
@@ -4202,13 +4202,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4856 = v4855 + v4849;
       out[v4856] = v4850;
     }
-    const unsigned int v4858 = v43 + v8388;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4858 = v43 + v9167;  // kernels/sdpa/flash_tile.hpp:227
     const float v4859 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4860 = v477.x[12];
     const float v4861 = v4860 * v4859;
     const bool v4862 = v4858 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4862) {
-      const unsigned int v4865 = 128u + v8387;
+      const unsigned int v4865 = 128u + v9166;
       const iron_f16 v4866 = iron_f32_to_f16(v4861);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4868 = v11 + v4858;
       const unsigned int v4869 = v4868 * v1;
@@ -4217,13 +4217,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4872 = v4871 + v4865;
       out[v4872] = v4866;
     }
-    const unsigned int v4874 = v43 + v8393;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4874 = v43 + v9172;  // kernels/sdpa/flash_tile.hpp:227
     const float v4875 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4876 = v477.x[13];
     const float v4877 = v4876 * v4875;
     const bool v4878 = v4874 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4878) {
-      const unsigned int v4881 = 128u + v8392;
+      const unsigned int v4881 = 128u + v9171;
       const iron_f16 v4882 = iron_f32_to_f16(v4877);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4884 = v11 + v4874;
       const unsigned int v4885 = v4884 * v1;
@@ -4232,13 +4232,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4888 = v4887 + v4881;
       out[v4888] = v4882;
     }
-    const unsigned int v4890 = v43 + v8398;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4890 = v43 + v9177;  // kernels/sdpa/flash_tile.hpp:227
     const float v4891 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4892 = v477.x[14];
     const float v4893 = v4892 * v4891;
     const bool v4894 = v4890 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4894) {
-      const unsigned int v4897 = 128u + v8397;
+      const unsigned int v4897 = 128u + v9176;
       const iron_f16 v4898 = iron_f32_to_f16(v4893);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4900 = v11 + v4890;
       const unsigned int v4901 = v4900 * v1;
@@ -4247,13 +4247,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4904 = v4903 + v4897;
       out[v4904] = v4898;
     }
-    const unsigned int v4906 = v43 + v8403;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4906 = v43 + v9182;  // kernels/sdpa/flash_tile.hpp:227
     const float v4907 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4908 = v477.x[15];
     const float v4909 = v4908 * v4907;
     const bool v4910 = v4906 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4910) {
-      const unsigned int v4913 = 128u + v8402;
+      const unsigned int v4913 = 128u + v9181;
       const iron_f16 v4914 = iron_f32_to_f16(v4909);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4916 = v11 + v4906;
       const unsigned int v4917 = v4916 * v1;
@@ -4262,13 +4262,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4920 = v4919 + v4913;
       out[v4920] = v4914;
     }
-    const unsigned int v4922 = v43 + v8408;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4922 = v43 + v9187;  // kernels/sdpa/flash_tile.hpp:227
     const float v4923 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4924 = v479.x[0];
     const float v4925 = v4924 * v4923;
     const bool v4926 = v4922 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4926) {
-      const unsigned int v4929 = 160u + v8407;
+      const unsigned int v4929 = 160u + v9186;
       const iron_f16 v4930 = iron_f32_to_f16(v4925);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4932 = v11 + v4922;
       const unsigned int v4933 = v4932 * v1;
@@ -4277,13 +4277,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4936 = v4935 + v4929;
       out[v4936] = v4930;
     }
-    const unsigned int v4938 = v43 + v8413;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4938 = v43 + v9192;  // kernels/sdpa/flash_tile.hpp:227
     const float v4939 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4940 = v479.x[1];
     const float v4941 = v4940 * v4939;
     const bool v4942 = v4938 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4942) {
-      const unsigned int v4945 = 160u + v8412;
+      const unsigned int v4945 = 160u + v9191;
       const iron_f16 v4946 = iron_f32_to_f16(v4941);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4948 = v11 + v4938;
       const unsigned int v4949 = v4948 * v1;
@@ -4292,13 +4292,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4952 = v4951 + v4945;
       out[v4952] = v4946;
     }
-    const unsigned int v4954 = v43 + v8418;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4954 = v43 + v9197;  // kernels/sdpa/flash_tile.hpp:227
     const float v4955 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4956 = v479.x[2];
     const float v4957 = v4956 * v4955;
     const bool v4958 = v4954 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4958) {
-      const unsigned int v4961 = 160u + v8417;
+      const unsigned int v4961 = 160u + v9196;
       const iron_f16 v4962 = iron_f32_to_f16(v4957);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4964 = v11 + v4954;
       const unsigned int v4965 = v4964 * v1;
@@ -4307,13 +4307,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4968 = v4967 + v4961;
       out[v4968] = v4962;
     }
-    const unsigned int v4970 = v43 + v8423;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4970 = v43 + v9202;  // kernels/sdpa/flash_tile.hpp:227
     const float v4971 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4972 = v479.x[3];
     const float v4973 = v4972 * v4971;
     const bool v4974 = v4970 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4974) {
-      const unsigned int v4977 = 160u + v8422;
+      const unsigned int v4977 = 160u + v9201;
       const iron_f16 v4978 = iron_f32_to_f16(v4973);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4980 = v11 + v4970;
       const unsigned int v4981 = v4980 * v1;
@@ -4322,13 +4322,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v4984 = v4983 + v4977;
       out[v4984] = v4978;
     }
-    const unsigned int v4986 = v43 + v8428;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4986 = v43 + v9207;  // kernels/sdpa/flash_tile.hpp:227
     const float v4987 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4988 = v479.x[4];
     const float v4989 = v4988 * v4987;
     const bool v4990 = v4986 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4990) {
-      const unsigned int v4993 = 160u + v8427;
+      const unsigned int v4993 = 160u + v9206;
       const iron_f16 v4994 = iron_f32_to_f16(v4989);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4996 = v11 + v4986;
       const unsigned int v4997 = v4996 * v1;
@@ -4337,13 +4337,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5000 = v4999 + v4993;
       out[v5000] = v4994;
     }
-    const unsigned int v5002 = v43 + v8433;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5002 = v43 + v9212;  // kernels/sdpa/flash_tile.hpp:227
     const float v5003 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5004 = v479.x[5];
     const float v5005 = v5004 * v5003;
     const bool v5006 = v5002 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5006) {
-      const unsigned int v5009 = 160u + v8432;
+      const unsigned int v5009 = 160u + v9211;
       const iron_f16 v5010 = iron_f32_to_f16(v5005);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5012 = v11 + v5002;
       const unsigned int v5013 = v5012 * v1;
@@ -4352,13 +4352,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5016 = v5015 + v5009;
       out[v5016] = v5010;
     }
-    const unsigned int v5018 = v43 + v8438;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5018 = v43 + v9217;  // kernels/sdpa/flash_tile.hpp:227
     const float v5019 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5020 = v479.x[6];
     const float v5021 = v5020 * v5019;
     const bool v5022 = v5018 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5022) {
-      const unsigned int v5025 = 160u + v8437;
+      const unsigned int v5025 = 160u + v9216;
       const iron_f16 v5026 = iron_f32_to_f16(v5021);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5028 = v11 + v5018;
       const unsigned int v5029 = v5028 * v1;
@@ -4367,13 +4367,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5032 = v5031 + v5025;
       out[v5032] = v5026;
     }
-    const unsigned int v5034 = v43 + v8443;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5034 = v43 + v9222;  // kernels/sdpa/flash_tile.hpp:227
     const float v5035 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5036 = v479.x[7];
     const float v5037 = v5036 * v5035;
     const bool v5038 = v5034 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5038) {
-      const unsigned int v5041 = 160u + v8442;
+      const unsigned int v5041 = 160u + v9221;
       const iron_f16 v5042 = iron_f32_to_f16(v5037);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5044 = v11 + v5034;
       const unsigned int v5045 = v5044 * v1;
@@ -4382,13 +4382,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5048 = v5047 + v5041;
       out[v5048] = v5042;
     }
-    const unsigned int v5050 = v43 + v8448;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5050 = v43 + v9227;  // kernels/sdpa/flash_tile.hpp:227
     const float v5051 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5052 = v479.x[8];
     const float v5053 = v5052 * v5051;
     const bool v5054 = v5050 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5054) {
-      const unsigned int v5057 = 160u + v8447;
+      const unsigned int v5057 = 160u + v9226;
       const iron_f16 v5058 = iron_f32_to_f16(v5053);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5060 = v11 + v5050;
       const unsigned int v5061 = v5060 * v1;
@@ -4397,13 +4397,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5064 = v5063 + v5057;
       out[v5064] = v5058;
     }
-    const unsigned int v5066 = v43 + v8453;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5066 = v43 + v9232;  // kernels/sdpa/flash_tile.hpp:227
     const float v5067 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5068 = v479.x[9];
     const float v5069 = v5068 * v5067;
     const bool v5070 = v5066 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5070) {
-      const unsigned int v5073 = 160u + v8452;
+      const unsigned int v5073 = 160u + v9231;
       const iron_f16 v5074 = iron_f32_to_f16(v5069);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5076 = v11 + v5066;
       const unsigned int v5077 = v5076 * v1;
@@ -4412,13 +4412,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5080 = v5079 + v5073;
       out[v5080] = v5074;
     }
-    const unsigned int v5082 = v43 + v8458;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5082 = v43 + v9237;  // kernels/sdpa/flash_tile.hpp:227
     const float v5083 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5084 = v479.x[10];
     const float v5085 = v5084 * v5083;
     const bool v5086 = v5082 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5086) {
-      const unsigned int v5089 = 160u + v8457;
+      const unsigned int v5089 = 160u + v9236;
       const iron_f16 v5090 = iron_f32_to_f16(v5085);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5092 = v11 + v5082;
       const unsigned int v5093 = v5092 * v1;
@@ -4427,13 +4427,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5096 = v5095 + v5089;
       out[v5096] = v5090;
     }
-    const unsigned int v5098 = v43 + v8463;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5098 = v43 + v9242;  // kernels/sdpa/flash_tile.hpp:227
     const float v5099 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5100 = v479.x[11];
     const float v5101 = v5100 * v5099;
     const bool v5102 = v5098 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5102) {
-      const unsigned int v5105 = 160u + v8462;
+      const unsigned int v5105 = 160u + v9241;
       const iron_f16 v5106 = iron_f32_to_f16(v5101);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5108 = v11 + v5098;
       const unsigned int v5109 = v5108 * v1;
@@ -4442,13 +4442,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5112 = v5111 + v5105;
       out[v5112] = v5106;
     }
-    const unsigned int v5114 = v43 + v8468;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5114 = v43 + v9247;  // kernels/sdpa/flash_tile.hpp:227
     const float v5115 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5116 = v479.x[12];
     const float v5117 = v5116 * v5115;
     const bool v5118 = v5114 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5118) {
-      const unsigned int v5121 = 160u + v8467;
+      const unsigned int v5121 = 160u + v9246;
       const iron_f16 v5122 = iron_f32_to_f16(v5117);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5124 = v11 + v5114;
       const unsigned int v5125 = v5124 * v1;
@@ -4457,13 +4457,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5128 = v5127 + v5121;
       out[v5128] = v5122;
     }
-    const unsigned int v5130 = v43 + v8473;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5130 = v43 + v9252;  // kernels/sdpa/flash_tile.hpp:227
     const float v5131 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5132 = v479.x[13];
     const float v5133 = v5132 * v5131;
     const bool v5134 = v5130 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5134) {
-      const unsigned int v5137 = 160u + v8472;
+      const unsigned int v5137 = 160u + v9251;
       const iron_f16 v5138 = iron_f32_to_f16(v5133);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5140 = v11 + v5130;
       const unsigned int v5141 = v5140 * v1;
@@ -4472,13 +4472,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5144 = v5143 + v5137;
       out[v5144] = v5138;
     }
-    const unsigned int v5146 = v43 + v8478;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5146 = v43 + v9257;  // kernels/sdpa/flash_tile.hpp:227
     const float v5147 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5148 = v479.x[14];
     const float v5149 = v5148 * v5147;
     const bool v5150 = v5146 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5150) {
-      const unsigned int v5153 = 160u + v8477;
+      const unsigned int v5153 = 160u + v9256;
       const iron_f16 v5154 = iron_f32_to_f16(v5149);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5156 = v11 + v5146;
       const unsigned int v5157 = v5156 * v1;
@@ -4487,13 +4487,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5160 = v5159 + v5153;
       out[v5160] = v5154;
     }
-    const unsigned int v5162 = v43 + v8483;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5162 = v43 + v9262;  // kernels/sdpa/flash_tile.hpp:227
     const float v5163 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5164 = v479.x[15];
     const float v5165 = v5164 * v5163;
     const bool v5166 = v5162 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5166) {
-      const unsigned int v5169 = 160u + v8482;
+      const unsigned int v5169 = 160u + v9261;
       const iron_f16 v5170 = iron_f32_to_f16(v5165);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5172 = v11 + v5162;
       const unsigned int v5173 = v5172 * v1;
@@ -4502,13 +4502,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5176 = v5175 + v5169;
       out[v5176] = v5170;
     }
-    const unsigned int v5178 = v43 + v8488;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5178 = v43 + v9267;  // kernels/sdpa/flash_tile.hpp:227
     const float v5179 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5180 = v481.x[0];
     const float v5181 = v5180 * v5179;
     const bool v5182 = v5178 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5182) {
-      const unsigned int v5185 = 192u + v8487;
+      const unsigned int v5185 = 192u + v9266;
       const iron_f16 v5186 = iron_f32_to_f16(v5181);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5188 = v11 + v5178;
       const unsigned int v5189 = v5188 * v1;
@@ -4517,13 +4517,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5192 = v5191 + v5185;
       out[v5192] = v5186;
     }
-    const unsigned int v5194 = v43 + v8493;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5194 = v43 + v9272;  // kernels/sdpa/flash_tile.hpp:227
     const float v5195 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5196 = v481.x[1];
     const float v5197 = v5196 * v5195;
     const bool v5198 = v5194 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5198) {
-      const unsigned int v5201 = 192u + v8492;
+      const unsigned int v5201 = 192u + v9271;
       const iron_f16 v5202 = iron_f32_to_f16(v5197);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5204 = v11 + v5194;
       const unsigned int v5205 = v5204 * v1;
@@ -4532,13 +4532,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5208 = v5207 + v5201;
       out[v5208] = v5202;
     }
-    const unsigned int v5210 = v43 + v8498;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5210 = v43 + v9277;  // kernels/sdpa/flash_tile.hpp:227
     const float v5211 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5212 = v481.x[2];
     const float v5213 = v5212 * v5211;
     const bool v5214 = v5210 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5214) {
-      const unsigned int v5217 = 192u + v8497;
+      const unsigned int v5217 = 192u + v9276;
       const iron_f16 v5218 = iron_f32_to_f16(v5213);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5220 = v11 + v5210;
       const unsigned int v5221 = v5220 * v1;
@@ -4547,13 +4547,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5224 = v5223 + v5217;
       out[v5224] = v5218;
     }
-    const unsigned int v5226 = v43 + v8503;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5226 = v43 + v9282;  // kernels/sdpa/flash_tile.hpp:227
     const float v5227 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5228 = v481.x[3];
     const float v5229 = v5228 * v5227;
     const bool v5230 = v5226 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5230) {
-      const unsigned int v5233 = 192u + v8502;
+      const unsigned int v5233 = 192u + v9281;
       const iron_f16 v5234 = iron_f32_to_f16(v5229);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5236 = v11 + v5226;
       const unsigned int v5237 = v5236 * v1;
@@ -4562,13 +4562,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5240 = v5239 + v5233;
       out[v5240] = v5234;
     }
-    const unsigned int v5242 = v43 + v8508;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5242 = v43 + v9287;  // kernels/sdpa/flash_tile.hpp:227
     const float v5243 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5244 = v481.x[4];
     const float v5245 = v5244 * v5243;
     const bool v5246 = v5242 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5246) {
-      const unsigned int v5249 = 192u + v8507;
+      const unsigned int v5249 = 192u + v9286;
       const iron_f16 v5250 = iron_f32_to_f16(v5245);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5252 = v11 + v5242;
       const unsigned int v5253 = v5252 * v1;
@@ -4577,13 +4577,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5256 = v5255 + v5249;
       out[v5256] = v5250;
     }
-    const unsigned int v5258 = v43 + v8513;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5258 = v43 + v9292;  // kernels/sdpa/flash_tile.hpp:227
     const float v5259 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5260 = v481.x[5];
     const float v5261 = v5260 * v5259;
     const bool v5262 = v5258 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5262) {
-      const unsigned int v5265 = 192u + v8512;
+      const unsigned int v5265 = 192u + v9291;
       const iron_f16 v5266 = iron_f32_to_f16(v5261);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5268 = v11 + v5258;
       const unsigned int v5269 = v5268 * v1;
@@ -4592,13 +4592,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5272 = v5271 + v5265;
       out[v5272] = v5266;
     }
-    const unsigned int v5274 = v43 + v8518;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5274 = v43 + v9297;  // kernels/sdpa/flash_tile.hpp:227
     const float v5275 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5276 = v481.x[6];
     const float v5277 = v5276 * v5275;
     const bool v5278 = v5274 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5278) {
-      const unsigned int v5281 = 192u + v8517;
+      const unsigned int v5281 = 192u + v9296;
       const iron_f16 v5282 = iron_f32_to_f16(v5277);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5284 = v11 + v5274;
       const unsigned int v5285 = v5284 * v1;
@@ -4607,13 +4607,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5288 = v5287 + v5281;
       out[v5288] = v5282;
     }
-    const unsigned int v5290 = v43 + v8523;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5290 = v43 + v9302;  // kernels/sdpa/flash_tile.hpp:227
     const float v5291 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5292 = v481.x[7];
     const float v5293 = v5292 * v5291;
     const bool v5294 = v5290 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5294) {
-      const unsigned int v5297 = 192u + v8522;
+      const unsigned int v5297 = 192u + v9301;
       const iron_f16 v5298 = iron_f32_to_f16(v5293);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5300 = v11 + v5290;
       const unsigned int v5301 = v5300 * v1;
@@ -4622,13 +4622,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5304 = v5303 + v5297;
       out[v5304] = v5298;
     }
-    const unsigned int v5306 = v43 + v8528;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5306 = v43 + v9307;  // kernels/sdpa/flash_tile.hpp:227
     const float v5307 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5308 = v481.x[8];
     const float v5309 = v5308 * v5307;
     const bool v5310 = v5306 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5310) {
-      const unsigned int v5313 = 192u + v8527;
+      const unsigned int v5313 = 192u + v9306;
       const iron_f16 v5314 = iron_f32_to_f16(v5309);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5316 = v11 + v5306;
       const unsigned int v5317 = v5316 * v1;
@@ -4637,13 +4637,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5320 = v5319 + v5313;
       out[v5320] = v5314;
     }
-    const unsigned int v5322 = v43 + v8533;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5322 = v43 + v9312;  // kernels/sdpa/flash_tile.hpp:227
     const float v5323 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5324 = v481.x[9];
     const float v5325 = v5324 * v5323;
     const bool v5326 = v5322 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5326) {
-      const unsigned int v5329 = 192u + v8532;
+      const unsigned int v5329 = 192u + v9311;
       const iron_f16 v5330 = iron_f32_to_f16(v5325);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5332 = v11 + v5322;
       const unsigned int v5333 = v5332 * v1;
@@ -4652,13 +4652,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5336 = v5335 + v5329;
       out[v5336] = v5330;
     }
-    const unsigned int v5338 = v43 + v8538;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5338 = v43 + v9317;  // kernels/sdpa/flash_tile.hpp:227
     const float v5339 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5340 = v481.x[10];
     const float v5341 = v5340 * v5339;
     const bool v5342 = v5338 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5342) {
-      const unsigned int v5345 = 192u + v8537;
+      const unsigned int v5345 = 192u + v9316;
       const iron_f16 v5346 = iron_f32_to_f16(v5341);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5348 = v11 + v5338;
       const unsigned int v5349 = v5348 * v1;
@@ -4667,13 +4667,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5352 = v5351 + v5345;
       out[v5352] = v5346;
     }
-    const unsigned int v5354 = v43 + v8543;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5354 = v43 + v9322;  // kernels/sdpa/flash_tile.hpp:227
     const float v5355 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5356 = v481.x[11];
     const float v5357 = v5356 * v5355;
     const bool v5358 = v5354 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5358) {
-      const unsigned int v5361 = 192u + v8542;
+      const unsigned int v5361 = 192u + v9321;
       const iron_f16 v5362 = iron_f32_to_f16(v5357);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5364 = v11 + v5354;
       const unsigned int v5365 = v5364 * v1;
@@ -4682,13 +4682,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5368 = v5367 + v5361;
       out[v5368] = v5362;
     }
-    const unsigned int v5370 = v43 + v8548;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5370 = v43 + v9327;  // kernels/sdpa/flash_tile.hpp:227
     const float v5371 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5372 = v481.x[12];
     const float v5373 = v5372 * v5371;
     const bool v5374 = v5370 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5374) {
-      const unsigned int v5377 = 192u + v8547;
+      const unsigned int v5377 = 192u + v9326;
       const iron_f16 v5378 = iron_f32_to_f16(v5373);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5380 = v11 + v5370;
       const unsigned int v5381 = v5380 * v1;
@@ -4697,13 +4697,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5384 = v5383 + v5377;
       out[v5384] = v5378;
     }
-    const unsigned int v5386 = v43 + v8553;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5386 = v43 + v9332;  // kernels/sdpa/flash_tile.hpp:227
     const float v5387 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5388 = v481.x[13];
     const float v5389 = v5388 * v5387;
     const bool v5390 = v5386 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5390) {
-      const unsigned int v5393 = 192u + v8552;
+      const unsigned int v5393 = 192u + v9331;
       const iron_f16 v5394 = iron_f32_to_f16(v5389);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5396 = v11 + v5386;
       const unsigned int v5397 = v5396 * v1;
@@ -4712,13 +4712,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5400 = v5399 + v5393;
       out[v5400] = v5394;
     }
-    const unsigned int v5402 = v43 + v8558;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5402 = v43 + v9337;  // kernels/sdpa/flash_tile.hpp:227
     const float v5403 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5404 = v481.x[14];
     const float v5405 = v5404 * v5403;
     const bool v5406 = v5402 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5406) {
-      const unsigned int v5409 = 192u + v8557;
+      const unsigned int v5409 = 192u + v9336;
       const iron_f16 v5410 = iron_f32_to_f16(v5405);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5412 = v11 + v5402;
       const unsigned int v5413 = v5412 * v1;
@@ -4727,13 +4727,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5416 = v5415 + v5409;
       out[v5416] = v5410;
     }
-    const unsigned int v5418 = v43 + v8563;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5418 = v43 + v9342;  // kernels/sdpa/flash_tile.hpp:227
     const float v5419 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5420 = v481.x[15];
     const float v5421 = v5420 * v5419;
     const bool v5422 = v5418 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5422) {
-      const unsigned int v5425 = 192u + v8562;
+      const unsigned int v5425 = 192u + v9341;
       const iron_f16 v5426 = iron_f32_to_f16(v5421);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5428 = v11 + v5418;
       const unsigned int v5429 = v5428 * v1;
@@ -4742,13 +4742,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5432 = v5431 + v5425;
       out[v5432] = v5426;
     }
-    const unsigned int v5434 = v43 + v8568;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5434 = v43 + v9347;  // kernels/sdpa/flash_tile.hpp:227
     const float v5435 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5436 = v483.x[0];
     const float v5437 = v5436 * v5435;
     const bool v5438 = v5434 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5438) {
-      const unsigned int v5441 = 224u + v8567;
+      const unsigned int v5441 = 224u + v9346;
       const iron_f16 v5442 = iron_f32_to_f16(v5437);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5444 = v11 + v5434;
       const unsigned int v5445 = v5444 * v1;
@@ -4757,13 +4757,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5448 = v5447 + v5441;
       out[v5448] = v5442;
     }
-    const unsigned int v5450 = v43 + v8573;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5450 = v43 + v9352;  // kernels/sdpa/flash_tile.hpp:227
     const float v5451 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5452 = v483.x[1];
     const float v5453 = v5452 * v5451;
     const bool v5454 = v5450 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5454) {
-      const unsigned int v5457 = 224u + v8572;
+      const unsigned int v5457 = 224u + v9351;
       const iron_f16 v5458 = iron_f32_to_f16(v5453);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5460 = v11 + v5450;
       const unsigned int v5461 = v5460 * v1;
@@ -4772,13 +4772,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5464 = v5463 + v5457;
       out[v5464] = v5458;
     }
-    const unsigned int v5466 = v43 + v8578;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5466 = v43 + v9357;  // kernels/sdpa/flash_tile.hpp:227
     const float v5467 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5468 = v483.x[2];
     const float v5469 = v5468 * v5467;
     const bool v5470 = v5466 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5470) {
-      const unsigned int v5473 = 224u + v8577;
+      const unsigned int v5473 = 224u + v9356;
       const iron_f16 v5474 = iron_f32_to_f16(v5469);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5476 = v11 + v5466;
       const unsigned int v5477 = v5476 * v1;
@@ -4787,13 +4787,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5480 = v5479 + v5473;
       out[v5480] = v5474;
     }
-    const unsigned int v5482 = v43 + v8583;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5482 = v43 + v9362;  // kernels/sdpa/flash_tile.hpp:227
     const float v5483 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5484 = v483.x[3];
     const float v5485 = v5484 * v5483;
     const bool v5486 = v5482 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5486) {
-      const unsigned int v5489 = 224u + v8582;
+      const unsigned int v5489 = 224u + v9361;
       const iron_f16 v5490 = iron_f32_to_f16(v5485);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5492 = v11 + v5482;
       const unsigned int v5493 = v5492 * v1;
@@ -4802,13 +4802,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5496 = v5495 + v5489;
       out[v5496] = v5490;
     }
-    const unsigned int v5498 = v43 + v8588;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5498 = v43 + v9367;  // kernels/sdpa/flash_tile.hpp:227
     const float v5499 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5500 = v483.x[4];
     const float v5501 = v5500 * v5499;
     const bool v5502 = v5498 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5502) {
-      const unsigned int v5505 = 224u + v8587;
+      const unsigned int v5505 = 224u + v9366;
       const iron_f16 v5506 = iron_f32_to_f16(v5501);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5508 = v11 + v5498;
       const unsigned int v5509 = v5508 * v1;
@@ -4817,13 +4817,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5512 = v5511 + v5505;
       out[v5512] = v5506;
     }
-    const unsigned int v5514 = v43 + v8593;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5514 = v43 + v9372;  // kernels/sdpa/flash_tile.hpp:227
     const float v5515 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5516 = v483.x[5];
     const float v5517 = v5516 * v5515;
     const bool v5518 = v5514 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5518) {
-      const unsigned int v5521 = 224u + v8592;
+      const unsigned int v5521 = 224u + v9371;
       const iron_f16 v5522 = iron_f32_to_f16(v5517);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5524 = v11 + v5514;
       const unsigned int v5525 = v5524 * v1;
@@ -4832,13 +4832,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5528 = v5527 + v5521;
       out[v5528] = v5522;
     }
-    const unsigned int v5530 = v43 + v8598;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5530 = v43 + v9377;  // kernels/sdpa/flash_tile.hpp:227
     const float v5531 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5532 = v483.x[6];
     const float v5533 = v5532 * v5531;
     const bool v5534 = v5530 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5534) {
-      const unsigned int v5537 = 224u + v8597;
+      const unsigned int v5537 = 224u + v9376;
       const iron_f16 v5538 = iron_f32_to_f16(v5533);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5540 = v11 + v5530;
       const unsigned int v5541 = v5540 * v1;
@@ -4847,13 +4847,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5544 = v5543 + v5537;
       out[v5544] = v5538;
     }
-    const unsigned int v5546 = v43 + v8603;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5546 = v43 + v9382;  // kernels/sdpa/flash_tile.hpp:227
     const float v5547 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5548 = v483.x[7];
     const float v5549 = v5548 * v5547;
     const bool v5550 = v5546 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5550) {
-      const unsigned int v5553 = 224u + v8602;
+      const unsigned int v5553 = 224u + v9381;
       const iron_f16 v5554 = iron_f32_to_f16(v5549);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5556 = v11 + v5546;
       const unsigned int v5557 = v5556 * v1;
@@ -4862,13 +4862,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5560 = v5559 + v5553;
       out[v5560] = v5554;
     }
-    const unsigned int v5562 = v43 + v8608;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5562 = v43 + v9387;  // kernels/sdpa/flash_tile.hpp:227
     const float v5563 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5564 = v483.x[8];
     const float v5565 = v5564 * v5563;
     const bool v5566 = v5562 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5566) {
-      const unsigned int v5569 = 224u + v8607;
+      const unsigned int v5569 = 224u + v9386;
       const iron_f16 v5570 = iron_f32_to_f16(v5565);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5572 = v11 + v5562;
       const unsigned int v5573 = v5572 * v1;
@@ -4877,13 +4877,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5576 = v5575 + v5569;
       out[v5576] = v5570;
     }
-    const unsigned int v5578 = v43 + v8613;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5578 = v43 + v9392;  // kernels/sdpa/flash_tile.hpp:227
     const float v5579 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5580 = v483.x[9];
     const float v5581 = v5580 * v5579;
     const bool v5582 = v5578 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5582) {
-      const unsigned int v5585 = 224u + v8612;
+      const unsigned int v5585 = 224u + v9391;
       const iron_f16 v5586 = iron_f32_to_f16(v5581);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5588 = v11 + v5578;
       const unsigned int v5589 = v5588 * v1;
@@ -4892,13 +4892,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5592 = v5591 + v5585;
       out[v5592] = v5586;
     }
-    const unsigned int v5594 = v43 + v8618;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5594 = v43 + v9397;  // kernels/sdpa/flash_tile.hpp:227
     const float v5595 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5596 = v483.x[10];
     const float v5597 = v5596 * v5595;
     const bool v5598 = v5594 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5598) {
-      const unsigned int v5601 = 224u + v8617;
+      const unsigned int v5601 = 224u + v9396;
       const iron_f16 v5602 = iron_f32_to_f16(v5597);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5604 = v11 + v5594;
       const unsigned int v5605 = v5604 * v1;
@@ -4907,13 +4907,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5608 = v5607 + v5601;
       out[v5608] = v5602;
     }
-    const unsigned int v5610 = v43 + v8623;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5610 = v43 + v9402;  // kernels/sdpa/flash_tile.hpp:227
     const float v5611 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5612 = v483.x[11];
     const float v5613 = v5612 * v5611;
     const bool v5614 = v5610 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5614) {
-      const unsigned int v5617 = 224u + v8622;
+      const unsigned int v5617 = 224u + v9401;
       const iron_f16 v5618 = iron_f32_to_f16(v5613);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5620 = v11 + v5610;
       const unsigned int v5621 = v5620 * v1;
@@ -4922,13 +4922,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5624 = v5623 + v5617;
       out[v5624] = v5618;
     }
-    const unsigned int v5626 = v43 + v8628;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5626 = v43 + v9407;  // kernels/sdpa/flash_tile.hpp:227
     const float v5627 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5628 = v483.x[12];
     const float v5629 = v5628 * v5627;
     const bool v5630 = v5626 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5630) {
-      const unsigned int v5633 = 224u + v8627;
+      const unsigned int v5633 = 224u + v9406;
       const iron_f16 v5634 = iron_f32_to_f16(v5629);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5636 = v11 + v5626;
       const unsigned int v5637 = v5636 * v1;
@@ -4937,13 +4937,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5640 = v5639 + v5633;
       out[v5640] = v5634;
     }
-    const unsigned int v5642 = v43 + v8633;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5642 = v43 + v9412;  // kernels/sdpa/flash_tile.hpp:227
     const float v5643 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5644 = v483.x[13];
     const float v5645 = v5644 * v5643;
     const bool v5646 = v5642 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5646) {
-      const unsigned int v5649 = 224u + v8632;
+      const unsigned int v5649 = 224u + v9411;
       const iron_f16 v5650 = iron_f32_to_f16(v5645);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5652 = v11 + v5642;
       const unsigned int v5653 = v5652 * v1;
@@ -4952,13 +4952,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5656 = v5655 + v5649;
       out[v5656] = v5650;
     }
-    const unsigned int v5658 = v43 + v8638;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5658 = v43 + v9417;  // kernels/sdpa/flash_tile.hpp:227
     const float v5659 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5660 = v483.x[14];
     const float v5661 = v5660 * v5659;
     const bool v5662 = v5658 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5662) {
-      const unsigned int v5665 = 224u + v8637;
+      const unsigned int v5665 = 224u + v9416;
       const iron_f16 v5666 = iron_f32_to_f16(v5661);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5668 = v11 + v5658;
       const unsigned int v5669 = v5668 * v1;
@@ -4967,13 +4967,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
       const unsigned int v5672 = v5671 + v5665;
       out[v5672] = v5666;
     }
-    const unsigned int v5674 = v43 + v8643;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5674 = v43 + v9422;  // kernels/sdpa/flash_tile.hpp:227
     const float v5675 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5676 = v483.x[15];
     const float v5677 = v5676 * v5675;
     const bool v5678 = v5674 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5678) {
-      const unsigned int v5681 = 224u + v8642;
+      const unsigned int v5681 = 224u + v9421;
       const iron_f16 v5682 = iron_f32_to_f16(v5677);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5684 = v11 + v5674;
       const unsigned int v5685 = v5684 * v1;

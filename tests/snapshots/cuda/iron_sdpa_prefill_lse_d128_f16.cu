@@ -710,270 +710,270 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       iron_copy_async<16>(shm2 + (v236 ^ (((v236 >> 7u) & 7u) << 3u)), v + v11446, v11440);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
-    const unsigned int v7178 = v433 + 16u;  // kernels/sdpa/flash_tile.hpp:159
-    const unsigned int v7190 = v433 + 32u;
-    const unsigned int v7202 = v433 + 48u;
-    const unsigned int v7214 = v433 + 64u;
-    const unsigned int v7226 = v433 + 80u;
-    const unsigned int v7238 = v433 + 96u;
-    const unsigned int v7250 = v433 + 112u;
-    const bool v7266 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
-    const unsigned int v9903 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
-    const unsigned int v9904 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9908 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9909 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9913 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9914 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9918 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9919 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9923 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9924 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9928 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9929 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9933 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9934 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9938 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9939 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9943 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9944 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9948 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9949 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9953 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9954 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9958 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9959 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9963 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9964 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9968 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9969 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9973 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9974 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9978 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9979 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9983 = static_cast<unsigned int>(v469.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9984 = static_cast<unsigned int>(v469.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9988 = static_cast<unsigned int>(v469.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9989 = static_cast<unsigned int>(v469.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9993 = static_cast<unsigned int>(v469.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9994 = static_cast<unsigned int>(v469.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9998 = static_cast<unsigned int>(v469.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9999 = static_cast<unsigned int>(v469.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10003 = static_cast<unsigned int>(v469.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10004 = static_cast<unsigned int>(v469.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10008 = static_cast<unsigned int>(v469.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10009 = static_cast<unsigned int>(v469.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10013 = static_cast<unsigned int>(v469.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10014 = static_cast<unsigned int>(v469.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10018 = static_cast<unsigned int>(v469.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10019 = static_cast<unsigned int>(v469.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10023 = static_cast<unsigned int>(v469.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10024 = static_cast<unsigned int>(v469.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10028 = static_cast<unsigned int>(v469.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10029 = static_cast<unsigned int>(v469.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10033 = static_cast<unsigned int>(v469.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10034 = static_cast<unsigned int>(v469.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10038 = static_cast<unsigned int>(v469.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10039 = static_cast<unsigned int>(v469.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10043 = static_cast<unsigned int>(v469.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10044 = static_cast<unsigned int>(v469.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10048 = static_cast<unsigned int>(v469.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10049 = static_cast<unsigned int>(v469.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10053 = static_cast<unsigned int>(v469.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10054 = static_cast<unsigned int>(v469.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10058 = static_cast<unsigned int>(v469.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10059 = static_cast<unsigned int>(v469.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10063 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10064 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10068 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10069 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10073 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10074 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10078 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10079 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10083 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10084 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10088 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10089 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10093 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10094 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10098 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10099 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10103 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10104 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10108 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10109 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10113 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10114 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10118 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10119 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10123 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10124 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10128 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10129 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10133 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10134 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10138 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10139 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10143 = static_cast<unsigned int>(v471.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10144 = static_cast<unsigned int>(v471.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10148 = static_cast<unsigned int>(v471.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10149 = static_cast<unsigned int>(v471.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10153 = static_cast<unsigned int>(v471.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10154 = static_cast<unsigned int>(v471.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10158 = static_cast<unsigned int>(v471.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10159 = static_cast<unsigned int>(v471.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10163 = static_cast<unsigned int>(v471.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10164 = static_cast<unsigned int>(v471.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10168 = static_cast<unsigned int>(v471.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10169 = static_cast<unsigned int>(v471.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10173 = static_cast<unsigned int>(v471.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10174 = static_cast<unsigned int>(v471.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10178 = static_cast<unsigned int>(v471.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10179 = static_cast<unsigned int>(v471.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10183 = static_cast<unsigned int>(v471.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10184 = static_cast<unsigned int>(v471.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10188 = static_cast<unsigned int>(v471.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10189 = static_cast<unsigned int>(v471.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10193 = static_cast<unsigned int>(v471.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10194 = static_cast<unsigned int>(v471.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10198 = static_cast<unsigned int>(v471.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10199 = static_cast<unsigned int>(v471.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10203 = static_cast<unsigned int>(v471.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10204 = static_cast<unsigned int>(v471.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10208 = static_cast<unsigned int>(v471.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10209 = static_cast<unsigned int>(v471.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10213 = static_cast<unsigned int>(v471.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10214 = static_cast<unsigned int>(v471.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10218 = static_cast<unsigned int>(v471.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10219 = static_cast<unsigned int>(v471.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10223 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10224 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10228 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10229 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10233 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10234 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10238 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10239 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10243 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10244 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10248 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10249 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10253 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10254 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10258 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10259 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10263 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10264 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10268 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10269 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10273 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10274 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10278 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10279 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10283 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10284 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10288 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10289 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10293 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10294 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10298 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10299 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10303 = static_cast<unsigned int>(v473.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10304 = static_cast<unsigned int>(v473.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10308 = static_cast<unsigned int>(v473.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10309 = static_cast<unsigned int>(v473.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10313 = static_cast<unsigned int>(v473.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10314 = static_cast<unsigned int>(v473.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10318 = static_cast<unsigned int>(v473.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10319 = static_cast<unsigned int>(v473.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10323 = static_cast<unsigned int>(v473.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10324 = static_cast<unsigned int>(v473.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10328 = static_cast<unsigned int>(v473.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10329 = static_cast<unsigned int>(v473.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10333 = static_cast<unsigned int>(v473.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10334 = static_cast<unsigned int>(v473.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10338 = static_cast<unsigned int>(v473.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10339 = static_cast<unsigned int>(v473.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10343 = static_cast<unsigned int>(v473.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10344 = static_cast<unsigned int>(v473.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10348 = static_cast<unsigned int>(v473.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10349 = static_cast<unsigned int>(v473.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10353 = static_cast<unsigned int>(v473.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10354 = static_cast<unsigned int>(v473.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10358 = static_cast<unsigned int>(v473.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10359 = static_cast<unsigned int>(v473.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10363 = static_cast<unsigned int>(v473.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10364 = static_cast<unsigned int>(v473.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10368 = static_cast<unsigned int>(v473.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10369 = static_cast<unsigned int>(v473.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10373 = static_cast<unsigned int>(v473.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10374 = static_cast<unsigned int>(v473.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10378 = static_cast<unsigned int>(v473.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10379 = static_cast<unsigned int>(v473.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10383 = static_cast<unsigned int>(v475.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10384 = static_cast<unsigned int>(v475.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10388 = static_cast<unsigned int>(v475.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10389 = static_cast<unsigned int>(v475.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10393 = static_cast<unsigned int>(v475.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10394 = static_cast<unsigned int>(v475.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10398 = static_cast<unsigned int>(v475.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10399 = static_cast<unsigned int>(v475.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10403 = static_cast<unsigned int>(v475.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10404 = static_cast<unsigned int>(v475.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10408 = static_cast<unsigned int>(v475.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10409 = static_cast<unsigned int>(v475.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10413 = static_cast<unsigned int>(v475.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10414 = static_cast<unsigned int>(v475.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10418 = static_cast<unsigned int>(v475.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10419 = static_cast<unsigned int>(v475.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10423 = static_cast<unsigned int>(v475.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10424 = static_cast<unsigned int>(v475.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10428 = static_cast<unsigned int>(v475.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10429 = static_cast<unsigned int>(v475.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10433 = static_cast<unsigned int>(v475.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10434 = static_cast<unsigned int>(v475.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10438 = static_cast<unsigned int>(v475.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10439 = static_cast<unsigned int>(v475.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10443 = static_cast<unsigned int>(v475.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10444 = static_cast<unsigned int>(v475.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10448 = static_cast<unsigned int>(v475.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10449 = static_cast<unsigned int>(v475.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10453 = static_cast<unsigned int>(v475.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10454 = static_cast<unsigned int>(v475.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10458 = static_cast<unsigned int>(v475.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10459 = static_cast<unsigned int>(v475.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10463 = static_cast<unsigned int>(v475.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10464 = static_cast<unsigned int>(v475.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10468 = static_cast<unsigned int>(v475.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10469 = static_cast<unsigned int>(v475.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10473 = static_cast<unsigned int>(v475.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10474 = static_cast<unsigned int>(v475.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10478 = static_cast<unsigned int>(v475.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10479 = static_cast<unsigned int>(v475.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10483 = static_cast<unsigned int>(v475.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10484 = static_cast<unsigned int>(v475.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10488 = static_cast<unsigned int>(v475.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10489 = static_cast<unsigned int>(v475.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10493 = static_cast<unsigned int>(v475.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10494 = static_cast<unsigned int>(v475.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10498 = static_cast<unsigned int>(v475.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10499 = static_cast<unsigned int>(v475.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10503 = static_cast<unsigned int>(v475.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10504 = static_cast<unsigned int>(v475.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10508 = static_cast<unsigned int>(v475.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10509 = static_cast<unsigned int>(v475.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10513 = static_cast<unsigned int>(v475.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10514 = static_cast<unsigned int>(v475.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10518 = static_cast<unsigned int>(v475.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10519 = static_cast<unsigned int>(v475.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10523 = static_cast<unsigned int>(v475.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10524 = static_cast<unsigned int>(v475.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10528 = static_cast<unsigned int>(v475.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10529 = static_cast<unsigned int>(v475.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10533 = static_cast<unsigned int>(v475.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10534 = static_cast<unsigned int>(v475.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10538 = static_cast<unsigned int>(v475.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10539 = static_cast<unsigned int>(v475.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7573 = v433 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v7585 = v433 + 32u;
+    const unsigned int v7597 = v433 + 48u;
+    const unsigned int v7609 = v433 + 64u;
+    const unsigned int v7621 = v433 + 80u;
+    const unsigned int v7633 = v433 + 96u;
+    const unsigned int v7645 = v433 + 112u;
+    const bool v7661 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v10298 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v10299 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10303 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10304 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10308 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10309 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10313 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10314 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10318 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10319 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10323 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10324 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10328 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10329 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10333 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10334 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10338 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10339 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10343 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10344 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10348 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10349 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10353 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10354 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10358 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10359 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10363 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10364 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10368 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10369 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10373 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10374 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10378 = static_cast<unsigned int>(v469.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10379 = static_cast<unsigned int>(v469.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10383 = static_cast<unsigned int>(v469.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10384 = static_cast<unsigned int>(v469.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10388 = static_cast<unsigned int>(v469.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10389 = static_cast<unsigned int>(v469.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10393 = static_cast<unsigned int>(v469.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10394 = static_cast<unsigned int>(v469.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10398 = static_cast<unsigned int>(v469.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10399 = static_cast<unsigned int>(v469.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10403 = static_cast<unsigned int>(v469.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10404 = static_cast<unsigned int>(v469.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10408 = static_cast<unsigned int>(v469.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10409 = static_cast<unsigned int>(v469.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10413 = static_cast<unsigned int>(v469.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10414 = static_cast<unsigned int>(v469.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10418 = static_cast<unsigned int>(v469.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10419 = static_cast<unsigned int>(v469.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10423 = static_cast<unsigned int>(v469.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10424 = static_cast<unsigned int>(v469.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10428 = static_cast<unsigned int>(v469.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10429 = static_cast<unsigned int>(v469.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10433 = static_cast<unsigned int>(v469.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10434 = static_cast<unsigned int>(v469.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10438 = static_cast<unsigned int>(v469.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10439 = static_cast<unsigned int>(v469.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10443 = static_cast<unsigned int>(v469.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10444 = static_cast<unsigned int>(v469.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10448 = static_cast<unsigned int>(v469.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10449 = static_cast<unsigned int>(v469.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10453 = static_cast<unsigned int>(v469.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10454 = static_cast<unsigned int>(v469.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10458 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10459 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10463 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10464 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10468 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10469 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10473 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10474 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10478 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10479 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10483 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10484 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10488 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10489 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10493 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10494 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10498 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10499 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10503 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10504 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10508 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10509 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10513 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10514 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10518 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10519 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10523 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10524 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10528 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10529 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10533 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10534 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10538 = static_cast<unsigned int>(v471.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10539 = static_cast<unsigned int>(v471.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10543 = static_cast<unsigned int>(v471.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10544 = static_cast<unsigned int>(v471.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10548 = static_cast<unsigned int>(v471.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10549 = static_cast<unsigned int>(v471.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10553 = static_cast<unsigned int>(v471.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10554 = static_cast<unsigned int>(v471.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10558 = static_cast<unsigned int>(v471.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10559 = static_cast<unsigned int>(v471.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10563 = static_cast<unsigned int>(v471.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10564 = static_cast<unsigned int>(v471.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10568 = static_cast<unsigned int>(v471.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10569 = static_cast<unsigned int>(v471.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10573 = static_cast<unsigned int>(v471.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10574 = static_cast<unsigned int>(v471.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10578 = static_cast<unsigned int>(v471.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10579 = static_cast<unsigned int>(v471.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10583 = static_cast<unsigned int>(v471.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10584 = static_cast<unsigned int>(v471.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10588 = static_cast<unsigned int>(v471.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10589 = static_cast<unsigned int>(v471.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10593 = static_cast<unsigned int>(v471.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10594 = static_cast<unsigned int>(v471.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10598 = static_cast<unsigned int>(v471.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10599 = static_cast<unsigned int>(v471.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10603 = static_cast<unsigned int>(v471.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10604 = static_cast<unsigned int>(v471.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10608 = static_cast<unsigned int>(v471.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10609 = static_cast<unsigned int>(v471.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10613 = static_cast<unsigned int>(v471.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10614 = static_cast<unsigned int>(v471.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10618 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10619 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10623 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10624 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10628 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10629 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10633 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10634 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10638 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10639 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10643 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10644 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10648 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10649 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10653 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10654 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10658 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10659 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10663 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10664 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10668 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10669 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10673 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10674 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10678 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10679 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10683 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10684 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10688 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10689 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10693 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10694 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10698 = static_cast<unsigned int>(v473.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10699 = static_cast<unsigned int>(v473.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10703 = static_cast<unsigned int>(v473.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10704 = static_cast<unsigned int>(v473.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10708 = static_cast<unsigned int>(v473.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10709 = static_cast<unsigned int>(v473.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10713 = static_cast<unsigned int>(v473.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10714 = static_cast<unsigned int>(v473.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10718 = static_cast<unsigned int>(v473.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10719 = static_cast<unsigned int>(v473.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10723 = static_cast<unsigned int>(v473.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10724 = static_cast<unsigned int>(v473.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10728 = static_cast<unsigned int>(v473.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10729 = static_cast<unsigned int>(v473.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10733 = static_cast<unsigned int>(v473.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10734 = static_cast<unsigned int>(v473.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10738 = static_cast<unsigned int>(v473.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10739 = static_cast<unsigned int>(v473.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10743 = static_cast<unsigned int>(v473.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10744 = static_cast<unsigned int>(v473.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10748 = static_cast<unsigned int>(v473.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10749 = static_cast<unsigned int>(v473.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10753 = static_cast<unsigned int>(v473.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10754 = static_cast<unsigned int>(v473.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10758 = static_cast<unsigned int>(v473.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10759 = static_cast<unsigned int>(v473.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10763 = static_cast<unsigned int>(v473.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10764 = static_cast<unsigned int>(v473.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10768 = static_cast<unsigned int>(v473.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10769 = static_cast<unsigned int>(v473.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10773 = static_cast<unsigned int>(v473.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10774 = static_cast<unsigned int>(v473.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10778 = static_cast<unsigned int>(v475.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10779 = static_cast<unsigned int>(v475.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10783 = static_cast<unsigned int>(v475.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10784 = static_cast<unsigned int>(v475.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10788 = static_cast<unsigned int>(v475.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10789 = static_cast<unsigned int>(v475.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10793 = static_cast<unsigned int>(v475.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10794 = static_cast<unsigned int>(v475.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10798 = static_cast<unsigned int>(v475.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10799 = static_cast<unsigned int>(v475.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10803 = static_cast<unsigned int>(v475.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10804 = static_cast<unsigned int>(v475.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10808 = static_cast<unsigned int>(v475.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10809 = static_cast<unsigned int>(v475.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10813 = static_cast<unsigned int>(v475.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10814 = static_cast<unsigned int>(v475.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10818 = static_cast<unsigned int>(v475.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10819 = static_cast<unsigned int>(v475.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10823 = static_cast<unsigned int>(v475.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10824 = static_cast<unsigned int>(v475.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10828 = static_cast<unsigned int>(v475.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10829 = static_cast<unsigned int>(v475.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10833 = static_cast<unsigned int>(v475.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10834 = static_cast<unsigned int>(v475.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10838 = static_cast<unsigned int>(v475.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10839 = static_cast<unsigned int>(v475.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10843 = static_cast<unsigned int>(v475.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10844 = static_cast<unsigned int>(v475.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10848 = static_cast<unsigned int>(v475.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10849 = static_cast<unsigned int>(v475.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10853 = static_cast<unsigned int>(v475.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10854 = static_cast<unsigned int>(v475.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10858 = static_cast<unsigned int>(v475.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10859 = static_cast<unsigned int>(v475.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10863 = static_cast<unsigned int>(v475.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10864 = static_cast<unsigned int>(v475.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10868 = static_cast<unsigned int>(v475.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10869 = static_cast<unsigned int>(v475.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10873 = static_cast<unsigned int>(v475.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10874 = static_cast<unsigned int>(v475.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10878 = static_cast<unsigned int>(v475.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10879 = static_cast<unsigned int>(v475.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10883 = static_cast<unsigned int>(v475.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10884 = static_cast<unsigned int>(v475.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10888 = static_cast<unsigned int>(v475.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10889 = static_cast<unsigned int>(v475.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10893 = static_cast<unsigned int>(v475.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10894 = static_cast<unsigned int>(v475.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10898 = static_cast<unsigned int>(v475.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10899 = static_cast<unsigned int>(v475.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10903 = static_cast<unsigned int>(v475.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10904 = static_cast<unsigned int>(v475.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10908 = static_cast<unsigned int>(v475.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10909 = static_cast<unsigned int>(v475.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10913 = static_cast<unsigned int>(v475.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10914 = static_cast<unsigned int>(v475.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10918 = static_cast<unsigned int>(v475.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10919 = static_cast<unsigned int>(v475.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10923 = static_cast<unsigned int>(v475.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10924 = static_cast<unsigned int>(v475.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10928 = static_cast<unsigned int>(v475.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10929 = static_cast<unsigned int>(v475.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10933 = static_cast<unsigned int>(v475.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10934 = static_cast<unsigned int>(v475.row(31, iron_linear_thread() & 31u));
 
     for (unsigned int v7148 = v461; v7148 < v445; v7148 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
       const unsigned int v7149 = v7148 - v461;
@@ -981,2730 +981,2730 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v7152 = v7150 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 32, 64> v7154;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v7154, 0.0f);
-      iron_frag<iron_f16, 1, 16, 64> v7156;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7156, iron_f32_to_f16(0.0f));
-      const unsigned int v7160 = v7152 << 13u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7156, shm1, v7160, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7163;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7163, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7163, shm0, v433, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7154, v7163, v7156);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7168;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7168, iron_f32_to_f16(0.0f));
-      const unsigned int v7173 = v7160 + 16u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7168, shm1, v7173, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7175;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7175, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7175, shm0, v7178, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7154, v7175, v7168);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7180;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7180, iron_f32_to_f16(0.0f));
-      const unsigned int v7185 = v7160 + 32u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7180, shm1, v7185, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7187;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7187, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7187, shm0, v7190, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7154, v7187, v7180);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7192;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7192, iron_f32_to_f16(0.0f));
-      const unsigned int v7197 = v7160 + 48u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7192, shm1, v7197, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7199;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7199, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7199, shm0, v7202, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7154, v7199, v7192);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7204;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7204, iron_f32_to_f16(0.0f));
-      const unsigned int v7209 = v7160 + 64u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7204, shm1, v7209, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7211;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7211, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7211, shm0, v7214, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7154, v7211, v7204);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7216;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7216, iron_f32_to_f16(0.0f));
-      const unsigned int v7221 = v7160 + 80u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7216, shm1, v7221, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7223;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7223, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7223, shm0, v7226, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7154, v7223, v7216);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7228;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7228, iron_f32_to_f16(0.0f));
-      const unsigned int v7233 = v7160 + 96u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7228, shm1, v7233, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7235;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7235, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7235, shm0, v7238, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7154, v7235, v7228);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7240;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7240, iron_f32_to_f16(0.0f));
-      const unsigned int v7245 = v7160 + 112u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7240, shm1, v7245, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7247;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7247, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7247, shm0, v7250, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7154, v7247, v7240);  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v7252 = v7148 + 64u;  // kernels/sdpa/flash_tile.hpp:164
-      const bool v7253 = v7252 <= v37;
-      const unsigned int v7261 = v7252 + v18;  // kernels/sdpa/flash_tile.hpp:165
-      const bool v7262 = v7261 <= v448;
-      const bool v7263 = v444 || v7262;
-      const bool v7264 = v7253 && v7263;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v7267 = v7148 + v7;  // kernels/sdpa/flash_tile.hpp:166
-      const unsigned int v7268 = v7267 + v18;
-      const bool v7270 = v437 <= v7268;
-      const bool v7271 = v7266 || v7270;
-      const bool v7272 = v7264 && v7271;  // kernels/sdpa/flash_tile.hpp:165
-      if (v7272) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v7275 = v7154.x[0];  // kernels/sdpa/flash_tile.hpp:168
-        const float v7276 = v7275 * v463;
-        v7154.x[0] = v7276;
-        const float v7279 = v7154.x[1];
-        const float v7280 = v7279 * v463;
-        v7154.x[1] = v7280;
-        const float v7283 = v7154.x[2];
-        const float v7284 = v7283 * v463;
-        v7154.x[2] = v7284;
-        const float v7287 = v7154.x[3];
-        const float v7288 = v7287 * v463;
-        v7154.x[3] = v7288;
-        const float v7291 = v7154.x[4];
-        const float v7292 = v7291 * v463;
-        v7154.x[4] = v7292;
-        const float v7295 = v7154.x[5];
-        const float v7296 = v7295 * v463;
-        v7154.x[5] = v7296;
-        const float v7299 = v7154.x[6];
-        const float v7300 = v7299 * v463;
-        v7154.x[6] = v7300;
-        const float v7303 = v7154.x[7];
-        const float v7304 = v7303 * v463;
-        v7154.x[7] = v7304;
-        const float v7307 = v7154.x[8];
-        const float v7308 = v7307 * v463;
-        v7154.x[8] = v7308;
-        const float v7311 = v7154.x[9];
-        const float v7312 = v7311 * v463;
-        v7154.x[9] = v7312;
-        const float v7315 = v7154.x[10];
-        const float v7316 = v7315 * v463;
-        v7154.x[10] = v7316;
-        const float v7319 = v7154.x[11];
-        const float v7320 = v7319 * v463;
-        v7154.x[11] = v7320;
-        const float v7323 = v7154.x[12];
-        const float v7324 = v7323 * v463;
-        v7154.x[12] = v7324;
-        const float v7327 = v7154.x[13];
-        const float v7328 = v7327 * v463;
-        v7154.x[13] = v7328;
-        const float v7331 = v7154.x[14];
-        const float v7332 = v7331 * v463;
-        v7154.x[14] = v7332;
-        const float v7335 = v7154.x[15];
-        const float v7336 = v7335 * v463;
-        v7154.x[15] = v7336;
-        const float v7339 = v7154.x[16];
-        const float v7340 = v7339 * v463;
-        v7154.x[16] = v7340;
-        const float v7343 = v7154.x[17];
-        const float v7344 = v7343 * v463;
-        v7154.x[17] = v7344;
-        const float v7347 = v7154.x[18];
-        const float v7348 = v7347 * v463;
-        v7154.x[18] = v7348;
-        const float v7351 = v7154.x[19];
-        const float v7352 = v7351 * v463;
-        v7154.x[19] = v7352;
-        const float v7355 = v7154.x[20];
-        const float v7356 = v7355 * v463;
-        v7154.x[20] = v7356;
-        const float v7359 = v7154.x[21];
-        const float v7360 = v7359 * v463;
-        v7154.x[21] = v7360;
-        const float v7363 = v7154.x[22];
-        const float v7364 = v7363 * v463;
-        v7154.x[22] = v7364;
-        const float v7367 = v7154.x[23];
-        const float v7368 = v7367 * v463;
-        v7154.x[23] = v7368;
-        const float v7371 = v7154.x[24];
-        const float v7372 = v7371 * v463;
-        v7154.x[24] = v7372;
-        const float v7375 = v7154.x[25];
-        const float v7376 = v7375 * v463;
-        v7154.x[25] = v7376;
-        const float v7379 = v7154.x[26];
-        const float v7380 = v7379 * v463;
-        v7154.x[26] = v7380;
-        const float v7383 = v7154.x[27];
-        const float v7384 = v7383 * v463;
-        v7154.x[27] = v7384;
-        const float v7387 = v7154.x[28];
-        const float v7388 = v7387 * v463;
-        v7154.x[28] = v7388;
-        const float v7391 = v7154.x[29];
-        const float v7392 = v7391 * v463;
-        v7154.x[29] = v7392;
-        const float v7395 = v7154.x[30];
-        const float v7396 = v7395 * v463;
-        v7154.x[30] = v7396;
-        const float v7399 = v7154.x[31];
-        const float v7400 = v7399 * v463;
-        v7154.x[31] = v7400;
-        const float v7403 = v7154.x[32];
-        const float v7404 = v7403 * v463;
-        v7154.x[32] = v7404;
-        const float v7407 = v7154.x[33];
-        const float v7408 = v7407 * v463;
-        v7154.x[33] = v7408;
-        const float v7411 = v7154.x[34];
-        const float v7412 = v7411 * v463;
-        v7154.x[34] = v7412;
-        const float v7415 = v7154.x[35];
-        const float v7416 = v7415 * v463;
-        v7154.x[35] = v7416;
-        const float v7419 = v7154.x[36];
-        const float v7420 = v7419 * v463;
-        v7154.x[36] = v7420;
-        const float v7423 = v7154.x[37];
-        const float v7424 = v7423 * v463;
-        v7154.x[37] = v7424;
-        const float v7427 = v7154.x[38];
-        const float v7428 = v7427 * v463;
-        v7154.x[38] = v7428;
-        const float v7431 = v7154.x[39];
-        const float v7432 = v7431 * v463;
-        v7154.x[39] = v7432;
-        const float v7435 = v7154.x[40];
-        const float v7436 = v7435 * v463;
-        v7154.x[40] = v7436;
-        const float v7439 = v7154.x[41];
-        const float v7440 = v7439 * v463;
-        v7154.x[41] = v7440;
-        const float v7443 = v7154.x[42];
-        const float v7444 = v7443 * v463;
-        v7154.x[42] = v7444;
-        const float v7447 = v7154.x[43];
-        const float v7448 = v7447 * v463;
-        v7154.x[43] = v7448;
-        const float v7451 = v7154.x[44];
-        const float v7452 = v7451 * v463;
-        v7154.x[44] = v7452;
-        const float v7455 = v7154.x[45];
-        const float v7456 = v7455 * v463;
-        v7154.x[45] = v7456;
-        const float v7459 = v7154.x[46];
-        const float v7460 = v7459 * v463;
-        v7154.x[46] = v7460;
-        const float v7463 = v7154.x[47];
-        const float v7464 = v7463 * v463;
-        v7154.x[47] = v7464;
-        const float v7467 = v7154.x[48];
-        const float v7468 = v7467 * v463;
-        v7154.x[48] = v7468;
-        const float v7471 = v7154.x[49];
-        const float v7472 = v7471 * v463;
-        v7154.x[49] = v7472;
-        const float v7475 = v7154.x[50];
-        const float v7476 = v7475 * v463;
-        v7154.x[50] = v7476;
-        const float v7479 = v7154.x[51];
-        const float v7480 = v7479 * v463;
-        v7154.x[51] = v7480;
-        const float v7483 = v7154.x[52];
-        const float v7484 = v7483 * v463;
-        v7154.x[52] = v7484;
-        const float v7487 = v7154.x[53];
-        const float v7488 = v7487 * v463;
-        v7154.x[53] = v7488;
-        const float v7491 = v7154.x[54];
-        const float v7492 = v7491 * v463;
-        v7154.x[54] = v7492;
-        const float v7495 = v7154.x[55];
-        const float v7496 = v7495 * v463;
-        v7154.x[55] = v7496;
-        const float v7499 = v7154.x[56];
-        const float v7500 = v7499 * v463;
-        v7154.x[56] = v7500;
-        const float v7503 = v7154.x[57];
-        const float v7504 = v7503 * v463;
-        v7154.x[57] = v7504;
-        const float v7507 = v7154.x[58];
-        const float v7508 = v7507 * v463;
-        v7154.x[58] = v7508;
-        const float v7511 = v7154.x[59];
-        const float v7512 = v7511 * v463;
-        v7154.x[59] = v7512;
-        const float v7515 = v7154.x[60];
-        const float v7516 = v7515 * v463;
-        v7154.x[60] = v7516;
-        const float v7519 = v7154.x[61];
-        const float v7520 = v7519 * v463;
-        v7154.x[61] = v7520;
-        const float v7523 = v7154.x[62];
-        const float v7524 = v7523 * v463;
-        v7154.x[62] = v7524;
-        const float v7527 = v7154.x[63];
-        const float v7528 = v7527 * v463;
-        v7154.x[63] = v7528;
-      } else {
-        const unsigned int v7529 = static_cast<unsigned int>(v7154.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7530 = static_cast<unsigned int>(v7154.row(0, iron_linear_thread() & 31u));
-        const float v7531 = v7154.x[0];
-        const unsigned int v7532 = v43 + v7530;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7533 = v7148 + v7529;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7534 = v7533 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7537 = v7532 + v37;
-        const unsigned int v7538 = v7533 + v18;
-        const bool v7539 = v7538 <= v7537;
-        const bool v7540 = v444 || v7539;
-        const bool v7541 = v7534 && v7540;
-        const unsigned int v7544 = v7533 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7545 = v7544 + v18;
-        const bool v7547 = v7537 < v7545;
-        const bool v7548 = v7266 || v7547;
-        const bool v7549 = v7541 && v7548;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7551 = v7531 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7552 = v7549 ? v7551 : __uint_as_float(0xff800000u);
-        v7154.x[0] = v7552;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7553 = static_cast<unsigned int>(v7154.col(1, iron_linear_thread() & 31u));
-        const unsigned int v7554 = static_cast<unsigned int>(v7154.row(1, iron_linear_thread() & 31u));
-        const float v7555 = v7154.x[1];
-        const unsigned int v7556 = v43 + v7554;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7557 = v7148 + v7553;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7558 = v7557 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7561 = v7556 + v37;
-        const unsigned int v7562 = v7557 + v18;
-        const bool v7563 = v7562 <= v7561;
-        const bool v7564 = v444 || v7563;
-        const bool v7565 = v7558 && v7564;
-        const unsigned int v7568 = v7557 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7569 = v7568 + v18;
-        const bool v7571 = v7561 < v7569;
-        const bool v7572 = v7266 || v7571;
-        const bool v7573 = v7565 && v7572;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7575 = v7555 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7576 = v7573 ? v7575 : __uint_as_float(0xff800000u);
-        v7154.x[1] = v7576;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7577 = static_cast<unsigned int>(v7154.col(2, iron_linear_thread() & 31u));
-        const unsigned int v7578 = static_cast<unsigned int>(v7154.row(2, iron_linear_thread() & 31u));
-        const float v7579 = v7154.x[2];
-        const unsigned int v7580 = v43 + v7578;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7581 = v7148 + v7577;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7582 = v7581 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7585 = v7580 + v37;
-        const unsigned int v7586 = v7581 + v18;
-        const bool v7587 = v7586 <= v7585;
-        const bool v7588 = v444 || v7587;
-        const bool v7589 = v7582 && v7588;
-        const unsigned int v7592 = v7581 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7593 = v7592 + v18;
-        const bool v7595 = v7585 < v7593;
-        const bool v7596 = v7266 || v7595;
-        const bool v7597 = v7589 && v7596;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7599 = v7579 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7600 = v7597 ? v7599 : __uint_as_float(0xff800000u);
-        v7154.x[2] = v7600;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7601 = static_cast<unsigned int>(v7154.col(3, iron_linear_thread() & 31u));
-        const unsigned int v7602 = static_cast<unsigned int>(v7154.row(3, iron_linear_thread() & 31u));
-        const float v7603 = v7154.x[3];
-        const unsigned int v7604 = v43 + v7602;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7605 = v7148 + v7601;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7606 = v7605 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7609 = v7604 + v37;
-        const unsigned int v7610 = v7605 + v18;
-        const bool v7611 = v7610 <= v7609;
-        const bool v7612 = v444 || v7611;
-        const bool v7613 = v7606 && v7612;
-        const unsigned int v7616 = v7605 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7617 = v7616 + v18;
-        const bool v7619 = v7609 < v7617;
-        const bool v7620 = v7266 || v7619;
-        const bool v7621 = v7613 && v7620;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7623 = v7603 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7624 = v7621 ? v7623 : __uint_as_float(0xff800000u);
-        v7154.x[3] = v7624;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7625 = static_cast<unsigned int>(v7154.col(4, iron_linear_thread() & 31u));
-        const unsigned int v7626 = static_cast<unsigned int>(v7154.row(4, iron_linear_thread() & 31u));
-        const float v7627 = v7154.x[4];
-        const unsigned int v7628 = v43 + v7626;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7629 = v7148 + v7625;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7630 = v7629 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7633 = v7628 + v37;
-        const unsigned int v7634 = v7629 + v18;
-        const bool v7635 = v7634 <= v7633;
-        const bool v7636 = v444 || v7635;
-        const bool v7637 = v7630 && v7636;
-        const unsigned int v7640 = v7629 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7641 = v7640 + v18;
-        const bool v7643 = v7633 < v7641;
-        const bool v7644 = v7266 || v7643;
-        const bool v7645 = v7637 && v7644;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7647 = v7627 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7648 = v7645 ? v7647 : __uint_as_float(0xff800000u);
-        v7154.x[4] = v7648;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7649 = static_cast<unsigned int>(v7154.col(5, iron_linear_thread() & 31u));
-        const unsigned int v7650 = static_cast<unsigned int>(v7154.row(5, iron_linear_thread() & 31u));
-        const float v7651 = v7154.x[5];
-        const unsigned int v7652 = v43 + v7650;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7653 = v7148 + v7649;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7654 = v7653 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7657 = v7652 + v37;
-        const unsigned int v7658 = v7653 + v18;
-        const bool v7659 = v7658 <= v7657;
-        const bool v7660 = v444 || v7659;
-        const bool v7661 = v7654 && v7660;
-        const unsigned int v7664 = v7653 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7665 = v7664 + v18;
-        const bool v7667 = v7657 < v7665;
-        const bool v7668 = v7266 || v7667;
-        const bool v7669 = v7661 && v7668;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7671 = v7651 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7672 = v7669 ? v7671 : __uint_as_float(0xff800000u);
-        v7154.x[5] = v7672;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7673 = static_cast<unsigned int>(v7154.col(6, iron_linear_thread() & 31u));
-        const unsigned int v7674 = static_cast<unsigned int>(v7154.row(6, iron_linear_thread() & 31u));
-        const float v7675 = v7154.x[6];
-        const unsigned int v7676 = v43 + v7674;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7677 = v7148 + v7673;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7678 = v7677 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7681 = v7676 + v37;
-        const unsigned int v7682 = v7677 + v18;
-        const bool v7683 = v7682 <= v7681;
-        const bool v7684 = v444 || v7683;
-        const bool v7685 = v7678 && v7684;
-        const unsigned int v7688 = v7677 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7689 = v7688 + v18;
-        const bool v7691 = v7681 < v7689;
-        const bool v7692 = v7266 || v7691;
-        const bool v7693 = v7685 && v7692;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7695 = v7675 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7696 = v7693 ? v7695 : __uint_as_float(0xff800000u);
-        v7154.x[6] = v7696;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7697 = static_cast<unsigned int>(v7154.col(7, iron_linear_thread() & 31u));
-        const unsigned int v7698 = static_cast<unsigned int>(v7154.row(7, iron_linear_thread() & 31u));
-        const float v7699 = v7154.x[7];
-        const unsigned int v7700 = v43 + v7698;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7701 = v7148 + v7697;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7702 = v7701 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7705 = v7700 + v37;
-        const unsigned int v7706 = v7701 + v18;
-        const bool v7707 = v7706 <= v7705;
-        const bool v7708 = v444 || v7707;
-        const bool v7709 = v7702 && v7708;
-        const unsigned int v7712 = v7701 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7713 = v7712 + v18;
-        const bool v7715 = v7705 < v7713;
-        const bool v7716 = v7266 || v7715;
-        const bool v7717 = v7709 && v7716;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7719 = v7699 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7720 = v7717 ? v7719 : __uint_as_float(0xff800000u);
-        v7154.x[7] = v7720;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7721 = static_cast<unsigned int>(v7154.col(8, iron_linear_thread() & 31u));
-        const unsigned int v7722 = static_cast<unsigned int>(v7154.row(8, iron_linear_thread() & 31u));
-        const float v7723 = v7154.x[8];
-        const unsigned int v7724 = v43 + v7722;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7725 = v7148 + v7721;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7726 = v7725 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7729 = v7724 + v37;
-        const unsigned int v7730 = v7725 + v18;
-        const bool v7731 = v7730 <= v7729;
-        const bool v7732 = v444 || v7731;
-        const bool v7733 = v7726 && v7732;
-        const unsigned int v7736 = v7725 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7737 = v7736 + v18;
-        const bool v7739 = v7729 < v7737;
-        const bool v7740 = v7266 || v7739;
-        const bool v7741 = v7733 && v7740;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7743 = v7723 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7744 = v7741 ? v7743 : __uint_as_float(0xff800000u);
-        v7154.x[8] = v7744;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7745 = static_cast<unsigned int>(v7154.col(9, iron_linear_thread() & 31u));
-        const unsigned int v7746 = static_cast<unsigned int>(v7154.row(9, iron_linear_thread() & 31u));
-        const float v7747 = v7154.x[9];
-        const unsigned int v7748 = v43 + v7746;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7749 = v7148 + v7745;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7750 = v7749 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7753 = v7748 + v37;
-        const unsigned int v7754 = v7749 + v18;
-        const bool v7755 = v7754 <= v7753;
-        const bool v7756 = v444 || v7755;
-        const bool v7757 = v7750 && v7756;
-        const unsigned int v7760 = v7749 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7761 = v7760 + v18;
-        const bool v7763 = v7753 < v7761;
-        const bool v7764 = v7266 || v7763;
-        const bool v7765 = v7757 && v7764;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7767 = v7747 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7768 = v7765 ? v7767 : __uint_as_float(0xff800000u);
-        v7154.x[9] = v7768;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7769 = static_cast<unsigned int>(v7154.col(10, iron_linear_thread() & 31u));
-        const unsigned int v7770 = static_cast<unsigned int>(v7154.row(10, iron_linear_thread() & 31u));
-        const float v7771 = v7154.x[10];
-        const unsigned int v7772 = v43 + v7770;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7773 = v7148 + v7769;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7774 = v7773 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7777 = v7772 + v37;
-        const unsigned int v7778 = v7773 + v18;
-        const bool v7779 = v7778 <= v7777;
-        const bool v7780 = v444 || v7779;
-        const bool v7781 = v7774 && v7780;
-        const unsigned int v7784 = v7773 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7785 = v7784 + v18;
-        const bool v7787 = v7777 < v7785;
-        const bool v7788 = v7266 || v7787;
-        const bool v7789 = v7781 && v7788;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7791 = v7771 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7792 = v7789 ? v7791 : __uint_as_float(0xff800000u);
-        v7154.x[10] = v7792;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7793 = static_cast<unsigned int>(v7154.col(11, iron_linear_thread() & 31u));
-        const unsigned int v7794 = static_cast<unsigned int>(v7154.row(11, iron_linear_thread() & 31u));
-        const float v7795 = v7154.x[11];
-        const unsigned int v7796 = v43 + v7794;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7797 = v7148 + v7793;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7798 = v7797 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7801 = v7796 + v37;
-        const unsigned int v7802 = v7797 + v18;
-        const bool v7803 = v7802 <= v7801;
-        const bool v7804 = v444 || v7803;
-        const bool v7805 = v7798 && v7804;
-        const unsigned int v7808 = v7797 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7809 = v7808 + v18;
-        const bool v7811 = v7801 < v7809;
-        const bool v7812 = v7266 || v7811;
-        const bool v7813 = v7805 && v7812;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7815 = v7795 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7816 = v7813 ? v7815 : __uint_as_float(0xff800000u);
-        v7154.x[11] = v7816;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7817 = static_cast<unsigned int>(v7154.col(12, iron_linear_thread() & 31u));
-        const unsigned int v7818 = static_cast<unsigned int>(v7154.row(12, iron_linear_thread() & 31u));
-        const float v7819 = v7154.x[12];
-        const unsigned int v7820 = v43 + v7818;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7821 = v7148 + v7817;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7822 = v7821 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7825 = v7820 + v37;
-        const unsigned int v7826 = v7821 + v18;
-        const bool v7827 = v7826 <= v7825;
-        const bool v7828 = v444 || v7827;
-        const bool v7829 = v7822 && v7828;
-        const unsigned int v7832 = v7821 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7833 = v7832 + v18;
-        const bool v7835 = v7825 < v7833;
-        const bool v7836 = v7266 || v7835;
-        const bool v7837 = v7829 && v7836;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7839 = v7819 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7840 = v7837 ? v7839 : __uint_as_float(0xff800000u);
-        v7154.x[12] = v7840;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7841 = static_cast<unsigned int>(v7154.col(13, iron_linear_thread() & 31u));
-        const unsigned int v7842 = static_cast<unsigned int>(v7154.row(13, iron_linear_thread() & 31u));
-        const float v7843 = v7154.x[13];
-        const unsigned int v7844 = v43 + v7842;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7845 = v7148 + v7841;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7846 = v7845 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7849 = v7844 + v37;
-        const unsigned int v7850 = v7845 + v18;
-        const bool v7851 = v7850 <= v7849;
-        const bool v7852 = v444 || v7851;
-        const bool v7853 = v7846 && v7852;
-        const unsigned int v7856 = v7845 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7857 = v7856 + v18;
-        const bool v7859 = v7849 < v7857;
-        const bool v7860 = v7266 || v7859;
-        const bool v7861 = v7853 && v7860;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7863 = v7843 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7864 = v7861 ? v7863 : __uint_as_float(0xff800000u);
-        v7154.x[13] = v7864;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7865 = static_cast<unsigned int>(v7154.col(14, iron_linear_thread() & 31u));
-        const unsigned int v7866 = static_cast<unsigned int>(v7154.row(14, iron_linear_thread() & 31u));
-        const float v7867 = v7154.x[14];
-        const unsigned int v7868 = v43 + v7866;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7869 = v7148 + v7865;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7870 = v7869 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7873 = v7868 + v37;
-        const unsigned int v7874 = v7869 + v18;
-        const bool v7875 = v7874 <= v7873;
-        const bool v7876 = v444 || v7875;
-        const bool v7877 = v7870 && v7876;
-        const unsigned int v7880 = v7869 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7881 = v7880 + v18;
-        const bool v7883 = v7873 < v7881;
-        const bool v7884 = v7266 || v7883;
-        const bool v7885 = v7877 && v7884;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7887 = v7867 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7888 = v7885 ? v7887 : __uint_as_float(0xff800000u);
-        v7154.x[14] = v7888;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7889 = static_cast<unsigned int>(v7154.col(15, iron_linear_thread() & 31u));
-        const unsigned int v7890 = static_cast<unsigned int>(v7154.row(15, iron_linear_thread() & 31u));
-        const float v7891 = v7154.x[15];
-        const unsigned int v7892 = v43 + v7890;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7893 = v7148 + v7889;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7894 = v7893 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7897 = v7892 + v37;
-        const unsigned int v7898 = v7893 + v18;
-        const bool v7899 = v7898 <= v7897;
-        const bool v7900 = v444 || v7899;
-        const bool v7901 = v7894 && v7900;
-        const unsigned int v7904 = v7893 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7905 = v7904 + v18;
-        const bool v7907 = v7897 < v7905;
-        const bool v7908 = v7266 || v7907;
-        const bool v7909 = v7901 && v7908;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7911 = v7891 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7912 = v7909 ? v7911 : __uint_as_float(0xff800000u);
-        v7154.x[15] = v7912;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7913 = static_cast<unsigned int>(v7154.col(16, iron_linear_thread() & 31u));
-        const unsigned int v7914 = static_cast<unsigned int>(v7154.row(16, iron_linear_thread() & 31u));
-        const float v7915 = v7154.x[16];
-        const unsigned int v7916 = v43 + v7914;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7917 = v7148 + v7913;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7918 = v7917 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7921 = v7916 + v37;
-        const unsigned int v7922 = v7917 + v18;
-        const bool v7923 = v7922 <= v7921;
-        const bool v7924 = v444 || v7923;
-        const bool v7925 = v7918 && v7924;
-        const unsigned int v7928 = v7917 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7929 = v7928 + v18;
-        const bool v7931 = v7921 < v7929;
-        const bool v7932 = v7266 || v7931;
-        const bool v7933 = v7925 && v7932;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7935 = v7915 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7936 = v7933 ? v7935 : __uint_as_float(0xff800000u);
-        v7154.x[16] = v7936;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7937 = static_cast<unsigned int>(v7154.col(17, iron_linear_thread() & 31u));
-        const unsigned int v7938 = static_cast<unsigned int>(v7154.row(17, iron_linear_thread() & 31u));
-        const float v7939 = v7154.x[17];
-        const unsigned int v7940 = v43 + v7938;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7941 = v7148 + v7937;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7942 = v7941 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7945 = v7940 + v37;
-        const unsigned int v7946 = v7941 + v18;
-        const bool v7947 = v7946 <= v7945;
-        const bool v7948 = v444 || v7947;
-        const bool v7949 = v7942 && v7948;
-        const unsigned int v7952 = v7941 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7953 = v7952 + v18;
-        const bool v7955 = v7945 < v7953;
-        const bool v7956 = v7266 || v7955;
-        const bool v7957 = v7949 && v7956;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7959 = v7939 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7960 = v7957 ? v7959 : __uint_as_float(0xff800000u);
-        v7154.x[17] = v7960;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7961 = static_cast<unsigned int>(v7154.col(18, iron_linear_thread() & 31u));
-        const unsigned int v7962 = static_cast<unsigned int>(v7154.row(18, iron_linear_thread() & 31u));
-        const float v7963 = v7154.x[18];
-        const unsigned int v7964 = v43 + v7962;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7965 = v7148 + v7961;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7966 = v7965 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7969 = v7964 + v37;
-        const unsigned int v7970 = v7965 + v18;
-        const bool v7971 = v7970 <= v7969;
-        const bool v7972 = v444 || v7971;
-        const bool v7973 = v7966 && v7972;
-        const unsigned int v7976 = v7965 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7977 = v7976 + v18;
-        const bool v7979 = v7969 < v7977;
-        const bool v7980 = v7266 || v7979;
-        const bool v7981 = v7973 && v7980;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7983 = v7963 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7984 = v7981 ? v7983 : __uint_as_float(0xff800000u);
-        v7154.x[18] = v7984;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7985 = static_cast<unsigned int>(v7154.col(19, iron_linear_thread() & 31u));
-        const unsigned int v7986 = static_cast<unsigned int>(v7154.row(19, iron_linear_thread() & 31u));
-        const float v7987 = v7154.x[19];
-        const unsigned int v7988 = v43 + v7986;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7989 = v7148 + v7985;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7990 = v7989 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7993 = v7988 + v37;
-        const unsigned int v7994 = v7989 + v18;
-        const bool v7995 = v7994 <= v7993;
-        const bool v7996 = v444 || v7995;
-        const bool v7997 = v7990 && v7996;
-        const unsigned int v8000 = v7989 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8001 = v8000 + v18;
-        const bool v8003 = v7993 < v8001;
-        const bool v8004 = v7266 || v8003;
-        const bool v8005 = v7997 && v8004;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8007 = v7987 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8008 = v8005 ? v8007 : __uint_as_float(0xff800000u);
-        v7154.x[19] = v8008;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8009 = static_cast<unsigned int>(v7154.col(20, iron_linear_thread() & 31u));
-        const unsigned int v8010 = static_cast<unsigned int>(v7154.row(20, iron_linear_thread() & 31u));
-        const float v8011 = v7154.x[20];
-        const unsigned int v8012 = v43 + v8010;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8013 = v7148 + v8009;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8014 = v8013 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8017 = v8012 + v37;
-        const unsigned int v8018 = v8013 + v18;
-        const bool v8019 = v8018 <= v8017;
-        const bool v8020 = v444 || v8019;
-        const bool v8021 = v8014 && v8020;
-        const unsigned int v8024 = v8013 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8025 = v8024 + v18;
-        const bool v8027 = v8017 < v8025;
-        const bool v8028 = v7266 || v8027;
-        const bool v8029 = v8021 && v8028;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8031 = v8011 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8032 = v8029 ? v8031 : __uint_as_float(0xff800000u);
-        v7154.x[20] = v8032;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8033 = static_cast<unsigned int>(v7154.col(21, iron_linear_thread() & 31u));
-        const unsigned int v8034 = static_cast<unsigned int>(v7154.row(21, iron_linear_thread() & 31u));
-        const float v8035 = v7154.x[21];
-        const unsigned int v8036 = v43 + v8034;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8037 = v7148 + v8033;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8038 = v8037 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8041 = v8036 + v37;
-        const unsigned int v8042 = v8037 + v18;
-        const bool v8043 = v8042 <= v8041;
-        const bool v8044 = v444 || v8043;
-        const bool v8045 = v8038 && v8044;
-        const unsigned int v8048 = v8037 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8049 = v8048 + v18;
-        const bool v8051 = v8041 < v8049;
-        const bool v8052 = v7266 || v8051;
-        const bool v8053 = v8045 && v8052;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8055 = v8035 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8056 = v8053 ? v8055 : __uint_as_float(0xff800000u);
-        v7154.x[21] = v8056;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8057 = static_cast<unsigned int>(v7154.col(22, iron_linear_thread() & 31u));
-        const unsigned int v8058 = static_cast<unsigned int>(v7154.row(22, iron_linear_thread() & 31u));
-        const float v8059 = v7154.x[22];
-        const unsigned int v8060 = v43 + v8058;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8061 = v7148 + v8057;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8062 = v8061 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8065 = v8060 + v37;
-        const unsigned int v8066 = v8061 + v18;
-        const bool v8067 = v8066 <= v8065;
-        const bool v8068 = v444 || v8067;
-        const bool v8069 = v8062 && v8068;
-        const unsigned int v8072 = v8061 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8073 = v8072 + v18;
-        const bool v8075 = v8065 < v8073;
-        const bool v8076 = v7266 || v8075;
-        const bool v8077 = v8069 && v8076;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8079 = v8059 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8080 = v8077 ? v8079 : __uint_as_float(0xff800000u);
-        v7154.x[22] = v8080;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8081 = static_cast<unsigned int>(v7154.col(23, iron_linear_thread() & 31u));
-        const unsigned int v8082 = static_cast<unsigned int>(v7154.row(23, iron_linear_thread() & 31u));
-        const float v8083 = v7154.x[23];
-        const unsigned int v8084 = v43 + v8082;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8085 = v7148 + v8081;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8086 = v8085 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8089 = v8084 + v37;
-        const unsigned int v8090 = v8085 + v18;
-        const bool v8091 = v8090 <= v8089;
-        const bool v8092 = v444 || v8091;
-        const bool v8093 = v8086 && v8092;
-        const unsigned int v8096 = v8085 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8097 = v8096 + v18;
-        const bool v8099 = v8089 < v8097;
-        const bool v8100 = v7266 || v8099;
-        const bool v8101 = v8093 && v8100;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8103 = v8083 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8104 = v8101 ? v8103 : __uint_as_float(0xff800000u);
-        v7154.x[23] = v8104;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8105 = static_cast<unsigned int>(v7154.col(24, iron_linear_thread() & 31u));
-        const unsigned int v8106 = static_cast<unsigned int>(v7154.row(24, iron_linear_thread() & 31u));
-        const float v8107 = v7154.x[24];
-        const unsigned int v8108 = v43 + v8106;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8109 = v7148 + v8105;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8110 = v8109 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8113 = v8108 + v37;
-        const unsigned int v8114 = v8109 + v18;
-        const bool v8115 = v8114 <= v8113;
-        const bool v8116 = v444 || v8115;
-        const bool v8117 = v8110 && v8116;
-        const unsigned int v8120 = v8109 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8121 = v8120 + v18;
-        const bool v8123 = v8113 < v8121;
-        const bool v8124 = v7266 || v8123;
-        const bool v8125 = v8117 && v8124;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8127 = v8107 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8128 = v8125 ? v8127 : __uint_as_float(0xff800000u);
-        v7154.x[24] = v8128;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8129 = static_cast<unsigned int>(v7154.col(25, iron_linear_thread() & 31u));
-        const unsigned int v8130 = static_cast<unsigned int>(v7154.row(25, iron_linear_thread() & 31u));
-        const float v8131 = v7154.x[25];
-        const unsigned int v8132 = v43 + v8130;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8133 = v7148 + v8129;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8134 = v8133 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8137 = v8132 + v37;
-        const unsigned int v8138 = v8133 + v18;
-        const bool v8139 = v8138 <= v8137;
-        const bool v8140 = v444 || v8139;
-        const bool v8141 = v8134 && v8140;
-        const unsigned int v8144 = v8133 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8145 = v8144 + v18;
-        const bool v8147 = v8137 < v8145;
-        const bool v8148 = v7266 || v8147;
-        const bool v8149 = v8141 && v8148;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8151 = v8131 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8152 = v8149 ? v8151 : __uint_as_float(0xff800000u);
-        v7154.x[25] = v8152;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8153 = static_cast<unsigned int>(v7154.col(26, iron_linear_thread() & 31u));
-        const unsigned int v8154 = static_cast<unsigned int>(v7154.row(26, iron_linear_thread() & 31u));
-        const float v8155 = v7154.x[26];
-        const unsigned int v8156 = v43 + v8154;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8157 = v7148 + v8153;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8158 = v8157 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8161 = v8156 + v37;
-        const unsigned int v8162 = v8157 + v18;
-        const bool v8163 = v8162 <= v8161;
-        const bool v8164 = v444 || v8163;
-        const bool v8165 = v8158 && v8164;
-        const unsigned int v8168 = v8157 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8169 = v8168 + v18;
-        const bool v8171 = v8161 < v8169;
-        const bool v8172 = v7266 || v8171;
-        const bool v8173 = v8165 && v8172;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8175 = v8155 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8176 = v8173 ? v8175 : __uint_as_float(0xff800000u);
-        v7154.x[26] = v8176;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8177 = static_cast<unsigned int>(v7154.col(27, iron_linear_thread() & 31u));
-        const unsigned int v8178 = static_cast<unsigned int>(v7154.row(27, iron_linear_thread() & 31u));
-        const float v8179 = v7154.x[27];
-        const unsigned int v8180 = v43 + v8178;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8181 = v7148 + v8177;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8182 = v8181 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8185 = v8180 + v37;
-        const unsigned int v8186 = v8181 + v18;
-        const bool v8187 = v8186 <= v8185;
-        const bool v8188 = v444 || v8187;
-        const bool v8189 = v8182 && v8188;
-        const unsigned int v8192 = v8181 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8193 = v8192 + v18;
-        const bool v8195 = v8185 < v8193;
-        const bool v8196 = v7266 || v8195;
-        const bool v8197 = v8189 && v8196;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8199 = v8179 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8200 = v8197 ? v8199 : __uint_as_float(0xff800000u);
-        v7154.x[27] = v8200;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8201 = static_cast<unsigned int>(v7154.col(28, iron_linear_thread() & 31u));
-        const unsigned int v8202 = static_cast<unsigned int>(v7154.row(28, iron_linear_thread() & 31u));
-        const float v8203 = v7154.x[28];
-        const unsigned int v8204 = v43 + v8202;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8205 = v7148 + v8201;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8206 = v8205 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8209 = v8204 + v37;
-        const unsigned int v8210 = v8205 + v18;
-        const bool v8211 = v8210 <= v8209;
-        const bool v8212 = v444 || v8211;
-        const bool v8213 = v8206 && v8212;
-        const unsigned int v8216 = v8205 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8217 = v8216 + v18;
-        const bool v8219 = v8209 < v8217;
-        const bool v8220 = v7266 || v8219;
-        const bool v8221 = v8213 && v8220;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8223 = v8203 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8224 = v8221 ? v8223 : __uint_as_float(0xff800000u);
-        v7154.x[28] = v8224;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8225 = static_cast<unsigned int>(v7154.col(29, iron_linear_thread() & 31u));
-        const unsigned int v8226 = static_cast<unsigned int>(v7154.row(29, iron_linear_thread() & 31u));
-        const float v8227 = v7154.x[29];
-        const unsigned int v8228 = v43 + v8226;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8229 = v7148 + v8225;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8230 = v8229 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8233 = v8228 + v37;
-        const unsigned int v8234 = v8229 + v18;
-        const bool v8235 = v8234 <= v8233;
-        const bool v8236 = v444 || v8235;
-        const bool v8237 = v8230 && v8236;
-        const unsigned int v8240 = v8229 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8241 = v8240 + v18;
-        const bool v8243 = v8233 < v8241;
-        const bool v8244 = v7266 || v8243;
-        const bool v8245 = v8237 && v8244;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8247 = v8227 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8248 = v8245 ? v8247 : __uint_as_float(0xff800000u);
-        v7154.x[29] = v8248;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8249 = static_cast<unsigned int>(v7154.col(30, iron_linear_thread() & 31u));
-        const unsigned int v8250 = static_cast<unsigned int>(v7154.row(30, iron_linear_thread() & 31u));
-        const float v8251 = v7154.x[30];
-        const unsigned int v8252 = v43 + v8250;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8253 = v7148 + v8249;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8254 = v8253 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8257 = v8252 + v37;
-        const unsigned int v8258 = v8253 + v18;
-        const bool v8259 = v8258 <= v8257;
-        const bool v8260 = v444 || v8259;
-        const bool v8261 = v8254 && v8260;
-        const unsigned int v8264 = v8253 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8265 = v8264 + v18;
-        const bool v8267 = v8257 < v8265;
-        const bool v8268 = v7266 || v8267;
-        const bool v8269 = v8261 && v8268;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8271 = v8251 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8272 = v8269 ? v8271 : __uint_as_float(0xff800000u);
-        v7154.x[30] = v8272;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8273 = static_cast<unsigned int>(v7154.col(31, iron_linear_thread() & 31u));
-        const unsigned int v8274 = static_cast<unsigned int>(v7154.row(31, iron_linear_thread() & 31u));
-        const float v8275 = v7154.x[31];
-        const unsigned int v8276 = v43 + v8274;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8277 = v7148 + v8273;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8278 = v8277 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8281 = v8276 + v37;
-        const unsigned int v8282 = v8277 + v18;
-        const bool v8283 = v8282 <= v8281;
-        const bool v8284 = v444 || v8283;
-        const bool v8285 = v8278 && v8284;
-        const unsigned int v8288 = v8277 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8289 = v8288 + v18;
-        const bool v8291 = v8281 < v8289;
-        const bool v8292 = v7266 || v8291;
-        const bool v8293 = v8285 && v8292;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8295 = v8275 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8296 = v8293 ? v8295 : __uint_as_float(0xff800000u);
-        v7154.x[31] = v8296;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8297 = static_cast<unsigned int>(v7154.col(32, iron_linear_thread() & 31u));
-        const unsigned int v8298 = static_cast<unsigned int>(v7154.row(32, iron_linear_thread() & 31u));
-        const float v8299 = v7154.x[32];
-        const unsigned int v8300 = v43 + v8298;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8301 = v7148 + v8297;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8302 = v8301 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8305 = v8300 + v37;
-        const unsigned int v8306 = v8301 + v18;
-        const bool v8307 = v8306 <= v8305;
-        const bool v8308 = v444 || v8307;
-        const bool v8309 = v8302 && v8308;
-        const unsigned int v8312 = v8301 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8313 = v8312 + v18;
-        const bool v8315 = v8305 < v8313;
-        const bool v8316 = v7266 || v8315;
-        const bool v8317 = v8309 && v8316;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8319 = v8299 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8320 = v8317 ? v8319 : __uint_as_float(0xff800000u);
-        v7154.x[32] = v8320;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8321 = static_cast<unsigned int>(v7154.col(33, iron_linear_thread() & 31u));
-        const unsigned int v8322 = static_cast<unsigned int>(v7154.row(33, iron_linear_thread() & 31u));
-        const float v8323 = v7154.x[33];
-        const unsigned int v8324 = v43 + v8322;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8325 = v7148 + v8321;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8326 = v8325 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8329 = v8324 + v37;
-        const unsigned int v8330 = v8325 + v18;
-        const bool v8331 = v8330 <= v8329;
-        const bool v8332 = v444 || v8331;
-        const bool v8333 = v8326 && v8332;
-        const unsigned int v8336 = v8325 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8337 = v8336 + v18;
-        const bool v8339 = v8329 < v8337;
-        const bool v8340 = v7266 || v8339;
-        const bool v8341 = v8333 && v8340;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8343 = v8323 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8344 = v8341 ? v8343 : __uint_as_float(0xff800000u);
-        v7154.x[33] = v8344;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8345 = static_cast<unsigned int>(v7154.col(34, iron_linear_thread() & 31u));
-        const unsigned int v8346 = static_cast<unsigned int>(v7154.row(34, iron_linear_thread() & 31u));
-        const float v8347 = v7154.x[34];
-        const unsigned int v8348 = v43 + v8346;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8349 = v7148 + v8345;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8350 = v8349 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8353 = v8348 + v37;
-        const unsigned int v8354 = v8349 + v18;
-        const bool v8355 = v8354 <= v8353;
-        const bool v8356 = v444 || v8355;
-        const bool v8357 = v8350 && v8356;
-        const unsigned int v8360 = v8349 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8361 = v8360 + v18;
-        const bool v8363 = v8353 < v8361;
-        const bool v8364 = v7266 || v8363;
-        const bool v8365 = v8357 && v8364;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8367 = v8347 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8368 = v8365 ? v8367 : __uint_as_float(0xff800000u);
-        v7154.x[34] = v8368;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8369 = static_cast<unsigned int>(v7154.col(35, iron_linear_thread() & 31u));
-        const unsigned int v8370 = static_cast<unsigned int>(v7154.row(35, iron_linear_thread() & 31u));
-        const float v8371 = v7154.x[35];
-        const unsigned int v8372 = v43 + v8370;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8373 = v7148 + v8369;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8374 = v8373 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8377 = v8372 + v37;
-        const unsigned int v8378 = v8373 + v18;
-        const bool v8379 = v8378 <= v8377;
-        const bool v8380 = v444 || v8379;
-        const bool v8381 = v8374 && v8380;
-        const unsigned int v8384 = v8373 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8385 = v8384 + v18;
-        const bool v8387 = v8377 < v8385;
-        const bool v8388 = v7266 || v8387;
-        const bool v8389 = v8381 && v8388;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8391 = v8371 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8392 = v8389 ? v8391 : __uint_as_float(0xff800000u);
-        v7154.x[35] = v8392;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8393 = static_cast<unsigned int>(v7154.col(36, iron_linear_thread() & 31u));
-        const unsigned int v8394 = static_cast<unsigned int>(v7154.row(36, iron_linear_thread() & 31u));
-        const float v8395 = v7154.x[36];
-        const unsigned int v8396 = v43 + v8394;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8397 = v7148 + v8393;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8398 = v8397 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8401 = v8396 + v37;
-        const unsigned int v8402 = v8397 + v18;
-        const bool v8403 = v8402 <= v8401;
-        const bool v8404 = v444 || v8403;
-        const bool v8405 = v8398 && v8404;
-        const unsigned int v8408 = v8397 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8409 = v8408 + v18;
-        const bool v8411 = v8401 < v8409;
-        const bool v8412 = v7266 || v8411;
-        const bool v8413 = v8405 && v8412;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8415 = v8395 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8416 = v8413 ? v8415 : __uint_as_float(0xff800000u);
-        v7154.x[36] = v8416;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8417 = static_cast<unsigned int>(v7154.col(37, iron_linear_thread() & 31u));
-        const unsigned int v8418 = static_cast<unsigned int>(v7154.row(37, iron_linear_thread() & 31u));
-        const float v8419 = v7154.x[37];
-        const unsigned int v8420 = v43 + v8418;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8421 = v7148 + v8417;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8422 = v8421 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8425 = v8420 + v37;
-        const unsigned int v8426 = v8421 + v18;
-        const bool v8427 = v8426 <= v8425;
-        const bool v8428 = v444 || v8427;
-        const bool v8429 = v8422 && v8428;
-        const unsigned int v8432 = v8421 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8433 = v8432 + v18;
-        const bool v8435 = v8425 < v8433;
-        const bool v8436 = v7266 || v8435;
-        const bool v8437 = v8429 && v8436;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8439 = v8419 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8440 = v8437 ? v8439 : __uint_as_float(0xff800000u);
-        v7154.x[37] = v8440;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8441 = static_cast<unsigned int>(v7154.col(38, iron_linear_thread() & 31u));
-        const unsigned int v8442 = static_cast<unsigned int>(v7154.row(38, iron_linear_thread() & 31u));
-        const float v8443 = v7154.x[38];
-        const unsigned int v8444 = v43 + v8442;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8445 = v7148 + v8441;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8446 = v8445 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8449 = v8444 + v37;
-        const unsigned int v8450 = v8445 + v18;
-        const bool v8451 = v8450 <= v8449;
-        const bool v8452 = v444 || v8451;
-        const bool v8453 = v8446 && v8452;
-        const unsigned int v8456 = v8445 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8457 = v8456 + v18;
-        const bool v8459 = v8449 < v8457;
-        const bool v8460 = v7266 || v8459;
-        const bool v8461 = v8453 && v8460;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8463 = v8443 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8464 = v8461 ? v8463 : __uint_as_float(0xff800000u);
-        v7154.x[38] = v8464;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8465 = static_cast<unsigned int>(v7154.col(39, iron_linear_thread() & 31u));
-        const unsigned int v8466 = static_cast<unsigned int>(v7154.row(39, iron_linear_thread() & 31u));
-        const float v8467 = v7154.x[39];
-        const unsigned int v8468 = v43 + v8466;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8469 = v7148 + v8465;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8470 = v8469 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8473 = v8468 + v37;
-        const unsigned int v8474 = v8469 + v18;
-        const bool v8475 = v8474 <= v8473;
-        const bool v8476 = v444 || v8475;
-        const bool v8477 = v8470 && v8476;
-        const unsigned int v8480 = v8469 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8481 = v8480 + v18;
-        const bool v8483 = v8473 < v8481;
-        const bool v8484 = v7266 || v8483;
-        const bool v8485 = v8477 && v8484;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8487 = v8467 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8488 = v8485 ? v8487 : __uint_as_float(0xff800000u);
-        v7154.x[39] = v8488;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8489 = static_cast<unsigned int>(v7154.col(40, iron_linear_thread() & 31u));
-        const unsigned int v8490 = static_cast<unsigned int>(v7154.row(40, iron_linear_thread() & 31u));
-        const float v8491 = v7154.x[40];
-        const unsigned int v8492 = v43 + v8490;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8493 = v7148 + v8489;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8494 = v8493 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8497 = v8492 + v37;
-        const unsigned int v8498 = v8493 + v18;
-        const bool v8499 = v8498 <= v8497;
-        const bool v8500 = v444 || v8499;
-        const bool v8501 = v8494 && v8500;
-        const unsigned int v8504 = v8493 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8505 = v8504 + v18;
-        const bool v8507 = v8497 < v8505;
-        const bool v8508 = v7266 || v8507;
-        const bool v8509 = v8501 && v8508;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8511 = v8491 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8512 = v8509 ? v8511 : __uint_as_float(0xff800000u);
-        v7154.x[40] = v8512;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8513 = static_cast<unsigned int>(v7154.col(41, iron_linear_thread() & 31u));
-        const unsigned int v8514 = static_cast<unsigned int>(v7154.row(41, iron_linear_thread() & 31u));
-        const float v8515 = v7154.x[41];
-        const unsigned int v8516 = v43 + v8514;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8517 = v7148 + v8513;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8518 = v8517 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8521 = v8516 + v37;
-        const unsigned int v8522 = v8517 + v18;
-        const bool v8523 = v8522 <= v8521;
-        const bool v8524 = v444 || v8523;
-        const bool v8525 = v8518 && v8524;
-        const unsigned int v8528 = v8517 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8529 = v8528 + v18;
-        const bool v8531 = v8521 < v8529;
-        const bool v8532 = v7266 || v8531;
-        const bool v8533 = v8525 && v8532;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8535 = v8515 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8536 = v8533 ? v8535 : __uint_as_float(0xff800000u);
-        v7154.x[41] = v8536;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8537 = static_cast<unsigned int>(v7154.col(42, iron_linear_thread() & 31u));
-        const unsigned int v8538 = static_cast<unsigned int>(v7154.row(42, iron_linear_thread() & 31u));
-        const float v8539 = v7154.x[42];
-        const unsigned int v8540 = v43 + v8538;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8541 = v7148 + v8537;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8542 = v8541 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8545 = v8540 + v37;
-        const unsigned int v8546 = v8541 + v18;
-        const bool v8547 = v8546 <= v8545;
-        const bool v8548 = v444 || v8547;
-        const bool v8549 = v8542 && v8548;
-        const unsigned int v8552 = v8541 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8553 = v8552 + v18;
-        const bool v8555 = v8545 < v8553;
-        const bool v8556 = v7266 || v8555;
-        const bool v8557 = v8549 && v8556;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8559 = v8539 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8560 = v8557 ? v8559 : __uint_as_float(0xff800000u);
-        v7154.x[42] = v8560;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8561 = static_cast<unsigned int>(v7154.col(43, iron_linear_thread() & 31u));
-        const unsigned int v8562 = static_cast<unsigned int>(v7154.row(43, iron_linear_thread() & 31u));
-        const float v8563 = v7154.x[43];
-        const unsigned int v8564 = v43 + v8562;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8565 = v7148 + v8561;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8566 = v8565 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8569 = v8564 + v37;
-        const unsigned int v8570 = v8565 + v18;
-        const bool v8571 = v8570 <= v8569;
-        const bool v8572 = v444 || v8571;
-        const bool v8573 = v8566 && v8572;
-        const unsigned int v8576 = v8565 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8577 = v8576 + v18;
-        const bool v8579 = v8569 < v8577;
-        const bool v8580 = v7266 || v8579;
-        const bool v8581 = v8573 && v8580;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8583 = v8563 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8584 = v8581 ? v8583 : __uint_as_float(0xff800000u);
-        v7154.x[43] = v8584;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8585 = static_cast<unsigned int>(v7154.col(44, iron_linear_thread() & 31u));
-        const unsigned int v8586 = static_cast<unsigned int>(v7154.row(44, iron_linear_thread() & 31u));
-        const float v8587 = v7154.x[44];
-        const unsigned int v8588 = v43 + v8586;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8589 = v7148 + v8585;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8590 = v8589 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8593 = v8588 + v37;
-        const unsigned int v8594 = v8589 + v18;
-        const bool v8595 = v8594 <= v8593;
-        const bool v8596 = v444 || v8595;
-        const bool v8597 = v8590 && v8596;
-        const unsigned int v8600 = v8589 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8601 = v8600 + v18;
-        const bool v8603 = v8593 < v8601;
-        const bool v8604 = v7266 || v8603;
-        const bool v8605 = v8597 && v8604;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8607 = v8587 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8608 = v8605 ? v8607 : __uint_as_float(0xff800000u);
-        v7154.x[44] = v8608;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8609 = static_cast<unsigned int>(v7154.col(45, iron_linear_thread() & 31u));
-        const unsigned int v8610 = static_cast<unsigned int>(v7154.row(45, iron_linear_thread() & 31u));
-        const float v8611 = v7154.x[45];
-        const unsigned int v8612 = v43 + v8610;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8613 = v7148 + v8609;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8614 = v8613 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8617 = v8612 + v37;
-        const unsigned int v8618 = v8613 + v18;
-        const bool v8619 = v8618 <= v8617;
-        const bool v8620 = v444 || v8619;
-        const bool v8621 = v8614 && v8620;
-        const unsigned int v8624 = v8613 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8625 = v8624 + v18;
-        const bool v8627 = v8617 < v8625;
-        const bool v8628 = v7266 || v8627;
-        const bool v8629 = v8621 && v8628;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8631 = v8611 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8632 = v8629 ? v8631 : __uint_as_float(0xff800000u);
-        v7154.x[45] = v8632;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8633 = static_cast<unsigned int>(v7154.col(46, iron_linear_thread() & 31u));
-        const unsigned int v8634 = static_cast<unsigned int>(v7154.row(46, iron_linear_thread() & 31u));
-        const float v8635 = v7154.x[46];
-        const unsigned int v8636 = v43 + v8634;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8637 = v7148 + v8633;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8638 = v8637 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8641 = v8636 + v37;
-        const unsigned int v8642 = v8637 + v18;
-        const bool v8643 = v8642 <= v8641;
-        const bool v8644 = v444 || v8643;
-        const bool v8645 = v8638 && v8644;
-        const unsigned int v8648 = v8637 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8649 = v8648 + v18;
-        const bool v8651 = v8641 < v8649;
-        const bool v8652 = v7266 || v8651;
-        const bool v8653 = v8645 && v8652;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8655 = v8635 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8656 = v8653 ? v8655 : __uint_as_float(0xff800000u);
-        v7154.x[46] = v8656;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8657 = static_cast<unsigned int>(v7154.col(47, iron_linear_thread() & 31u));
-        const unsigned int v8658 = static_cast<unsigned int>(v7154.row(47, iron_linear_thread() & 31u));
-        const float v8659 = v7154.x[47];
-        const unsigned int v8660 = v43 + v8658;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8661 = v7148 + v8657;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8662 = v8661 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8665 = v8660 + v37;
-        const unsigned int v8666 = v8661 + v18;
-        const bool v8667 = v8666 <= v8665;
-        const bool v8668 = v444 || v8667;
-        const bool v8669 = v8662 && v8668;
-        const unsigned int v8672 = v8661 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8673 = v8672 + v18;
-        const bool v8675 = v8665 < v8673;
-        const bool v8676 = v7266 || v8675;
-        const bool v8677 = v8669 && v8676;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8679 = v8659 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8680 = v8677 ? v8679 : __uint_as_float(0xff800000u);
-        v7154.x[47] = v8680;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8681 = static_cast<unsigned int>(v7154.col(48, iron_linear_thread() & 31u));
-        const unsigned int v8682 = static_cast<unsigned int>(v7154.row(48, iron_linear_thread() & 31u));
-        const float v8683 = v7154.x[48];
-        const unsigned int v8684 = v43 + v8682;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8685 = v7148 + v8681;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8686 = v8685 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8689 = v8684 + v37;
-        const unsigned int v8690 = v8685 + v18;
-        const bool v8691 = v8690 <= v8689;
-        const bool v8692 = v444 || v8691;
-        const bool v8693 = v8686 && v8692;
-        const unsigned int v8696 = v8685 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8697 = v8696 + v18;
-        const bool v8699 = v8689 < v8697;
-        const bool v8700 = v7266 || v8699;
-        const bool v8701 = v8693 && v8700;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8703 = v8683 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8704 = v8701 ? v8703 : __uint_as_float(0xff800000u);
-        v7154.x[48] = v8704;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8705 = static_cast<unsigned int>(v7154.col(49, iron_linear_thread() & 31u));
-        const unsigned int v8706 = static_cast<unsigned int>(v7154.row(49, iron_linear_thread() & 31u));
-        const float v8707 = v7154.x[49];
-        const unsigned int v8708 = v43 + v8706;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8709 = v7148 + v8705;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8710 = v8709 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8713 = v8708 + v37;
-        const unsigned int v8714 = v8709 + v18;
-        const bool v8715 = v8714 <= v8713;
-        const bool v8716 = v444 || v8715;
-        const bool v8717 = v8710 && v8716;
-        const unsigned int v8720 = v8709 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8721 = v8720 + v18;
-        const bool v8723 = v8713 < v8721;
-        const bool v8724 = v7266 || v8723;
-        const bool v8725 = v8717 && v8724;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8727 = v8707 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8728 = v8725 ? v8727 : __uint_as_float(0xff800000u);
-        v7154.x[49] = v8728;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8729 = static_cast<unsigned int>(v7154.col(50, iron_linear_thread() & 31u));
-        const unsigned int v8730 = static_cast<unsigned int>(v7154.row(50, iron_linear_thread() & 31u));
-        const float v8731 = v7154.x[50];
-        const unsigned int v8732 = v43 + v8730;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8733 = v7148 + v8729;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8734 = v8733 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8737 = v8732 + v37;
-        const unsigned int v8738 = v8733 + v18;
-        const bool v8739 = v8738 <= v8737;
-        const bool v8740 = v444 || v8739;
-        const bool v8741 = v8734 && v8740;
-        const unsigned int v8744 = v8733 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8745 = v8744 + v18;
-        const bool v8747 = v8737 < v8745;
-        const bool v8748 = v7266 || v8747;
-        const bool v8749 = v8741 && v8748;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8751 = v8731 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8752 = v8749 ? v8751 : __uint_as_float(0xff800000u);
-        v7154.x[50] = v8752;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8753 = static_cast<unsigned int>(v7154.col(51, iron_linear_thread() & 31u));
-        const unsigned int v8754 = static_cast<unsigned int>(v7154.row(51, iron_linear_thread() & 31u));
-        const float v8755 = v7154.x[51];
-        const unsigned int v8756 = v43 + v8754;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8757 = v7148 + v8753;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8758 = v8757 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8761 = v8756 + v37;
-        const unsigned int v8762 = v8757 + v18;
-        const bool v8763 = v8762 <= v8761;
-        const bool v8764 = v444 || v8763;
-        const bool v8765 = v8758 && v8764;
-        const unsigned int v8768 = v8757 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8769 = v8768 + v18;
-        const bool v8771 = v8761 < v8769;
-        const bool v8772 = v7266 || v8771;
-        const bool v8773 = v8765 && v8772;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8775 = v8755 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8776 = v8773 ? v8775 : __uint_as_float(0xff800000u);
-        v7154.x[51] = v8776;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8777 = static_cast<unsigned int>(v7154.col(52, iron_linear_thread() & 31u));
-        const unsigned int v8778 = static_cast<unsigned int>(v7154.row(52, iron_linear_thread() & 31u));
-        const float v8779 = v7154.x[52];
-        const unsigned int v8780 = v43 + v8778;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8781 = v7148 + v8777;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8782 = v8781 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8785 = v8780 + v37;
-        const unsigned int v8786 = v8781 + v18;
-        const bool v8787 = v8786 <= v8785;
-        const bool v8788 = v444 || v8787;
-        const bool v8789 = v8782 && v8788;
-        const unsigned int v8792 = v8781 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8793 = v8792 + v18;
-        const bool v8795 = v8785 < v8793;
-        const bool v8796 = v7266 || v8795;
-        const bool v8797 = v8789 && v8796;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8799 = v8779 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8800 = v8797 ? v8799 : __uint_as_float(0xff800000u);
-        v7154.x[52] = v8800;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8801 = static_cast<unsigned int>(v7154.col(53, iron_linear_thread() & 31u));
-        const unsigned int v8802 = static_cast<unsigned int>(v7154.row(53, iron_linear_thread() & 31u));
-        const float v8803 = v7154.x[53];
-        const unsigned int v8804 = v43 + v8802;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8805 = v7148 + v8801;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8806 = v8805 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8809 = v8804 + v37;
-        const unsigned int v8810 = v8805 + v18;
-        const bool v8811 = v8810 <= v8809;
-        const bool v8812 = v444 || v8811;
-        const bool v8813 = v8806 && v8812;
-        const unsigned int v8816 = v8805 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8817 = v8816 + v18;
-        const bool v8819 = v8809 < v8817;
-        const bool v8820 = v7266 || v8819;
-        const bool v8821 = v8813 && v8820;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8823 = v8803 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8824 = v8821 ? v8823 : __uint_as_float(0xff800000u);
-        v7154.x[53] = v8824;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8825 = static_cast<unsigned int>(v7154.col(54, iron_linear_thread() & 31u));
-        const unsigned int v8826 = static_cast<unsigned int>(v7154.row(54, iron_linear_thread() & 31u));
-        const float v8827 = v7154.x[54];
-        const unsigned int v8828 = v43 + v8826;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8829 = v7148 + v8825;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8830 = v8829 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8833 = v8828 + v37;
-        const unsigned int v8834 = v8829 + v18;
-        const bool v8835 = v8834 <= v8833;
-        const bool v8836 = v444 || v8835;
-        const bool v8837 = v8830 && v8836;
-        const unsigned int v8840 = v8829 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8841 = v8840 + v18;
-        const bool v8843 = v8833 < v8841;
-        const bool v8844 = v7266 || v8843;
-        const bool v8845 = v8837 && v8844;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8847 = v8827 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8848 = v8845 ? v8847 : __uint_as_float(0xff800000u);
-        v7154.x[54] = v8848;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8849 = static_cast<unsigned int>(v7154.col(55, iron_linear_thread() & 31u));
-        const unsigned int v8850 = static_cast<unsigned int>(v7154.row(55, iron_linear_thread() & 31u));
-        const float v8851 = v7154.x[55];
-        const unsigned int v8852 = v43 + v8850;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8853 = v7148 + v8849;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8854 = v8853 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8857 = v8852 + v37;
-        const unsigned int v8858 = v8853 + v18;
-        const bool v8859 = v8858 <= v8857;
-        const bool v8860 = v444 || v8859;
-        const bool v8861 = v8854 && v8860;
-        const unsigned int v8864 = v8853 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8865 = v8864 + v18;
-        const bool v8867 = v8857 < v8865;
-        const bool v8868 = v7266 || v8867;
-        const bool v8869 = v8861 && v8868;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8871 = v8851 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8872 = v8869 ? v8871 : __uint_as_float(0xff800000u);
-        v7154.x[55] = v8872;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8873 = static_cast<unsigned int>(v7154.col(56, iron_linear_thread() & 31u));
-        const unsigned int v8874 = static_cast<unsigned int>(v7154.row(56, iron_linear_thread() & 31u));
-        const float v8875 = v7154.x[56];
-        const unsigned int v8876 = v43 + v8874;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8877 = v7148 + v8873;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8878 = v8877 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8881 = v8876 + v37;
-        const unsigned int v8882 = v8877 + v18;
-        const bool v8883 = v8882 <= v8881;
-        const bool v8884 = v444 || v8883;
-        const bool v8885 = v8878 && v8884;
-        const unsigned int v8888 = v8877 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8889 = v8888 + v18;
-        const bool v8891 = v8881 < v8889;
-        const bool v8892 = v7266 || v8891;
-        const bool v8893 = v8885 && v8892;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8895 = v8875 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8896 = v8893 ? v8895 : __uint_as_float(0xff800000u);
-        v7154.x[56] = v8896;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8897 = static_cast<unsigned int>(v7154.col(57, iron_linear_thread() & 31u));
-        const unsigned int v8898 = static_cast<unsigned int>(v7154.row(57, iron_linear_thread() & 31u));
-        const float v8899 = v7154.x[57];
-        const unsigned int v8900 = v43 + v8898;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8901 = v7148 + v8897;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8902 = v8901 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8905 = v8900 + v37;
-        const unsigned int v8906 = v8901 + v18;
-        const bool v8907 = v8906 <= v8905;
-        const bool v8908 = v444 || v8907;
-        const bool v8909 = v8902 && v8908;
-        const unsigned int v8912 = v8901 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8913 = v8912 + v18;
-        const bool v8915 = v8905 < v8913;
-        const bool v8916 = v7266 || v8915;
-        const bool v8917 = v8909 && v8916;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8919 = v8899 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8920 = v8917 ? v8919 : __uint_as_float(0xff800000u);
-        v7154.x[57] = v8920;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8921 = static_cast<unsigned int>(v7154.col(58, iron_linear_thread() & 31u));
-        const unsigned int v8922 = static_cast<unsigned int>(v7154.row(58, iron_linear_thread() & 31u));
-        const float v8923 = v7154.x[58];
-        const unsigned int v8924 = v43 + v8922;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8925 = v7148 + v8921;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8926 = v8925 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8929 = v8924 + v37;
-        const unsigned int v8930 = v8925 + v18;
-        const bool v8931 = v8930 <= v8929;
-        const bool v8932 = v444 || v8931;
-        const bool v8933 = v8926 && v8932;
-        const unsigned int v8936 = v8925 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8937 = v8936 + v18;
-        const bool v8939 = v8929 < v8937;
-        const bool v8940 = v7266 || v8939;
-        const bool v8941 = v8933 && v8940;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8943 = v8923 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8944 = v8941 ? v8943 : __uint_as_float(0xff800000u);
-        v7154.x[58] = v8944;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8945 = static_cast<unsigned int>(v7154.col(59, iron_linear_thread() & 31u));
-        const unsigned int v8946 = static_cast<unsigned int>(v7154.row(59, iron_linear_thread() & 31u));
-        const float v8947 = v7154.x[59];
-        const unsigned int v8948 = v43 + v8946;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8949 = v7148 + v8945;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8950 = v8949 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8953 = v8948 + v37;
-        const unsigned int v8954 = v8949 + v18;
-        const bool v8955 = v8954 <= v8953;
-        const bool v8956 = v444 || v8955;
-        const bool v8957 = v8950 && v8956;
-        const unsigned int v8960 = v8949 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8961 = v8960 + v18;
-        const bool v8963 = v8953 < v8961;
-        const bool v8964 = v7266 || v8963;
-        const bool v8965 = v8957 && v8964;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8967 = v8947 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8968 = v8965 ? v8967 : __uint_as_float(0xff800000u);
-        v7154.x[59] = v8968;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8969 = static_cast<unsigned int>(v7154.col(60, iron_linear_thread() & 31u));
-        const unsigned int v8970 = static_cast<unsigned int>(v7154.row(60, iron_linear_thread() & 31u));
-        const float v8971 = v7154.x[60];
-        const unsigned int v8972 = v43 + v8970;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8973 = v7148 + v8969;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8974 = v8973 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8977 = v8972 + v37;
-        const unsigned int v8978 = v8973 + v18;
-        const bool v8979 = v8978 <= v8977;
-        const bool v8980 = v444 || v8979;
-        const bool v8981 = v8974 && v8980;
-        const unsigned int v8984 = v8973 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8985 = v8984 + v18;
-        const bool v8987 = v8977 < v8985;
-        const bool v8988 = v7266 || v8987;
-        const bool v8989 = v8981 && v8988;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8991 = v8971 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8992 = v8989 ? v8991 : __uint_as_float(0xff800000u);
-        v7154.x[60] = v8992;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8993 = static_cast<unsigned int>(v7154.col(61, iron_linear_thread() & 31u));
-        const unsigned int v8994 = static_cast<unsigned int>(v7154.row(61, iron_linear_thread() & 31u));
-        const float v8995 = v7154.x[61];
-        const unsigned int v8996 = v43 + v8994;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8997 = v7148 + v8993;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8998 = v8997 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9001 = v8996 + v37;
-        const unsigned int v9002 = v8997 + v18;
-        const bool v9003 = v9002 <= v9001;
-        const bool v9004 = v444 || v9003;
-        const bool v9005 = v8998 && v9004;
-        const unsigned int v9008 = v8997 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9009 = v9008 + v18;
-        const bool v9011 = v9001 < v9009;
-        const bool v9012 = v7266 || v9011;
-        const bool v9013 = v9005 && v9012;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9015 = v8995 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9016 = v9013 ? v9015 : __uint_as_float(0xff800000u);
-        v7154.x[61] = v9016;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9017 = static_cast<unsigned int>(v7154.col(62, iron_linear_thread() & 31u));
-        const unsigned int v9018 = static_cast<unsigned int>(v7154.row(62, iron_linear_thread() & 31u));
-        const float v9019 = v7154.x[62];
-        const unsigned int v9020 = v43 + v9018;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9021 = v7148 + v9017;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9022 = v9021 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9025 = v9020 + v37;
-        const unsigned int v9026 = v9021 + v18;
-        const bool v9027 = v9026 <= v9025;
-        const bool v9028 = v444 || v9027;
-        const bool v9029 = v9022 && v9028;
-        const unsigned int v9032 = v9021 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9033 = v9032 + v18;
-        const bool v9035 = v9025 < v9033;
-        const bool v9036 = v7266 || v9035;
-        const bool v9037 = v9029 && v9036;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9039 = v9019 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9040 = v9037 ? v9039 : __uint_as_float(0xff800000u);
-        v7154.x[62] = v9040;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9041 = static_cast<unsigned int>(v7154.col(63, iron_linear_thread() & 31u));
-        const unsigned int v9042 = static_cast<unsigned int>(v7154.row(63, iron_linear_thread() & 31u));
-        const float v9043 = v7154.x[63];
-        const unsigned int v9044 = v43 + v9042;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9045 = v7148 + v9041;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9046 = v9045 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9049 = v9044 + v37;
-        const unsigned int v9050 = v9045 + v18;
-        const bool v9051 = v9050 <= v9049;
-        const bool v9052 = v444 || v9051;
-        const bool v9053 = v9046 && v9052;
-        const unsigned int v9056 = v9045 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9057 = v9056 + v18;
-        const bool v9059 = v9049 < v9057;
-        const bool v9060 = v7266 || v9059;
-        const bool v9061 = v9053 && v9060;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9063 = v9043 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9064 = v9061 ? v9063 : __uint_as_float(0xff800000u);
-        v7154.x[63] = v9064;  // kernels/sdpa/flash_tile.hpp:171
-      }
-      iron_frag<float, 2, 32, 8> v9066;  // kernels/sdpa/flash_tile.hpp:180
-      iron_frag_fill(v9066, 0.0f);
-      iron_frag_row_reduce<false>(v9066, v7154);
-      iron_frag<float, 2, 32, 8> v9068;  // kernels/sdpa/flash_tile.hpp:181
-      iron_frag_fill(v9068, 0.0f);
-      const float v9072 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9073 = v9066.x[0];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9074 = fmaxf(v9072, v9073);
-      const bool v9077 = v9074 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9078 = v9077 ? 0.0f : v9074;
-      const float v9079 = v9072 - v9078;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9080 = iron_exp2_approx(v9079);
-      v9068.x[0] = v9080;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9084 = v465.x[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9085 = v9066.x[1];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9086 = fmaxf(v9084, v9085);
-      const bool v9089 = v9086 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9090 = v9089 ? 0.0f : v9086;
-      const float v9091 = v9084 - v9090;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9092 = iron_exp2_approx(v9091);
-      v9068.x[1] = v9092;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9096 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9097 = v9066.x[2];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9098 = fmaxf(v9096, v9097);
-      const bool v9101 = v9098 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9102 = v9101 ? 0.0f : v9098;
-      const float v9103 = v9096 - v9102;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9104 = iron_exp2_approx(v9103);
-      v9068.x[2] = v9104;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9108 = v465.x[3];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9109 = v9066.x[3];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9110 = fmaxf(v9108, v9109);
-      const bool v9113 = v9110 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9114 = v9113 ? 0.0f : v9110;
-      const float v9115 = v9108 - v9114;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9116 = iron_exp2_approx(v9115);
-      v9068.x[3] = v9116;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9120 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9121 = v9066.x[4];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9122 = fmaxf(v9120, v9121);
-      const bool v9125 = v9122 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9126 = v9125 ? 0.0f : v9122;
-      const float v9127 = v9120 - v9126;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9128 = iron_exp2_approx(v9127);
-      v9068.x[4] = v9128;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9132 = v465.x[5];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9133 = v9066.x[5];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9134 = fmaxf(v9132, v9133);
-      const bool v9137 = v9134 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9138 = v9137 ? 0.0f : v9134;
-      const float v9139 = v9132 - v9138;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9140 = iron_exp2_approx(v9139);
-      v9068.x[5] = v9140;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9144 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9145 = v9066.x[6];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9146 = fmaxf(v9144, v9145);
-      const bool v9149 = v9146 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9150 = v9149 ? 0.0f : v9146;
-      const float v9151 = v9144 - v9150;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9152 = iron_exp2_approx(v9151);
-      v9068.x[6] = v9152;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9156 = v465.x[7];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9157 = v9066.x[7];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9158 = fmaxf(v9156, v9157);
-      const bool v9161 = v9158 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9162 = v9161 ? 0.0f : v9158;
-      const float v9163 = v9156 - v9162;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9164 = iron_exp2_approx(v9163);
-      v9068.x[7] = v9164;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9167 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v9168 = v9066.x[0];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9169 = fmaxf(v9167, v9168);
-      v465.x[0] = v9169;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9172 = v465.x[1];
-      const float v9173 = v9066.x[1];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9174 = fmaxf(v9172, v9173);
-      v465.x[1] = v9174;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9177 = v465.x[2];
-      const float v9178 = v9066.x[2];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9179 = fmaxf(v9177, v9178);
-      v465.x[2] = v9179;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9182 = v465.x[3];
-      const float v9183 = v9066.x[3];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9184 = fmaxf(v9182, v9183);
-      v465.x[3] = v9184;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9187 = v465.x[4];
-      const float v9188 = v9066.x[4];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9189 = fmaxf(v9187, v9188);
-      v465.x[4] = v9189;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9192 = v465.x[5];
-      const float v9193 = v9066.x[5];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9194 = fmaxf(v9192, v9193);
-      v465.x[5] = v9194;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9197 = v465.x[6];
-      const float v9198 = v9066.x[6];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9199 = fmaxf(v9197, v9198);
-      v465.x[6] = v9199;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9202 = v465.x[7];
-      const float v9203 = v9066.x[7];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9204 = fmaxf(v9202, v9203);
-      v465.x[7] = v9204;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9207 = v7154.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v9208 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9211 = v9208 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9212 = v9211 ? 0.0f : v9208;
-      const float v9213 = v9207 - v9212;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9214 = iron_exp2_approx(v9213);
-      v7154.x[0] = v9214;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9217 = v7154.x[1];
-      const float v9218 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9221 = v9218 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9222 = v9221 ? 0.0f : v9218;
-      const float v9223 = v9217 - v9222;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9224 = iron_exp2_approx(v9223);
-      v7154.x[1] = v9224;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9227 = v7154.x[2];
-      const float v9228 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9231 = v9228 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9232 = v9231 ? 0.0f : v9228;
-      const float v9233 = v9227 - v9232;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9234 = iron_exp2_approx(v9233);
-      v7154.x[2] = v9234;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9237 = v7154.x[3];
-      const float v9238 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9241 = v9238 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9242 = v9241 ? 0.0f : v9238;
-      const float v9243 = v9237 - v9242;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9244 = iron_exp2_approx(v9243);
-      v7154.x[3] = v9244;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9247 = v7154.x[4];
-      const float v9248 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9251 = v9248 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9252 = v9251 ? 0.0f : v9248;
-      const float v9253 = v9247 - v9252;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9254 = iron_exp2_approx(v9253);
-      v7154.x[4] = v9254;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9257 = v7154.x[5];
-      const float v9258 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9261 = v9258 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9262 = v9261 ? 0.0f : v9258;
-      const float v9263 = v9257 - v9262;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9264 = iron_exp2_approx(v9263);
-      v7154.x[5] = v9264;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9267 = v7154.x[6];
-      const float v9268 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9271 = v9268 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9272 = v9271 ? 0.0f : v9268;
-      const float v9273 = v9267 - v9272;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9274 = iron_exp2_approx(v9273);
-      v7154.x[6] = v9274;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9277 = v7154.x[7];
-      const float v9278 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9281 = v9278 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9282 = v9281 ? 0.0f : v9278;
-      const float v9283 = v9277 - v9282;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9284 = iron_exp2_approx(v9283);
-      v7154.x[7] = v9284;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9287 = v7154.x[8];
-      const float v9288 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9291 = v9288 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9292 = v9291 ? 0.0f : v9288;
-      const float v9293 = v9287 - v9292;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9294 = iron_exp2_approx(v9293);
-      v7154.x[8] = v9294;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9297 = v7154.x[9];
-      const float v9298 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9301 = v9298 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9302 = v9301 ? 0.0f : v9298;
-      const float v9303 = v9297 - v9302;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9304 = iron_exp2_approx(v9303);
-      v7154.x[9] = v9304;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9307 = v7154.x[10];
-      const float v9308 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9311 = v9308 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9312 = v9311 ? 0.0f : v9308;
-      const float v9313 = v9307 - v9312;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9314 = iron_exp2_approx(v9313);
-      v7154.x[10] = v9314;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9317 = v7154.x[11];
-      const float v9318 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9321 = v9318 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9322 = v9321 ? 0.0f : v9318;
-      const float v9323 = v9317 - v9322;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9324 = iron_exp2_approx(v9323);
-      v7154.x[11] = v9324;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9327 = v7154.x[12];
-      const float v9328 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9331 = v9328 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9332 = v9331 ? 0.0f : v9328;
-      const float v9333 = v9327 - v9332;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9334 = iron_exp2_approx(v9333);
-      v7154.x[12] = v9334;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9337 = v7154.x[13];
-      const float v9338 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9341 = v9338 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9342 = v9341 ? 0.0f : v9338;
-      const float v9343 = v9337 - v9342;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9344 = iron_exp2_approx(v9343);
-      v7154.x[13] = v9344;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9347 = v7154.x[14];
-      const float v9348 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9351 = v9348 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9352 = v9351 ? 0.0f : v9348;
-      const float v9353 = v9347 - v9352;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9354 = iron_exp2_approx(v9353);
-      v7154.x[14] = v9354;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9357 = v7154.x[15];
-      const float v9358 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9361 = v9358 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9362 = v9361 ? 0.0f : v9358;
-      const float v9363 = v9357 - v9362;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9364 = iron_exp2_approx(v9363);
-      v7154.x[15] = v9364;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9367 = v7154.x[16];
-      const float v9368 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9371 = v9368 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9372 = v9371 ? 0.0f : v9368;
-      const float v9373 = v9367 - v9372;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9374 = iron_exp2_approx(v9373);
-      v7154.x[16] = v9374;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9377 = v7154.x[17];
-      const float v9378 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9381 = v9378 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9382 = v9381 ? 0.0f : v9378;
-      const float v9383 = v9377 - v9382;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9384 = iron_exp2_approx(v9383);
-      v7154.x[17] = v9384;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9387 = v7154.x[18];
-      const float v9388 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9391 = v9388 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9392 = v9391 ? 0.0f : v9388;
-      const float v9393 = v9387 - v9392;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9394 = iron_exp2_approx(v9393);
-      v7154.x[18] = v9394;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9397 = v7154.x[19];
-      const float v9398 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9401 = v9398 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9402 = v9401 ? 0.0f : v9398;
-      const float v9403 = v9397 - v9402;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9404 = iron_exp2_approx(v9403);
-      v7154.x[19] = v9404;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9407 = v7154.x[20];
-      const float v9408 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9411 = v9408 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9412 = v9411 ? 0.0f : v9408;
-      const float v9413 = v9407 - v9412;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9414 = iron_exp2_approx(v9413);
-      v7154.x[20] = v9414;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9417 = v7154.x[21];
-      const float v9418 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9421 = v9418 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9422 = v9421 ? 0.0f : v9418;
-      const float v9423 = v9417 - v9422;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9424 = iron_exp2_approx(v9423);
-      v7154.x[21] = v9424;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9427 = v7154.x[22];
-      const float v9428 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9431 = v9428 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9432 = v9431 ? 0.0f : v9428;
-      const float v9433 = v9427 - v9432;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9434 = iron_exp2_approx(v9433);
-      v7154.x[22] = v9434;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9437 = v7154.x[23];
-      const float v9438 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9441 = v9438 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9442 = v9441 ? 0.0f : v9438;
-      const float v9443 = v9437 - v9442;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9444 = iron_exp2_approx(v9443);
-      v7154.x[23] = v9444;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9447 = v7154.x[24];
-      const float v9448 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9451 = v9448 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9452 = v9451 ? 0.0f : v9448;
-      const float v9453 = v9447 - v9452;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9454 = iron_exp2_approx(v9453);
-      v7154.x[24] = v9454;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9457 = v7154.x[25];
-      const float v9458 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9461 = v9458 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9462 = v9461 ? 0.0f : v9458;
-      const float v9463 = v9457 - v9462;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9464 = iron_exp2_approx(v9463);
-      v7154.x[25] = v9464;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9467 = v7154.x[26];
-      const float v9468 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9471 = v9468 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9472 = v9471 ? 0.0f : v9468;
-      const float v9473 = v9467 - v9472;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9474 = iron_exp2_approx(v9473);
-      v7154.x[26] = v9474;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9477 = v7154.x[27];
-      const float v9478 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9481 = v9478 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9482 = v9481 ? 0.0f : v9478;
-      const float v9483 = v9477 - v9482;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9484 = iron_exp2_approx(v9483);
-      v7154.x[27] = v9484;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9487 = v7154.x[28];
-      const float v9488 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9491 = v9488 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9492 = v9491 ? 0.0f : v9488;
-      const float v9493 = v9487 - v9492;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9494 = iron_exp2_approx(v9493);
-      v7154.x[28] = v9494;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9497 = v7154.x[29];
-      const float v9498 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9501 = v9498 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9502 = v9501 ? 0.0f : v9498;
-      const float v9503 = v9497 - v9502;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9504 = iron_exp2_approx(v9503);
-      v7154.x[29] = v9504;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9507 = v7154.x[30];
-      const float v9508 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9511 = v9508 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9512 = v9511 ? 0.0f : v9508;
-      const float v9513 = v9507 - v9512;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9514 = iron_exp2_approx(v9513);
-      v7154.x[30] = v9514;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9517 = v7154.x[31];
-      const float v9518 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9521 = v9518 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9522 = v9521 ? 0.0f : v9518;
-      const float v9523 = v9517 - v9522;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9524 = iron_exp2_approx(v9523);
-      v7154.x[31] = v9524;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9527 = v7154.x[32];
-      const float v9528 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9531 = v9528 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9532 = v9531 ? 0.0f : v9528;
-      const float v9533 = v9527 - v9532;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9534 = iron_exp2_approx(v9533);
-      v7154.x[32] = v9534;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9537 = v7154.x[33];
-      const float v9538 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9541 = v9538 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9542 = v9541 ? 0.0f : v9538;
-      const float v9543 = v9537 - v9542;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9544 = iron_exp2_approx(v9543);
-      v7154.x[33] = v9544;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9547 = v7154.x[34];
-      const float v9548 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9551 = v9548 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9552 = v9551 ? 0.0f : v9548;
-      const float v9553 = v9547 - v9552;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9554 = iron_exp2_approx(v9553);
-      v7154.x[34] = v9554;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9557 = v7154.x[35];
-      const float v9558 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9561 = v9558 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9562 = v9561 ? 0.0f : v9558;
-      const float v9563 = v9557 - v9562;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9564 = iron_exp2_approx(v9563);
-      v7154.x[35] = v9564;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9567 = v7154.x[36];
-      const float v9568 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9571 = v9568 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9572 = v9571 ? 0.0f : v9568;
-      const float v9573 = v9567 - v9572;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9574 = iron_exp2_approx(v9573);
-      v7154.x[36] = v9574;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9577 = v7154.x[37];
-      const float v9578 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9581 = v9578 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9582 = v9581 ? 0.0f : v9578;
-      const float v9583 = v9577 - v9582;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9584 = iron_exp2_approx(v9583);
-      v7154.x[37] = v9584;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9587 = v7154.x[38];
-      const float v9588 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9591 = v9588 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9592 = v9591 ? 0.0f : v9588;
-      const float v9593 = v9587 - v9592;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9594 = iron_exp2_approx(v9593);
-      v7154.x[38] = v9594;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9597 = v7154.x[39];
-      const float v9598 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9601 = v9598 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9602 = v9601 ? 0.0f : v9598;
-      const float v9603 = v9597 - v9602;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9604 = iron_exp2_approx(v9603);
-      v7154.x[39] = v9604;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9607 = v7154.x[40];
-      const float v9608 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9611 = v9608 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9612 = v9611 ? 0.0f : v9608;
-      const float v9613 = v9607 - v9612;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9614 = iron_exp2_approx(v9613);
-      v7154.x[40] = v9614;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9617 = v7154.x[41];
-      const float v9618 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9621 = v9618 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9622 = v9621 ? 0.0f : v9618;
-      const float v9623 = v9617 - v9622;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9624 = iron_exp2_approx(v9623);
-      v7154.x[41] = v9624;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9627 = v7154.x[42];
-      const float v9628 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9631 = v9628 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9632 = v9631 ? 0.0f : v9628;
-      const float v9633 = v9627 - v9632;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9634 = iron_exp2_approx(v9633);
-      v7154.x[42] = v9634;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9637 = v7154.x[43];
-      const float v9638 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9641 = v9638 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9642 = v9641 ? 0.0f : v9638;
-      const float v9643 = v9637 - v9642;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9644 = iron_exp2_approx(v9643);
-      v7154.x[43] = v9644;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9647 = v7154.x[44];
-      const float v9648 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9651 = v9648 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9652 = v9651 ? 0.0f : v9648;
-      const float v9653 = v9647 - v9652;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9654 = iron_exp2_approx(v9653);
-      v7154.x[44] = v9654;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9657 = v7154.x[45];
-      const float v9658 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9661 = v9658 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9662 = v9661 ? 0.0f : v9658;
-      const float v9663 = v9657 - v9662;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9664 = iron_exp2_approx(v9663);
-      v7154.x[45] = v9664;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9667 = v7154.x[46];
-      const float v9668 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9671 = v9668 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9672 = v9671 ? 0.0f : v9668;
-      const float v9673 = v9667 - v9672;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9674 = iron_exp2_approx(v9673);
-      v7154.x[46] = v9674;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9677 = v7154.x[47];
-      const float v9678 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9681 = v9678 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9682 = v9681 ? 0.0f : v9678;
-      const float v9683 = v9677 - v9682;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9684 = iron_exp2_approx(v9683);
-      v7154.x[47] = v9684;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9687 = v7154.x[48];
-      const float v9688 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9691 = v9688 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9692 = v9691 ? 0.0f : v9688;
-      const float v9693 = v9687 - v9692;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9694 = iron_exp2_approx(v9693);
-      v7154.x[48] = v9694;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9697 = v7154.x[49];
-      const float v9698 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9701 = v9698 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9702 = v9701 ? 0.0f : v9698;
-      const float v9703 = v9697 - v9702;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9704 = iron_exp2_approx(v9703);
-      v7154.x[49] = v9704;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9707 = v7154.x[50];
-      const float v9708 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9711 = v9708 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9712 = v9711 ? 0.0f : v9708;
-      const float v9713 = v9707 - v9712;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9714 = iron_exp2_approx(v9713);
-      v7154.x[50] = v9714;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9717 = v7154.x[51];
-      const float v9718 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9721 = v9718 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9722 = v9721 ? 0.0f : v9718;
-      const float v9723 = v9717 - v9722;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9724 = iron_exp2_approx(v9723);
-      v7154.x[51] = v9724;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9727 = v7154.x[52];
-      const float v9728 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9731 = v9728 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9732 = v9731 ? 0.0f : v9728;
-      const float v9733 = v9727 - v9732;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9734 = iron_exp2_approx(v9733);
-      v7154.x[52] = v9734;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9737 = v7154.x[53];
-      const float v9738 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9741 = v9738 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9742 = v9741 ? 0.0f : v9738;
-      const float v9743 = v9737 - v9742;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9744 = iron_exp2_approx(v9743);
-      v7154.x[53] = v9744;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9747 = v7154.x[54];
-      const float v9748 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9751 = v9748 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9752 = v9751 ? 0.0f : v9748;
-      const float v9753 = v9747 - v9752;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9754 = iron_exp2_approx(v9753);
-      v7154.x[54] = v9754;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9757 = v7154.x[55];
-      const float v9758 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9761 = v9758 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9762 = v9761 ? 0.0f : v9758;
-      const float v9763 = v9757 - v9762;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9764 = iron_exp2_approx(v9763);
-      v7154.x[55] = v9764;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9767 = v7154.x[56];
-      const float v9768 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9771 = v9768 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9772 = v9771 ? 0.0f : v9768;
-      const float v9773 = v9767 - v9772;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9774 = iron_exp2_approx(v9773);
-      v7154.x[56] = v9774;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9777 = v7154.x[57];
-      const float v9778 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9781 = v9778 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9782 = v9781 ? 0.0f : v9778;
-      const float v9783 = v9777 - v9782;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9784 = iron_exp2_approx(v9783);
-      v7154.x[57] = v9784;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9787 = v7154.x[58];
-      const float v9788 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9791 = v9788 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9792 = v9791 ? 0.0f : v9788;
-      const float v9793 = v9787 - v9792;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9794 = iron_exp2_approx(v9793);
-      v7154.x[58] = v9794;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9797 = v7154.x[59];
-      const float v9798 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9801 = v9798 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9802 = v9801 ? 0.0f : v9798;
-      const float v9803 = v9797 - v9802;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9804 = iron_exp2_approx(v9803);
-      v7154.x[59] = v9804;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9807 = v7154.x[60];
-      const float v9808 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9811 = v9808 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9812 = v9811 ? 0.0f : v9808;
-      const float v9813 = v9807 - v9812;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9814 = iron_exp2_approx(v9813);
-      v7154.x[60] = v9814;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9817 = v7154.x[61];
-      const float v9818 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9821 = v9818 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9822 = v9821 ? 0.0f : v9818;
-      const float v9823 = v9817 - v9822;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9824 = iron_exp2_approx(v9823);
-      v7154.x[61] = v9824;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9827 = v7154.x[62];
-      const float v9828 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9831 = v9828 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9832 = v9831 ? 0.0f : v9828;
-      const float v9833 = v9827 - v9832;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9834 = iron_exp2_approx(v9833);
-      v7154.x[62] = v9834;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9837 = v7154.x[63];
-      const float v9838 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9841 = v9838 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9842 = v9841 ? 0.0f : v9838;
-      const float v9843 = v9837 - v9842;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9844 = iron_exp2_approx(v9843);
-      v7154.x[63] = v9844;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 2, 32, 8> v9846;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v9846, 0.0f);
-      iron_frag_row_reduce<true>(v9846, v7154);
-      const float v9849 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v9850 = v9846.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9851 = v9068.x[0];
-      const float v9852 = v9849 * v9851;
-      const float v9853 = v9852 + v9850;
-      v467.x[0] = v9853;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9856 = v467.x[1];
-      const float v9857 = v9846.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9858 = v9068.x[1];
-      const float v9859 = v9856 * v9858;
-      const float v9860 = v9859 + v9857;
-      v467.x[1] = v9860;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9863 = v467.x[2];
-      const float v9864 = v9846.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9865 = v9068.x[2];
-      const float v9866 = v9863 * v9865;
-      const float v9867 = v9866 + v9864;
-      v467.x[2] = v9867;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9870 = v467.x[3];
-      const float v9871 = v9846.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9872 = v9068.x[3];
-      const float v9873 = v9870 * v9872;
-      const float v9874 = v9873 + v9871;
-      v467.x[3] = v9874;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9877 = v467.x[4];
-      const float v9878 = v9846.x[4];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9879 = v9068.x[4];
-      const float v9880 = v9877 * v9879;
-      const float v9881 = v9880 + v9878;
-      v467.x[4] = v9881;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9884 = v467.x[5];
-      const float v9885 = v9846.x[5];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9886 = v9068.x[5];
-      const float v9887 = v9884 * v9886;
-      const float v9888 = v9887 + v9885;
-      v467.x[5] = v9888;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9891 = v467.x[6];
-      const float v9892 = v9846.x[6];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9893 = v9068.x[6];
-      const float v9894 = v9891 * v9893;
-      const float v9895 = v9894 + v9892;
-      v467.x[6] = v9895;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9898 = v467.x[7];
-      const float v9899 = v9846.x[7];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9900 = v9068.x[7];
-      const float v9901 = v9898 * v9900;
-      const float v9902 = v9901 + v9899;
-      v467.x[7] = v9902;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9905 = v469.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v9906 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9907 = v9905 * v9906;
-      v469.x[0] = v9907;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9910 = v469.x[1];
-      const float v9911 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9912 = v9910 * v9911;
-      v469.x[1] = v9912;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9915 = v469.x[2];
-      const float v9916 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9917 = v9915 * v9916;
-      v469.x[2] = v9917;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9920 = v469.x[3];
-      const float v9921 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9922 = v9920 * v9921;
-      v469.x[3] = v9922;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9925 = v469.x[4];
-      const float v9926 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9927 = v9925 * v9926;
-      v469.x[4] = v9927;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9930 = v469.x[5];
-      const float v9931 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9932 = v9930 * v9931;
-      v469.x[5] = v9932;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9935 = v469.x[6];
-      const float v9936 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9937 = v9935 * v9936;
-      v469.x[6] = v9937;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9940 = v469.x[7];
-      const float v9941 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9942 = v9940 * v9941;
-      v469.x[7] = v9942;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9945 = v469.x[8];
-      const float v9946 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9947 = v9945 * v9946;
-      v469.x[8] = v9947;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9950 = v469.x[9];
-      const float v9951 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9952 = v9950 * v9951;
-      v469.x[9] = v9952;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9955 = v469.x[10];
-      const float v9956 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9957 = v9955 * v9956;
-      v469.x[10] = v9957;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9960 = v469.x[11];
-      const float v9961 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9962 = v9960 * v9961;
-      v469.x[11] = v9962;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9965 = v469.x[12];
-      const float v9966 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9967 = v9965 * v9966;
-      v469.x[12] = v9967;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9970 = v469.x[13];
-      const float v9971 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9972 = v9970 * v9971;
-      v469.x[13] = v9972;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9975 = v469.x[14];
-      const float v9976 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9977 = v9975 * v9976;
-      v469.x[14] = v9977;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9980 = v469.x[15];
-      const float v9981 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9982 = v9980 * v9981;
-      v469.x[15] = v9982;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9985 = v469.x[16];
-      const float v9986 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9987 = v9985 * v9986;
-      v469.x[16] = v9987;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9990 = v469.x[17];
-      const float v9991 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9992 = v9990 * v9991;
-      v469.x[17] = v9992;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9995 = v469.x[18];
-      const float v9996 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9997 = v9995 * v9996;
-      v469.x[18] = v9997;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10000 = v469.x[19];
-      const float v10001 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10002 = v10000 * v10001;
-      v469.x[19] = v10002;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10005 = v469.x[20];
-      const float v10006 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10007 = v10005 * v10006;
-      v469.x[20] = v10007;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10010 = v469.x[21];
-      const float v10011 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10012 = v10010 * v10011;
-      v469.x[21] = v10012;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10015 = v469.x[22];
-      const float v10016 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10017 = v10015 * v10016;
-      v469.x[22] = v10017;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10020 = v469.x[23];
-      const float v10021 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10022 = v10020 * v10021;
-      v469.x[23] = v10022;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10025 = v469.x[24];
-      const float v10026 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10027 = v10025 * v10026;
-      v469.x[24] = v10027;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10030 = v469.x[25];
-      const float v10031 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10032 = v10030 * v10031;
-      v469.x[25] = v10032;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10035 = v469.x[26];
-      const float v10036 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10037 = v10035 * v10036;
-      v469.x[26] = v10037;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10040 = v469.x[27];
-      const float v10041 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10042 = v10040 * v10041;
-      v469.x[27] = v10042;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10045 = v469.x[28];
-      const float v10046 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10047 = v10045 * v10046;
-      v469.x[28] = v10047;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10050 = v469.x[29];
-      const float v10051 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10052 = v10050 * v10051;
-      v469.x[29] = v10052;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10055 = v469.x[30];
-      const float v10056 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10057 = v10055 * v10056;
-      v469.x[30] = v10057;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10060 = v469.x[31];
-      const float v10061 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10062 = v10060 * v10061;
-      v469.x[31] = v10062;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10065 = v471.x[0];
-      const float v10066 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10067 = v10065 * v10066;
-      v471.x[0] = v10067;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10070 = v471.x[1];
-      const float v10071 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10072 = v10070 * v10071;
-      v471.x[1] = v10072;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10075 = v471.x[2];
-      const float v10076 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10077 = v10075 * v10076;
-      v471.x[2] = v10077;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10080 = v471.x[3];
-      const float v10081 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10082 = v10080 * v10081;
-      v471.x[3] = v10082;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10085 = v471.x[4];
-      const float v10086 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10087 = v10085 * v10086;
-      v471.x[4] = v10087;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10090 = v471.x[5];
-      const float v10091 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10092 = v10090 * v10091;
-      v471.x[5] = v10092;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10095 = v471.x[6];
-      const float v10096 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10097 = v10095 * v10096;
-      v471.x[6] = v10097;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10100 = v471.x[7];
-      const float v10101 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10102 = v10100 * v10101;
-      v471.x[7] = v10102;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10105 = v471.x[8];
-      const float v10106 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10107 = v10105 * v10106;
-      v471.x[8] = v10107;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10110 = v471.x[9];
-      const float v10111 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10112 = v10110 * v10111;
-      v471.x[9] = v10112;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10115 = v471.x[10];
-      const float v10116 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10117 = v10115 * v10116;
-      v471.x[10] = v10117;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10120 = v471.x[11];
-      const float v10121 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10122 = v10120 * v10121;
-      v471.x[11] = v10122;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10125 = v471.x[12];
-      const float v10126 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10127 = v10125 * v10126;
-      v471.x[12] = v10127;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10130 = v471.x[13];
-      const float v10131 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10132 = v10130 * v10131;
-      v471.x[13] = v10132;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10135 = v471.x[14];
-      const float v10136 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10137 = v10135 * v10136;
-      v471.x[14] = v10137;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10140 = v471.x[15];
-      const float v10141 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10142 = v10140 * v10141;
-      v471.x[15] = v10142;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10145 = v471.x[16];
-      const float v10146 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10147 = v10145 * v10146;
-      v471.x[16] = v10147;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10150 = v471.x[17];
-      const float v10151 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10152 = v10150 * v10151;
-      v471.x[17] = v10152;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10155 = v471.x[18];
-      const float v10156 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10157 = v10155 * v10156;
-      v471.x[18] = v10157;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10160 = v471.x[19];
-      const float v10161 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10162 = v10160 * v10161;
-      v471.x[19] = v10162;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10165 = v471.x[20];
-      const float v10166 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10167 = v10165 * v10166;
-      v471.x[20] = v10167;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10170 = v471.x[21];
-      const float v10171 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10172 = v10170 * v10171;
-      v471.x[21] = v10172;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10175 = v471.x[22];
-      const float v10176 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10177 = v10175 * v10176;
-      v471.x[22] = v10177;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10180 = v471.x[23];
-      const float v10181 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10182 = v10180 * v10181;
-      v471.x[23] = v10182;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10185 = v471.x[24];
-      const float v10186 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10187 = v10185 * v10186;
-      v471.x[24] = v10187;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10190 = v471.x[25];
-      const float v10191 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10192 = v10190 * v10191;
-      v471.x[25] = v10192;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10195 = v471.x[26];
-      const float v10196 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10197 = v10195 * v10196;
-      v471.x[26] = v10197;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10200 = v471.x[27];
-      const float v10201 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10202 = v10200 * v10201;
-      v471.x[27] = v10202;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10205 = v471.x[28];
-      const float v10206 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10207 = v10205 * v10206;
-      v471.x[28] = v10207;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10210 = v471.x[29];
-      const float v10211 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10212 = v10210 * v10211;
-      v471.x[29] = v10212;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10215 = v471.x[30];
-      const float v10216 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10217 = v10215 * v10216;
-      v471.x[30] = v10217;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10220 = v471.x[31];
-      const float v10221 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10222 = v10220 * v10221;
-      v471.x[31] = v10222;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10225 = v473.x[0];
-      const float v10226 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10227 = v10225 * v10226;
-      v473.x[0] = v10227;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10230 = v473.x[1];
-      const float v10231 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10232 = v10230 * v10231;
-      v473.x[1] = v10232;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10235 = v473.x[2];
-      const float v10236 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10237 = v10235 * v10236;
-      v473.x[2] = v10237;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10240 = v473.x[3];
-      const float v10241 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10242 = v10240 * v10241;
-      v473.x[3] = v10242;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10245 = v473.x[4];
-      const float v10246 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10247 = v10245 * v10246;
-      v473.x[4] = v10247;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10250 = v473.x[5];
-      const float v10251 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10252 = v10250 * v10251;
-      v473.x[5] = v10252;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10255 = v473.x[6];
-      const float v10256 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10257 = v10255 * v10256;
-      v473.x[6] = v10257;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10260 = v473.x[7];
-      const float v10261 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10262 = v10260 * v10261;
-      v473.x[7] = v10262;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10265 = v473.x[8];
-      const float v10266 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10267 = v10265 * v10266;
-      v473.x[8] = v10267;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10270 = v473.x[9];
-      const float v10271 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10272 = v10270 * v10271;
-      v473.x[9] = v10272;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10275 = v473.x[10];
-      const float v10276 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10277 = v10275 * v10276;
-      v473.x[10] = v10277;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10280 = v473.x[11];
-      const float v10281 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10282 = v10280 * v10281;
-      v473.x[11] = v10282;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10285 = v473.x[12];
-      const float v10286 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10287 = v10285 * v10286;
-      v473.x[12] = v10287;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10290 = v473.x[13];
-      const float v10291 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10292 = v10290 * v10291;
-      v473.x[13] = v10292;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10295 = v473.x[14];
-      const float v10296 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10297 = v10295 * v10296;
-      v473.x[14] = v10297;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10300 = v473.x[15];
-      const float v10301 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10302 = v10300 * v10301;
-      v473.x[15] = v10302;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10305 = v473.x[16];
-      const float v10306 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10307 = v10305 * v10306;
-      v473.x[16] = v10307;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10310 = v473.x[17];
-      const float v10311 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10312 = v10310 * v10311;
-      v473.x[17] = v10312;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10315 = v473.x[18];
-      const float v10316 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10317 = v10315 * v10316;
-      v473.x[18] = v10317;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10320 = v473.x[19];
-      const float v10321 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10322 = v10320 * v10321;
-      v473.x[19] = v10322;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10325 = v473.x[20];
-      const float v10326 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10327 = v10325 * v10326;
-      v473.x[20] = v10327;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10330 = v473.x[21];
-      const float v10331 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10332 = v10330 * v10331;
-      v473.x[21] = v10332;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10335 = v473.x[22];
-      const float v10336 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10337 = v10335 * v10336;
-      v473.x[22] = v10337;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10340 = v473.x[23];
-      const float v10341 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10342 = v10340 * v10341;
-      v473.x[23] = v10342;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10345 = v473.x[24];
-      const float v10346 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10347 = v10345 * v10346;
-      v473.x[24] = v10347;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10350 = v473.x[25];
-      const float v10351 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10352 = v10350 * v10351;
-      v473.x[25] = v10352;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10355 = v473.x[26];
-      const float v10356 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10357 = v10355 * v10356;
-      v473.x[26] = v10357;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10360 = v473.x[27];
-      const float v10361 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10362 = v10360 * v10361;
-      v473.x[27] = v10362;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10365 = v473.x[28];
-      const float v10366 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10367 = v10365 * v10366;
-      v473.x[28] = v10367;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10370 = v473.x[29];
-      const float v10371 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10372 = v10370 * v10371;
-      v473.x[29] = v10372;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10375 = v473.x[30];
-      const float v10376 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10377 = v10375 * v10376;
-      v473.x[30] = v10377;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10380 = v473.x[31];
-      const float v10381 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10382 = v10380 * v10381;
-      v473.x[31] = v10382;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10385 = v475.x[0];
-      const float v10386 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10387 = v10385 * v10386;
-      v475.x[0] = v10387;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10390 = v475.x[1];
-      const float v10391 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10392 = v10390 * v10391;
-      v475.x[1] = v10392;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10395 = v475.x[2];
-      const float v10396 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10397 = v10395 * v10396;
-      v475.x[2] = v10397;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10400 = v475.x[3];
-      const float v10401 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10402 = v10400 * v10401;
-      v475.x[3] = v10402;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10405 = v475.x[4];
-      const float v10406 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10407 = v10405 * v10406;
-      v475.x[4] = v10407;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10410 = v475.x[5];
-      const float v10411 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10412 = v10410 * v10411;
-      v475.x[5] = v10412;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10415 = v475.x[6];
-      const float v10416 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10417 = v10415 * v10416;
-      v475.x[6] = v10417;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10420 = v475.x[7];
-      const float v10421 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10422 = v10420 * v10421;
-      v475.x[7] = v10422;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10425 = v475.x[8];
-      const float v10426 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10427 = v10425 * v10426;
-      v475.x[8] = v10427;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10430 = v475.x[9];
-      const float v10431 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10432 = v10430 * v10431;
-      v475.x[9] = v10432;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10435 = v475.x[10];
-      const float v10436 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10437 = v10435 * v10436;
-      v475.x[10] = v10437;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10440 = v475.x[11];
-      const float v10441 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10442 = v10440 * v10441;
-      v475.x[11] = v10442;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10445 = v475.x[12];
-      const float v10446 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10447 = v10445 * v10446;
-      v475.x[12] = v10447;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10450 = v475.x[13];
-      const float v10451 = v9068.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10452 = v10450 * v10451;
-      v475.x[13] = v10452;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10455 = v475.x[14];
-      const float v10456 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10457 = v10455 * v10456;
-      v475.x[14] = v10457;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10460 = v475.x[15];
-      const float v10461 = v9068.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10462 = v10460 * v10461;
-      v475.x[15] = v10462;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10465 = v475.x[16];
-      const float v10466 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10467 = v10465 * v10466;
-      v475.x[16] = v10467;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10470 = v475.x[17];
-      const float v10471 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10472 = v10470 * v10471;
-      v475.x[17] = v10472;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10475 = v475.x[18];
-      const float v10476 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10477 = v10475 * v10476;
-      v475.x[18] = v10477;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10480 = v475.x[19];
-      const float v10481 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10482 = v10480 * v10481;
-      v475.x[19] = v10482;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10485 = v475.x[20];
-      const float v10486 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10487 = v10485 * v10486;
-      v475.x[20] = v10487;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10490 = v475.x[21];
-      const float v10491 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10492 = v10490 * v10491;
-      v475.x[21] = v10492;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10495 = v475.x[22];
-      const float v10496 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10497 = v10495 * v10496;
-      v475.x[22] = v10497;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10500 = v475.x[23];
-      const float v10501 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10502 = v10500 * v10501;
-      v475.x[23] = v10502;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10505 = v475.x[24];
-      const float v10506 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10507 = v10505 * v10506;
-      v475.x[24] = v10507;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10510 = v475.x[25];
-      const float v10511 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10512 = v10510 * v10511;
-      v475.x[25] = v10512;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10515 = v475.x[26];
-      const float v10516 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10517 = v10515 * v10516;
-      v475.x[26] = v10517;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10520 = v475.x[27];
-      const float v10521 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10522 = v10520 * v10521;
-      v475.x[27] = v10522;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10525 = v475.x[28];
-      const float v10526 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10527 = v10525 * v10526;
-      v475.x[28] = v10527;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10530 = v475.x[29];
-      const float v10531 = v9068.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10532 = v10530 * v10531;
-      v475.x[29] = v10532;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10535 = v475.x[30];
-      const float v10536 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10537 = v10535 * v10536;
-      v475.x[30] = v10537;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10540 = v475.x[31];
-      const float v10541 = v9068.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10542 = v10540 * v10541;
-      v475.x[31] = v10542;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<iron_f16, 0, 32, 64> v10544;  // kernels/sdpa/flash_tile.hpp:202
-      iron_frag_fill(v10544, iron_f32_to_f16(0.0f));
-      iron_frag_convert(v10544, v7154);
-      iron_frag<iron_f16, 1, 64, 32> v10546;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v10546, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v10546, shm2, v7160, 128u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v469, v10544, v10546);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v10553;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v10553, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v10553, shm2, v7185, 128u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v471, v10544, v10553);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v10560;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v10560, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v10560, shm2, v7209, 128u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v473, v10544, v10560);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v10567;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v10567, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v10567, shm2, v7233, 128u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v475, v10544, v10567);  // kernels/sdpa/flash_tile.hpp:206
-      const unsigned int v10577 = v7150 + 1u;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v10578 = v10577 & 1u;
-      const bool v10579 = v7252 < v445;
-      if (v10579) {
-        const unsigned int v10581 = v10578 << 13u;  // kernels/sdpa/flash_tile.hpp:146
-        const unsigned int v10591 = v7252 + v49;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10592 = v10591 < v37;
-        const unsigned int v10595 = v10592 ? v10591 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10597 = v31 + v10595;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10598 = v10597 * v2;
-        const unsigned int v10599 = v10598 + v28;
-        const unsigned int v10600 = v10599 << 7u;
-        const unsigned int v10601 = v10600 + v53;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10604 = v10581 + v66;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10605 = v10604 + v53;
-        iron_copy_async<16>(shm1 + (v10605 ^ (((v10605 >> 7u) & 7u) << 3u)), k + v10601, v10592);
-        const unsigned int v10615 = v7252 + v73;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10616 = v10615 < v37;
-        const unsigned int v10619 = v10616 ? v10615 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10621 = v31 + v10619;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10622 = v10621 * v2;
-        const unsigned int v10623 = v10622 + v28;
-        const unsigned int v10624 = v10623 << 7u;
-        const unsigned int v10625 = v10624 + v77;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10628 = v10581 + v90;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10629 = v10628 + v77;
-        iron_copy_async<16>(shm1 + (v10629 ^ (((v10629 >> 7u) & 7u) << 3u)), k + v10625, v10616);
-        const unsigned int v10639 = v7252 + v97;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10640 = v10639 < v37;
-        const unsigned int v10643 = v10640 ? v10639 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10645 = v31 + v10643;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10646 = v10645 * v2;
-        const unsigned int v10647 = v10646 + v28;
-        const unsigned int v10648 = v10647 << 7u;
-        const unsigned int v10649 = v10648 + v101;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10652 = v10581 + v114;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10653 = v10652 + v101;
-        iron_copy_async<16>(shm1 + (v10653 ^ (((v10653 >> 7u) & 7u) << 3u)), k + v10649, v10640);
-        const unsigned int v10663 = v7252 + v121;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10664 = v10663 < v37;
-        const unsigned int v10667 = v10664 ? v10663 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10669 = v31 + v10667;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10670 = v10669 * v2;
-        const unsigned int v10671 = v10670 + v28;
-        const unsigned int v10672 = v10671 << 7u;
-        const unsigned int v10673 = v10672 + v125;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10676 = v10581 + v138;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10677 = v10676 + v125;
-        iron_copy_async<16>(shm1 + (v10677 ^ (((v10677 >> 7u) & 7u) << 3u)), k + v10673, v10664);
-        const unsigned int v10687 = v7252 + v145;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10688 = v10687 < v37;
-        const unsigned int v10691 = v10688 ? v10687 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10693 = v31 + v10691;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10694 = v10693 * v2;
-        const unsigned int v10695 = v10694 + v28;
-        const unsigned int v10696 = v10695 << 7u;
-        const unsigned int v10697 = v10696 + v149;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10700 = v10581 + v162;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10701 = v10700 + v149;
-        iron_copy_async<16>(shm1 + (v10701 ^ (((v10701 >> 7u) & 7u) << 3u)), k + v10697, v10688);
-        const unsigned int v10711 = v7252 + v169;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10712 = v10711 < v37;
-        const unsigned int v10715 = v10712 ? v10711 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10717 = v31 + v10715;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10718 = v10717 * v2;
-        const unsigned int v10719 = v10718 + v28;
-        const unsigned int v10720 = v10719 << 7u;
-        const unsigned int v10721 = v10720 + v173;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10724 = v10581 + v186;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10725 = v10724 + v173;
-        iron_copy_async<16>(shm1 + (v10725 ^ (((v10725 >> 7u) & 7u) << 3u)), k + v10721, v10712);
-        const unsigned int v10735 = v7252 + v193;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10736 = v10735 < v37;
-        const unsigned int v10739 = v10736 ? v10735 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10741 = v31 + v10739;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10742 = v10741 * v2;
-        const unsigned int v10743 = v10742 + v28;
-        const unsigned int v10744 = v10743 << 7u;
-        const unsigned int v10745 = v10744 + v197;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10748 = v10581 + v210;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10749 = v10748 + v197;
-        iron_copy_async<16>(shm1 + (v10749 ^ (((v10749 >> 7u) & 7u) << 3u)), k + v10745, v10736);
-        const unsigned int v10759 = v7252 + v217;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10760 = v10759 < v37;
-        const unsigned int v10763 = v10760 ? v10759 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10765 = v31 + v10763;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v10766 = v10765 * v2;
-        const unsigned int v10767 = v10766 + v28;
-        const unsigned int v10768 = v10767 << 7u;
-        const unsigned int v10769 = v10768 + v221;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10772 = v10581 + v234;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10773 = v10772 + v221;
-        iron_copy_async<16>(shm1 + (v10773 ^ (((v10773 >> 7u) & 7u) << 3u)), k + v10769, v10760);
-        iron_copy_async<16>(shm2 + (v10605 ^ (((v10605 >> 7u) & 7u) << 3u)), v + v10601, v10592);
-        iron_copy_async<16>(shm2 + (v10629 ^ (((v10629 >> 7u) & 7u) << 3u)), v + v10625, v10616);
-        iron_copy_async<16>(shm2 + (v10653 ^ (((v10653 >> 7u) & 7u) << 3u)), v + v10649, v10640);
-        iron_copy_async<16>(shm2 + (v10677 ^ (((v10677 >> 7u) & 7u) << 3u)), v + v10673, v10664);
-        iron_copy_async<16>(shm2 + (v10701 ^ (((v10701 >> 7u) & 7u) << 3u)), v + v10697, v10688);
-        iron_copy_async<16>(shm2 + (v10725 ^ (((v10725 >> 7u) & 7u) << 3u)), v + v10721, v10712);
-        iron_copy_async<16>(shm2 + (v10749 ^ (((v10749 >> 7u) & 7u) << 3u)), v + v10745, v10736);
-        iron_copy_async<16>(shm2 + (v10773 ^ (((v10773 >> 7u) & 7u) << 3u)), v + v10769, v10760);
+      const unsigned int v7155 = v7148 + 64u;
+      const unsigned int v7157 = v7150 + 1u;
+      const unsigned int v7158 = v7157 & 1u;
+      const bool v7159 = v7155 < v445;
+      if (v7159) {
+        const unsigned int v7161 = v7158 << 13u;  // kernels/sdpa/flash_tile.hpp:146
+        const unsigned int v7171 = v7155 + v49;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7172 = v7171 < v37;
+        const unsigned int v7175 = v7172 ? v7171 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7177 = v31 + v7175;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7178 = v7177 * v2;
+        const unsigned int v7179 = v7178 + v28;
+        const unsigned int v7180 = v7179 << 7u;
+        const unsigned int v7181 = v7180 + v53;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7184 = v7161 + v66;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7185 = v7184 + v53;
+        iron_copy_async<16>(shm1 + (v7185 ^ (((v7185 >> 7u) & 7u) << 3u)), k + v7181, v7172);
+        const unsigned int v7195 = v7155 + v73;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7196 = v7195 < v37;
+        const unsigned int v7199 = v7196 ? v7195 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7201 = v31 + v7199;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7202 = v7201 * v2;
+        const unsigned int v7203 = v7202 + v28;
+        const unsigned int v7204 = v7203 << 7u;
+        const unsigned int v7205 = v7204 + v77;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7208 = v7161 + v90;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7209 = v7208 + v77;
+        iron_copy_async<16>(shm1 + (v7209 ^ (((v7209 >> 7u) & 7u) << 3u)), k + v7205, v7196);
+        const unsigned int v7219 = v7155 + v97;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7220 = v7219 < v37;
+        const unsigned int v7223 = v7220 ? v7219 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7225 = v31 + v7223;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7226 = v7225 * v2;
+        const unsigned int v7227 = v7226 + v28;
+        const unsigned int v7228 = v7227 << 7u;
+        const unsigned int v7229 = v7228 + v101;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7232 = v7161 + v114;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7233 = v7232 + v101;
+        iron_copy_async<16>(shm1 + (v7233 ^ (((v7233 >> 7u) & 7u) << 3u)), k + v7229, v7220);
+        const unsigned int v7243 = v7155 + v121;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7244 = v7243 < v37;
+        const unsigned int v7247 = v7244 ? v7243 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7249 = v31 + v7247;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7250 = v7249 * v2;
+        const unsigned int v7251 = v7250 + v28;
+        const unsigned int v7252 = v7251 << 7u;
+        const unsigned int v7253 = v7252 + v125;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7256 = v7161 + v138;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7257 = v7256 + v125;
+        iron_copy_async<16>(shm1 + (v7257 ^ (((v7257 >> 7u) & 7u) << 3u)), k + v7253, v7244);
+        const unsigned int v7267 = v7155 + v145;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7268 = v7267 < v37;
+        const unsigned int v7271 = v7268 ? v7267 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7273 = v31 + v7271;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7274 = v7273 * v2;
+        const unsigned int v7275 = v7274 + v28;
+        const unsigned int v7276 = v7275 << 7u;
+        const unsigned int v7277 = v7276 + v149;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7280 = v7161 + v162;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7281 = v7280 + v149;
+        iron_copy_async<16>(shm1 + (v7281 ^ (((v7281 >> 7u) & 7u) << 3u)), k + v7277, v7268);
+        const unsigned int v7291 = v7155 + v169;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7292 = v7291 < v37;
+        const unsigned int v7295 = v7292 ? v7291 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7297 = v31 + v7295;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7298 = v7297 * v2;
+        const unsigned int v7299 = v7298 + v28;
+        const unsigned int v7300 = v7299 << 7u;
+        const unsigned int v7301 = v7300 + v173;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7304 = v7161 + v186;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7305 = v7304 + v173;
+        iron_copy_async<16>(shm1 + (v7305 ^ (((v7305 >> 7u) & 7u) << 3u)), k + v7301, v7292);
+        const unsigned int v7315 = v7155 + v193;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7316 = v7315 < v37;
+        const unsigned int v7319 = v7316 ? v7315 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7321 = v31 + v7319;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7322 = v7321 * v2;
+        const unsigned int v7323 = v7322 + v28;
+        const unsigned int v7324 = v7323 << 7u;
+        const unsigned int v7325 = v7324 + v197;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7328 = v7161 + v210;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7329 = v7328 + v197;
+        iron_copy_async<16>(shm1 + (v7329 ^ (((v7329 >> 7u) & 7u) << 3u)), k + v7325, v7316);
+        const unsigned int v7339 = v7155 + v217;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7340 = v7339 < v37;
+        const unsigned int v7343 = v7340 ? v7339 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7345 = v31 + v7343;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v7346 = v7345 * v2;
+        const unsigned int v7347 = v7346 + v28;
+        const unsigned int v7348 = v7347 << 7u;
+        const unsigned int v7349 = v7348 + v221;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7352 = v7161 + v234;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7353 = v7352 + v221;
+        iron_copy_async<16>(shm1 + (v7353 ^ (((v7353 >> 7u) & 7u) << 3u)), k + v7349, v7340);
+        iron_copy_async<16>(shm2 + (v7185 ^ (((v7185 >> 7u) & 7u) << 3u)), v + v7181, v7172);
+        iron_copy_async<16>(shm2 + (v7209 ^ (((v7209 >> 7u) & 7u) << 3u)), v + v7205, v7196);
+        iron_copy_async<16>(shm2 + (v7233 ^ (((v7233 >> 7u) & 7u) << 3u)), v + v7229, v7220);
+        iron_copy_async<16>(shm2 + (v7257 ^ (((v7257 >> 7u) & 7u) << 3u)), v + v7253, v7244);
+        iron_copy_async<16>(shm2 + (v7281 ^ (((v7281 >> 7u) & 7u) << 3u)), v + v7277, v7268);
+        iron_copy_async<16>(shm2 + (v7305 ^ (((v7305 >> 7u) & 7u) << 3u)), v + v7301, v7292);
+        iron_copy_async<16>(shm2 + (v7329 ^ (((v7329 >> 7u) & 7u) << 3u)), v + v7325, v7316);
+        iron_copy_async<16>(shm2 + (v7353 ^ (((v7353 >> 7u) & 7u) << 3u)), v + v7349, v7340);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
+      iron_frag<float, 2, 32, 64> v7549;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v7549, 0.0f);
+      iron_frag<iron_f16, 1, 16, 64> v7551;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7551, iron_f32_to_f16(0.0f));
+      const unsigned int v7555 = v7152 << 13u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7551, shm1, v7555, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7558;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7558, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7558, shm0, v433, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7549, v7558, v7551);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7563;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7563, iron_f32_to_f16(0.0f));
+      const unsigned int v7568 = v7555 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7563, shm1, v7568, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7570;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7570, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7570, shm0, v7573, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7549, v7570, v7563);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7575;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7575, iron_f32_to_f16(0.0f));
+      const unsigned int v7580 = v7555 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7575, shm1, v7580, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7582;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7582, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7582, shm0, v7585, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7549, v7582, v7575);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7587;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7587, iron_f32_to_f16(0.0f));
+      const unsigned int v7592 = v7555 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7587, shm1, v7592, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7594;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7594, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7594, shm0, v7597, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7549, v7594, v7587);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7599;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7599, iron_f32_to_f16(0.0f));
+      const unsigned int v7604 = v7555 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7599, shm1, v7604, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7606;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7606, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7606, shm0, v7609, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7549, v7606, v7599);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7611;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7611, iron_f32_to_f16(0.0f));
+      const unsigned int v7616 = v7555 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7611, shm1, v7616, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7618;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7618, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7618, shm0, v7621, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7549, v7618, v7611);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7623;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7623, iron_f32_to_f16(0.0f));
+      const unsigned int v7628 = v7555 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7623, shm1, v7628, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7630;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7630, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7630, shm0, v7633, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7549, v7630, v7623);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7635;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7635, iron_f32_to_f16(0.0f));
+      const unsigned int v7640 = v7555 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7635, shm1, v7640, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7642;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7642, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7642, shm0, v7645, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7549, v7642, v7635);  // kernels/sdpa/flash_tile.hpp:160
+      const bool v7648 = v7155 <= v37;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v7656 = v7155 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v7657 = v7656 <= v448;
+      const bool v7658 = v444 || v7657;
+      const bool v7659 = v7648 && v7658;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v7662 = v7148 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v7663 = v7662 + v18;
+      const bool v7665 = v437 <= v7663;
+      const bool v7666 = v7661 || v7665;
+      const bool v7667 = v7659 && v7666;  // kernels/sdpa/flash_tile.hpp:165
+      if (v7667) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v7670 = v7549.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v7671 = v7670 * v463;
+        v7549.x[0] = v7671;
+        const float v7674 = v7549.x[1];
+        const float v7675 = v7674 * v463;
+        v7549.x[1] = v7675;
+        const float v7678 = v7549.x[2];
+        const float v7679 = v7678 * v463;
+        v7549.x[2] = v7679;
+        const float v7682 = v7549.x[3];
+        const float v7683 = v7682 * v463;
+        v7549.x[3] = v7683;
+        const float v7686 = v7549.x[4];
+        const float v7687 = v7686 * v463;
+        v7549.x[4] = v7687;
+        const float v7690 = v7549.x[5];
+        const float v7691 = v7690 * v463;
+        v7549.x[5] = v7691;
+        const float v7694 = v7549.x[6];
+        const float v7695 = v7694 * v463;
+        v7549.x[6] = v7695;
+        const float v7698 = v7549.x[7];
+        const float v7699 = v7698 * v463;
+        v7549.x[7] = v7699;
+        const float v7702 = v7549.x[8];
+        const float v7703 = v7702 * v463;
+        v7549.x[8] = v7703;
+        const float v7706 = v7549.x[9];
+        const float v7707 = v7706 * v463;
+        v7549.x[9] = v7707;
+        const float v7710 = v7549.x[10];
+        const float v7711 = v7710 * v463;
+        v7549.x[10] = v7711;
+        const float v7714 = v7549.x[11];
+        const float v7715 = v7714 * v463;
+        v7549.x[11] = v7715;
+        const float v7718 = v7549.x[12];
+        const float v7719 = v7718 * v463;
+        v7549.x[12] = v7719;
+        const float v7722 = v7549.x[13];
+        const float v7723 = v7722 * v463;
+        v7549.x[13] = v7723;
+        const float v7726 = v7549.x[14];
+        const float v7727 = v7726 * v463;
+        v7549.x[14] = v7727;
+        const float v7730 = v7549.x[15];
+        const float v7731 = v7730 * v463;
+        v7549.x[15] = v7731;
+        const float v7734 = v7549.x[16];
+        const float v7735 = v7734 * v463;
+        v7549.x[16] = v7735;
+        const float v7738 = v7549.x[17];
+        const float v7739 = v7738 * v463;
+        v7549.x[17] = v7739;
+        const float v7742 = v7549.x[18];
+        const float v7743 = v7742 * v463;
+        v7549.x[18] = v7743;
+        const float v7746 = v7549.x[19];
+        const float v7747 = v7746 * v463;
+        v7549.x[19] = v7747;
+        const float v7750 = v7549.x[20];
+        const float v7751 = v7750 * v463;
+        v7549.x[20] = v7751;
+        const float v7754 = v7549.x[21];
+        const float v7755 = v7754 * v463;
+        v7549.x[21] = v7755;
+        const float v7758 = v7549.x[22];
+        const float v7759 = v7758 * v463;
+        v7549.x[22] = v7759;
+        const float v7762 = v7549.x[23];
+        const float v7763 = v7762 * v463;
+        v7549.x[23] = v7763;
+        const float v7766 = v7549.x[24];
+        const float v7767 = v7766 * v463;
+        v7549.x[24] = v7767;
+        const float v7770 = v7549.x[25];
+        const float v7771 = v7770 * v463;
+        v7549.x[25] = v7771;
+        const float v7774 = v7549.x[26];
+        const float v7775 = v7774 * v463;
+        v7549.x[26] = v7775;
+        const float v7778 = v7549.x[27];
+        const float v7779 = v7778 * v463;
+        v7549.x[27] = v7779;
+        const float v7782 = v7549.x[28];
+        const float v7783 = v7782 * v463;
+        v7549.x[28] = v7783;
+        const float v7786 = v7549.x[29];
+        const float v7787 = v7786 * v463;
+        v7549.x[29] = v7787;
+        const float v7790 = v7549.x[30];
+        const float v7791 = v7790 * v463;
+        v7549.x[30] = v7791;
+        const float v7794 = v7549.x[31];
+        const float v7795 = v7794 * v463;
+        v7549.x[31] = v7795;
+        const float v7798 = v7549.x[32];
+        const float v7799 = v7798 * v463;
+        v7549.x[32] = v7799;
+        const float v7802 = v7549.x[33];
+        const float v7803 = v7802 * v463;
+        v7549.x[33] = v7803;
+        const float v7806 = v7549.x[34];
+        const float v7807 = v7806 * v463;
+        v7549.x[34] = v7807;
+        const float v7810 = v7549.x[35];
+        const float v7811 = v7810 * v463;
+        v7549.x[35] = v7811;
+        const float v7814 = v7549.x[36];
+        const float v7815 = v7814 * v463;
+        v7549.x[36] = v7815;
+        const float v7818 = v7549.x[37];
+        const float v7819 = v7818 * v463;
+        v7549.x[37] = v7819;
+        const float v7822 = v7549.x[38];
+        const float v7823 = v7822 * v463;
+        v7549.x[38] = v7823;
+        const float v7826 = v7549.x[39];
+        const float v7827 = v7826 * v463;
+        v7549.x[39] = v7827;
+        const float v7830 = v7549.x[40];
+        const float v7831 = v7830 * v463;
+        v7549.x[40] = v7831;
+        const float v7834 = v7549.x[41];
+        const float v7835 = v7834 * v463;
+        v7549.x[41] = v7835;
+        const float v7838 = v7549.x[42];
+        const float v7839 = v7838 * v463;
+        v7549.x[42] = v7839;
+        const float v7842 = v7549.x[43];
+        const float v7843 = v7842 * v463;
+        v7549.x[43] = v7843;
+        const float v7846 = v7549.x[44];
+        const float v7847 = v7846 * v463;
+        v7549.x[44] = v7847;
+        const float v7850 = v7549.x[45];
+        const float v7851 = v7850 * v463;
+        v7549.x[45] = v7851;
+        const float v7854 = v7549.x[46];
+        const float v7855 = v7854 * v463;
+        v7549.x[46] = v7855;
+        const float v7858 = v7549.x[47];
+        const float v7859 = v7858 * v463;
+        v7549.x[47] = v7859;
+        const float v7862 = v7549.x[48];
+        const float v7863 = v7862 * v463;
+        v7549.x[48] = v7863;
+        const float v7866 = v7549.x[49];
+        const float v7867 = v7866 * v463;
+        v7549.x[49] = v7867;
+        const float v7870 = v7549.x[50];
+        const float v7871 = v7870 * v463;
+        v7549.x[50] = v7871;
+        const float v7874 = v7549.x[51];
+        const float v7875 = v7874 * v463;
+        v7549.x[51] = v7875;
+        const float v7878 = v7549.x[52];
+        const float v7879 = v7878 * v463;
+        v7549.x[52] = v7879;
+        const float v7882 = v7549.x[53];
+        const float v7883 = v7882 * v463;
+        v7549.x[53] = v7883;
+        const float v7886 = v7549.x[54];
+        const float v7887 = v7886 * v463;
+        v7549.x[54] = v7887;
+        const float v7890 = v7549.x[55];
+        const float v7891 = v7890 * v463;
+        v7549.x[55] = v7891;
+        const float v7894 = v7549.x[56];
+        const float v7895 = v7894 * v463;
+        v7549.x[56] = v7895;
+        const float v7898 = v7549.x[57];
+        const float v7899 = v7898 * v463;
+        v7549.x[57] = v7899;
+        const float v7902 = v7549.x[58];
+        const float v7903 = v7902 * v463;
+        v7549.x[58] = v7903;
+        const float v7906 = v7549.x[59];
+        const float v7907 = v7906 * v463;
+        v7549.x[59] = v7907;
+        const float v7910 = v7549.x[60];
+        const float v7911 = v7910 * v463;
+        v7549.x[60] = v7911;
+        const float v7914 = v7549.x[61];
+        const float v7915 = v7914 * v463;
+        v7549.x[61] = v7915;
+        const float v7918 = v7549.x[62];
+        const float v7919 = v7918 * v463;
+        v7549.x[62] = v7919;
+        const float v7922 = v7549.x[63];
+        const float v7923 = v7922 * v463;
+        v7549.x[63] = v7923;
+      } else {
+        const unsigned int v7924 = static_cast<unsigned int>(v7549.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7925 = static_cast<unsigned int>(v7549.row(0, iron_linear_thread() & 31u));
+        const float v7926 = v7549.x[0];
+        const unsigned int v7927 = v43 + v7925;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7928 = v7148 + v7924;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7929 = v7928 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7932 = v7927 + v37;
+        const unsigned int v7933 = v7928 + v18;
+        const bool v7934 = v7933 <= v7932;
+        const bool v7935 = v444 || v7934;
+        const bool v7936 = v7929 && v7935;
+        const unsigned int v7939 = v7928 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7940 = v7939 + v18;
+        const bool v7942 = v7932 < v7940;
+        const bool v7943 = v7661 || v7942;
+        const bool v7944 = v7936 && v7943;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7946 = v7926 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7947 = v7944 ? v7946 : __uint_as_float(0xff800000u);
+        v7549.x[0] = v7947;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7948 = static_cast<unsigned int>(v7549.col(1, iron_linear_thread() & 31u));
+        const unsigned int v7949 = static_cast<unsigned int>(v7549.row(1, iron_linear_thread() & 31u));
+        const float v7950 = v7549.x[1];
+        const unsigned int v7951 = v43 + v7949;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7952 = v7148 + v7948;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7953 = v7952 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7956 = v7951 + v37;
+        const unsigned int v7957 = v7952 + v18;
+        const bool v7958 = v7957 <= v7956;
+        const bool v7959 = v444 || v7958;
+        const bool v7960 = v7953 && v7959;
+        const unsigned int v7963 = v7952 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7964 = v7963 + v18;
+        const bool v7966 = v7956 < v7964;
+        const bool v7967 = v7661 || v7966;
+        const bool v7968 = v7960 && v7967;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7970 = v7950 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7971 = v7968 ? v7970 : __uint_as_float(0xff800000u);
+        v7549.x[1] = v7971;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7972 = static_cast<unsigned int>(v7549.col(2, iron_linear_thread() & 31u));
+        const unsigned int v7973 = static_cast<unsigned int>(v7549.row(2, iron_linear_thread() & 31u));
+        const float v7974 = v7549.x[2];
+        const unsigned int v7975 = v43 + v7973;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7976 = v7148 + v7972;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7977 = v7976 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7980 = v7975 + v37;
+        const unsigned int v7981 = v7976 + v18;
+        const bool v7982 = v7981 <= v7980;
+        const bool v7983 = v444 || v7982;
+        const bool v7984 = v7977 && v7983;
+        const unsigned int v7987 = v7976 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7988 = v7987 + v18;
+        const bool v7990 = v7980 < v7988;
+        const bool v7991 = v7661 || v7990;
+        const bool v7992 = v7984 && v7991;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7994 = v7974 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7995 = v7992 ? v7994 : __uint_as_float(0xff800000u);
+        v7549.x[2] = v7995;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7996 = static_cast<unsigned int>(v7549.col(3, iron_linear_thread() & 31u));
+        const unsigned int v7997 = static_cast<unsigned int>(v7549.row(3, iron_linear_thread() & 31u));
+        const float v7998 = v7549.x[3];
+        const unsigned int v7999 = v43 + v7997;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8000 = v7148 + v7996;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8001 = v8000 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8004 = v7999 + v37;
+        const unsigned int v8005 = v8000 + v18;
+        const bool v8006 = v8005 <= v8004;
+        const bool v8007 = v444 || v8006;
+        const bool v8008 = v8001 && v8007;
+        const unsigned int v8011 = v8000 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8012 = v8011 + v18;
+        const bool v8014 = v8004 < v8012;
+        const bool v8015 = v7661 || v8014;
+        const bool v8016 = v8008 && v8015;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8018 = v7998 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8019 = v8016 ? v8018 : __uint_as_float(0xff800000u);
+        v7549.x[3] = v8019;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8020 = static_cast<unsigned int>(v7549.col(4, iron_linear_thread() & 31u));
+        const unsigned int v8021 = static_cast<unsigned int>(v7549.row(4, iron_linear_thread() & 31u));
+        const float v8022 = v7549.x[4];
+        const unsigned int v8023 = v43 + v8021;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8024 = v7148 + v8020;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8025 = v8024 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8028 = v8023 + v37;
+        const unsigned int v8029 = v8024 + v18;
+        const bool v8030 = v8029 <= v8028;
+        const bool v8031 = v444 || v8030;
+        const bool v8032 = v8025 && v8031;
+        const unsigned int v8035 = v8024 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8036 = v8035 + v18;
+        const bool v8038 = v8028 < v8036;
+        const bool v8039 = v7661 || v8038;
+        const bool v8040 = v8032 && v8039;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8042 = v8022 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8043 = v8040 ? v8042 : __uint_as_float(0xff800000u);
+        v7549.x[4] = v8043;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8044 = static_cast<unsigned int>(v7549.col(5, iron_linear_thread() & 31u));
+        const unsigned int v8045 = static_cast<unsigned int>(v7549.row(5, iron_linear_thread() & 31u));
+        const float v8046 = v7549.x[5];
+        const unsigned int v8047 = v43 + v8045;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8048 = v7148 + v8044;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8049 = v8048 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8052 = v8047 + v37;
+        const unsigned int v8053 = v8048 + v18;
+        const bool v8054 = v8053 <= v8052;
+        const bool v8055 = v444 || v8054;
+        const bool v8056 = v8049 && v8055;
+        const unsigned int v8059 = v8048 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8060 = v8059 + v18;
+        const bool v8062 = v8052 < v8060;
+        const bool v8063 = v7661 || v8062;
+        const bool v8064 = v8056 && v8063;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8066 = v8046 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8067 = v8064 ? v8066 : __uint_as_float(0xff800000u);
+        v7549.x[5] = v8067;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8068 = static_cast<unsigned int>(v7549.col(6, iron_linear_thread() & 31u));
+        const unsigned int v8069 = static_cast<unsigned int>(v7549.row(6, iron_linear_thread() & 31u));
+        const float v8070 = v7549.x[6];
+        const unsigned int v8071 = v43 + v8069;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8072 = v7148 + v8068;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8073 = v8072 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8076 = v8071 + v37;
+        const unsigned int v8077 = v8072 + v18;
+        const bool v8078 = v8077 <= v8076;
+        const bool v8079 = v444 || v8078;
+        const bool v8080 = v8073 && v8079;
+        const unsigned int v8083 = v8072 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8084 = v8083 + v18;
+        const bool v8086 = v8076 < v8084;
+        const bool v8087 = v7661 || v8086;
+        const bool v8088 = v8080 && v8087;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8090 = v8070 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8091 = v8088 ? v8090 : __uint_as_float(0xff800000u);
+        v7549.x[6] = v8091;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8092 = static_cast<unsigned int>(v7549.col(7, iron_linear_thread() & 31u));
+        const unsigned int v8093 = static_cast<unsigned int>(v7549.row(7, iron_linear_thread() & 31u));
+        const float v8094 = v7549.x[7];
+        const unsigned int v8095 = v43 + v8093;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8096 = v7148 + v8092;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8097 = v8096 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8100 = v8095 + v37;
+        const unsigned int v8101 = v8096 + v18;
+        const bool v8102 = v8101 <= v8100;
+        const bool v8103 = v444 || v8102;
+        const bool v8104 = v8097 && v8103;
+        const unsigned int v8107 = v8096 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8108 = v8107 + v18;
+        const bool v8110 = v8100 < v8108;
+        const bool v8111 = v7661 || v8110;
+        const bool v8112 = v8104 && v8111;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8114 = v8094 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8115 = v8112 ? v8114 : __uint_as_float(0xff800000u);
+        v7549.x[7] = v8115;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8116 = static_cast<unsigned int>(v7549.col(8, iron_linear_thread() & 31u));
+        const unsigned int v8117 = static_cast<unsigned int>(v7549.row(8, iron_linear_thread() & 31u));
+        const float v8118 = v7549.x[8];
+        const unsigned int v8119 = v43 + v8117;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8120 = v7148 + v8116;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8121 = v8120 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8124 = v8119 + v37;
+        const unsigned int v8125 = v8120 + v18;
+        const bool v8126 = v8125 <= v8124;
+        const bool v8127 = v444 || v8126;
+        const bool v8128 = v8121 && v8127;
+        const unsigned int v8131 = v8120 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8132 = v8131 + v18;
+        const bool v8134 = v8124 < v8132;
+        const bool v8135 = v7661 || v8134;
+        const bool v8136 = v8128 && v8135;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8138 = v8118 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8139 = v8136 ? v8138 : __uint_as_float(0xff800000u);
+        v7549.x[8] = v8139;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8140 = static_cast<unsigned int>(v7549.col(9, iron_linear_thread() & 31u));
+        const unsigned int v8141 = static_cast<unsigned int>(v7549.row(9, iron_linear_thread() & 31u));
+        const float v8142 = v7549.x[9];
+        const unsigned int v8143 = v43 + v8141;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8144 = v7148 + v8140;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8145 = v8144 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8148 = v8143 + v37;
+        const unsigned int v8149 = v8144 + v18;
+        const bool v8150 = v8149 <= v8148;
+        const bool v8151 = v444 || v8150;
+        const bool v8152 = v8145 && v8151;
+        const unsigned int v8155 = v8144 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8156 = v8155 + v18;
+        const bool v8158 = v8148 < v8156;
+        const bool v8159 = v7661 || v8158;
+        const bool v8160 = v8152 && v8159;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8162 = v8142 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8163 = v8160 ? v8162 : __uint_as_float(0xff800000u);
+        v7549.x[9] = v8163;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8164 = static_cast<unsigned int>(v7549.col(10, iron_linear_thread() & 31u));
+        const unsigned int v8165 = static_cast<unsigned int>(v7549.row(10, iron_linear_thread() & 31u));
+        const float v8166 = v7549.x[10];
+        const unsigned int v8167 = v43 + v8165;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8168 = v7148 + v8164;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8169 = v8168 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8172 = v8167 + v37;
+        const unsigned int v8173 = v8168 + v18;
+        const bool v8174 = v8173 <= v8172;
+        const bool v8175 = v444 || v8174;
+        const bool v8176 = v8169 && v8175;
+        const unsigned int v8179 = v8168 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8180 = v8179 + v18;
+        const bool v8182 = v8172 < v8180;
+        const bool v8183 = v7661 || v8182;
+        const bool v8184 = v8176 && v8183;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8186 = v8166 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8187 = v8184 ? v8186 : __uint_as_float(0xff800000u);
+        v7549.x[10] = v8187;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8188 = static_cast<unsigned int>(v7549.col(11, iron_linear_thread() & 31u));
+        const unsigned int v8189 = static_cast<unsigned int>(v7549.row(11, iron_linear_thread() & 31u));
+        const float v8190 = v7549.x[11];
+        const unsigned int v8191 = v43 + v8189;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8192 = v7148 + v8188;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8193 = v8192 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8196 = v8191 + v37;
+        const unsigned int v8197 = v8192 + v18;
+        const bool v8198 = v8197 <= v8196;
+        const bool v8199 = v444 || v8198;
+        const bool v8200 = v8193 && v8199;
+        const unsigned int v8203 = v8192 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8204 = v8203 + v18;
+        const bool v8206 = v8196 < v8204;
+        const bool v8207 = v7661 || v8206;
+        const bool v8208 = v8200 && v8207;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8210 = v8190 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8211 = v8208 ? v8210 : __uint_as_float(0xff800000u);
+        v7549.x[11] = v8211;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8212 = static_cast<unsigned int>(v7549.col(12, iron_linear_thread() & 31u));
+        const unsigned int v8213 = static_cast<unsigned int>(v7549.row(12, iron_linear_thread() & 31u));
+        const float v8214 = v7549.x[12];
+        const unsigned int v8215 = v43 + v8213;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8216 = v7148 + v8212;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8217 = v8216 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8220 = v8215 + v37;
+        const unsigned int v8221 = v8216 + v18;
+        const bool v8222 = v8221 <= v8220;
+        const bool v8223 = v444 || v8222;
+        const bool v8224 = v8217 && v8223;
+        const unsigned int v8227 = v8216 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8228 = v8227 + v18;
+        const bool v8230 = v8220 < v8228;
+        const bool v8231 = v7661 || v8230;
+        const bool v8232 = v8224 && v8231;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8234 = v8214 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8235 = v8232 ? v8234 : __uint_as_float(0xff800000u);
+        v7549.x[12] = v8235;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8236 = static_cast<unsigned int>(v7549.col(13, iron_linear_thread() & 31u));
+        const unsigned int v8237 = static_cast<unsigned int>(v7549.row(13, iron_linear_thread() & 31u));
+        const float v8238 = v7549.x[13];
+        const unsigned int v8239 = v43 + v8237;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8240 = v7148 + v8236;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8241 = v8240 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8244 = v8239 + v37;
+        const unsigned int v8245 = v8240 + v18;
+        const bool v8246 = v8245 <= v8244;
+        const bool v8247 = v444 || v8246;
+        const bool v8248 = v8241 && v8247;
+        const unsigned int v8251 = v8240 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8252 = v8251 + v18;
+        const bool v8254 = v8244 < v8252;
+        const bool v8255 = v7661 || v8254;
+        const bool v8256 = v8248 && v8255;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8258 = v8238 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8259 = v8256 ? v8258 : __uint_as_float(0xff800000u);
+        v7549.x[13] = v8259;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8260 = static_cast<unsigned int>(v7549.col(14, iron_linear_thread() & 31u));
+        const unsigned int v8261 = static_cast<unsigned int>(v7549.row(14, iron_linear_thread() & 31u));
+        const float v8262 = v7549.x[14];
+        const unsigned int v8263 = v43 + v8261;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8264 = v7148 + v8260;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8265 = v8264 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8268 = v8263 + v37;
+        const unsigned int v8269 = v8264 + v18;
+        const bool v8270 = v8269 <= v8268;
+        const bool v8271 = v444 || v8270;
+        const bool v8272 = v8265 && v8271;
+        const unsigned int v8275 = v8264 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8276 = v8275 + v18;
+        const bool v8278 = v8268 < v8276;
+        const bool v8279 = v7661 || v8278;
+        const bool v8280 = v8272 && v8279;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8282 = v8262 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8283 = v8280 ? v8282 : __uint_as_float(0xff800000u);
+        v7549.x[14] = v8283;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8284 = static_cast<unsigned int>(v7549.col(15, iron_linear_thread() & 31u));
+        const unsigned int v8285 = static_cast<unsigned int>(v7549.row(15, iron_linear_thread() & 31u));
+        const float v8286 = v7549.x[15];
+        const unsigned int v8287 = v43 + v8285;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8288 = v7148 + v8284;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8289 = v8288 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8292 = v8287 + v37;
+        const unsigned int v8293 = v8288 + v18;
+        const bool v8294 = v8293 <= v8292;
+        const bool v8295 = v444 || v8294;
+        const bool v8296 = v8289 && v8295;
+        const unsigned int v8299 = v8288 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8300 = v8299 + v18;
+        const bool v8302 = v8292 < v8300;
+        const bool v8303 = v7661 || v8302;
+        const bool v8304 = v8296 && v8303;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8306 = v8286 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8307 = v8304 ? v8306 : __uint_as_float(0xff800000u);
+        v7549.x[15] = v8307;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8308 = static_cast<unsigned int>(v7549.col(16, iron_linear_thread() & 31u));
+        const unsigned int v8309 = static_cast<unsigned int>(v7549.row(16, iron_linear_thread() & 31u));
+        const float v8310 = v7549.x[16];
+        const unsigned int v8311 = v43 + v8309;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8312 = v7148 + v8308;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8313 = v8312 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8316 = v8311 + v37;
+        const unsigned int v8317 = v8312 + v18;
+        const bool v8318 = v8317 <= v8316;
+        const bool v8319 = v444 || v8318;
+        const bool v8320 = v8313 && v8319;
+        const unsigned int v8323 = v8312 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8324 = v8323 + v18;
+        const bool v8326 = v8316 < v8324;
+        const bool v8327 = v7661 || v8326;
+        const bool v8328 = v8320 && v8327;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8330 = v8310 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8331 = v8328 ? v8330 : __uint_as_float(0xff800000u);
+        v7549.x[16] = v8331;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8332 = static_cast<unsigned int>(v7549.col(17, iron_linear_thread() & 31u));
+        const unsigned int v8333 = static_cast<unsigned int>(v7549.row(17, iron_linear_thread() & 31u));
+        const float v8334 = v7549.x[17];
+        const unsigned int v8335 = v43 + v8333;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8336 = v7148 + v8332;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8337 = v8336 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8340 = v8335 + v37;
+        const unsigned int v8341 = v8336 + v18;
+        const bool v8342 = v8341 <= v8340;
+        const bool v8343 = v444 || v8342;
+        const bool v8344 = v8337 && v8343;
+        const unsigned int v8347 = v8336 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8348 = v8347 + v18;
+        const bool v8350 = v8340 < v8348;
+        const bool v8351 = v7661 || v8350;
+        const bool v8352 = v8344 && v8351;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8354 = v8334 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8355 = v8352 ? v8354 : __uint_as_float(0xff800000u);
+        v7549.x[17] = v8355;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8356 = static_cast<unsigned int>(v7549.col(18, iron_linear_thread() & 31u));
+        const unsigned int v8357 = static_cast<unsigned int>(v7549.row(18, iron_linear_thread() & 31u));
+        const float v8358 = v7549.x[18];
+        const unsigned int v8359 = v43 + v8357;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8360 = v7148 + v8356;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8361 = v8360 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8364 = v8359 + v37;
+        const unsigned int v8365 = v8360 + v18;
+        const bool v8366 = v8365 <= v8364;
+        const bool v8367 = v444 || v8366;
+        const bool v8368 = v8361 && v8367;
+        const unsigned int v8371 = v8360 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8372 = v8371 + v18;
+        const bool v8374 = v8364 < v8372;
+        const bool v8375 = v7661 || v8374;
+        const bool v8376 = v8368 && v8375;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8378 = v8358 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8379 = v8376 ? v8378 : __uint_as_float(0xff800000u);
+        v7549.x[18] = v8379;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8380 = static_cast<unsigned int>(v7549.col(19, iron_linear_thread() & 31u));
+        const unsigned int v8381 = static_cast<unsigned int>(v7549.row(19, iron_linear_thread() & 31u));
+        const float v8382 = v7549.x[19];
+        const unsigned int v8383 = v43 + v8381;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8384 = v7148 + v8380;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8385 = v8384 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8388 = v8383 + v37;
+        const unsigned int v8389 = v8384 + v18;
+        const bool v8390 = v8389 <= v8388;
+        const bool v8391 = v444 || v8390;
+        const bool v8392 = v8385 && v8391;
+        const unsigned int v8395 = v8384 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8396 = v8395 + v18;
+        const bool v8398 = v8388 < v8396;
+        const bool v8399 = v7661 || v8398;
+        const bool v8400 = v8392 && v8399;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8402 = v8382 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8403 = v8400 ? v8402 : __uint_as_float(0xff800000u);
+        v7549.x[19] = v8403;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8404 = static_cast<unsigned int>(v7549.col(20, iron_linear_thread() & 31u));
+        const unsigned int v8405 = static_cast<unsigned int>(v7549.row(20, iron_linear_thread() & 31u));
+        const float v8406 = v7549.x[20];
+        const unsigned int v8407 = v43 + v8405;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8408 = v7148 + v8404;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8409 = v8408 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8412 = v8407 + v37;
+        const unsigned int v8413 = v8408 + v18;
+        const bool v8414 = v8413 <= v8412;
+        const bool v8415 = v444 || v8414;
+        const bool v8416 = v8409 && v8415;
+        const unsigned int v8419 = v8408 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8420 = v8419 + v18;
+        const bool v8422 = v8412 < v8420;
+        const bool v8423 = v7661 || v8422;
+        const bool v8424 = v8416 && v8423;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8426 = v8406 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8427 = v8424 ? v8426 : __uint_as_float(0xff800000u);
+        v7549.x[20] = v8427;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8428 = static_cast<unsigned int>(v7549.col(21, iron_linear_thread() & 31u));
+        const unsigned int v8429 = static_cast<unsigned int>(v7549.row(21, iron_linear_thread() & 31u));
+        const float v8430 = v7549.x[21];
+        const unsigned int v8431 = v43 + v8429;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8432 = v7148 + v8428;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8433 = v8432 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8436 = v8431 + v37;
+        const unsigned int v8437 = v8432 + v18;
+        const bool v8438 = v8437 <= v8436;
+        const bool v8439 = v444 || v8438;
+        const bool v8440 = v8433 && v8439;
+        const unsigned int v8443 = v8432 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8444 = v8443 + v18;
+        const bool v8446 = v8436 < v8444;
+        const bool v8447 = v7661 || v8446;
+        const bool v8448 = v8440 && v8447;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8450 = v8430 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8451 = v8448 ? v8450 : __uint_as_float(0xff800000u);
+        v7549.x[21] = v8451;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8452 = static_cast<unsigned int>(v7549.col(22, iron_linear_thread() & 31u));
+        const unsigned int v8453 = static_cast<unsigned int>(v7549.row(22, iron_linear_thread() & 31u));
+        const float v8454 = v7549.x[22];
+        const unsigned int v8455 = v43 + v8453;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8456 = v7148 + v8452;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8457 = v8456 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8460 = v8455 + v37;
+        const unsigned int v8461 = v8456 + v18;
+        const bool v8462 = v8461 <= v8460;
+        const bool v8463 = v444 || v8462;
+        const bool v8464 = v8457 && v8463;
+        const unsigned int v8467 = v8456 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8468 = v8467 + v18;
+        const bool v8470 = v8460 < v8468;
+        const bool v8471 = v7661 || v8470;
+        const bool v8472 = v8464 && v8471;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8474 = v8454 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8475 = v8472 ? v8474 : __uint_as_float(0xff800000u);
+        v7549.x[22] = v8475;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8476 = static_cast<unsigned int>(v7549.col(23, iron_linear_thread() & 31u));
+        const unsigned int v8477 = static_cast<unsigned int>(v7549.row(23, iron_linear_thread() & 31u));
+        const float v8478 = v7549.x[23];
+        const unsigned int v8479 = v43 + v8477;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8480 = v7148 + v8476;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8481 = v8480 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8484 = v8479 + v37;
+        const unsigned int v8485 = v8480 + v18;
+        const bool v8486 = v8485 <= v8484;
+        const bool v8487 = v444 || v8486;
+        const bool v8488 = v8481 && v8487;
+        const unsigned int v8491 = v8480 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8492 = v8491 + v18;
+        const bool v8494 = v8484 < v8492;
+        const bool v8495 = v7661 || v8494;
+        const bool v8496 = v8488 && v8495;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8498 = v8478 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8499 = v8496 ? v8498 : __uint_as_float(0xff800000u);
+        v7549.x[23] = v8499;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8500 = static_cast<unsigned int>(v7549.col(24, iron_linear_thread() & 31u));
+        const unsigned int v8501 = static_cast<unsigned int>(v7549.row(24, iron_linear_thread() & 31u));
+        const float v8502 = v7549.x[24];
+        const unsigned int v8503 = v43 + v8501;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8504 = v7148 + v8500;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8505 = v8504 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8508 = v8503 + v37;
+        const unsigned int v8509 = v8504 + v18;
+        const bool v8510 = v8509 <= v8508;
+        const bool v8511 = v444 || v8510;
+        const bool v8512 = v8505 && v8511;
+        const unsigned int v8515 = v8504 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8516 = v8515 + v18;
+        const bool v8518 = v8508 < v8516;
+        const bool v8519 = v7661 || v8518;
+        const bool v8520 = v8512 && v8519;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8522 = v8502 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8523 = v8520 ? v8522 : __uint_as_float(0xff800000u);
+        v7549.x[24] = v8523;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8524 = static_cast<unsigned int>(v7549.col(25, iron_linear_thread() & 31u));
+        const unsigned int v8525 = static_cast<unsigned int>(v7549.row(25, iron_linear_thread() & 31u));
+        const float v8526 = v7549.x[25];
+        const unsigned int v8527 = v43 + v8525;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8528 = v7148 + v8524;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8529 = v8528 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8532 = v8527 + v37;
+        const unsigned int v8533 = v8528 + v18;
+        const bool v8534 = v8533 <= v8532;
+        const bool v8535 = v444 || v8534;
+        const bool v8536 = v8529 && v8535;
+        const unsigned int v8539 = v8528 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8540 = v8539 + v18;
+        const bool v8542 = v8532 < v8540;
+        const bool v8543 = v7661 || v8542;
+        const bool v8544 = v8536 && v8543;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8546 = v8526 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8547 = v8544 ? v8546 : __uint_as_float(0xff800000u);
+        v7549.x[25] = v8547;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8548 = static_cast<unsigned int>(v7549.col(26, iron_linear_thread() & 31u));
+        const unsigned int v8549 = static_cast<unsigned int>(v7549.row(26, iron_linear_thread() & 31u));
+        const float v8550 = v7549.x[26];
+        const unsigned int v8551 = v43 + v8549;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8552 = v7148 + v8548;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8553 = v8552 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8556 = v8551 + v37;
+        const unsigned int v8557 = v8552 + v18;
+        const bool v8558 = v8557 <= v8556;
+        const bool v8559 = v444 || v8558;
+        const bool v8560 = v8553 && v8559;
+        const unsigned int v8563 = v8552 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8564 = v8563 + v18;
+        const bool v8566 = v8556 < v8564;
+        const bool v8567 = v7661 || v8566;
+        const bool v8568 = v8560 && v8567;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8570 = v8550 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8571 = v8568 ? v8570 : __uint_as_float(0xff800000u);
+        v7549.x[26] = v8571;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8572 = static_cast<unsigned int>(v7549.col(27, iron_linear_thread() & 31u));
+        const unsigned int v8573 = static_cast<unsigned int>(v7549.row(27, iron_linear_thread() & 31u));
+        const float v8574 = v7549.x[27];
+        const unsigned int v8575 = v43 + v8573;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8576 = v7148 + v8572;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8577 = v8576 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8580 = v8575 + v37;
+        const unsigned int v8581 = v8576 + v18;
+        const bool v8582 = v8581 <= v8580;
+        const bool v8583 = v444 || v8582;
+        const bool v8584 = v8577 && v8583;
+        const unsigned int v8587 = v8576 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8588 = v8587 + v18;
+        const bool v8590 = v8580 < v8588;
+        const bool v8591 = v7661 || v8590;
+        const bool v8592 = v8584 && v8591;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8594 = v8574 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8595 = v8592 ? v8594 : __uint_as_float(0xff800000u);
+        v7549.x[27] = v8595;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8596 = static_cast<unsigned int>(v7549.col(28, iron_linear_thread() & 31u));
+        const unsigned int v8597 = static_cast<unsigned int>(v7549.row(28, iron_linear_thread() & 31u));
+        const float v8598 = v7549.x[28];
+        const unsigned int v8599 = v43 + v8597;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8600 = v7148 + v8596;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8601 = v8600 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8604 = v8599 + v37;
+        const unsigned int v8605 = v8600 + v18;
+        const bool v8606 = v8605 <= v8604;
+        const bool v8607 = v444 || v8606;
+        const bool v8608 = v8601 && v8607;
+        const unsigned int v8611 = v8600 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8612 = v8611 + v18;
+        const bool v8614 = v8604 < v8612;
+        const bool v8615 = v7661 || v8614;
+        const bool v8616 = v8608 && v8615;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8618 = v8598 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8619 = v8616 ? v8618 : __uint_as_float(0xff800000u);
+        v7549.x[28] = v8619;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8620 = static_cast<unsigned int>(v7549.col(29, iron_linear_thread() & 31u));
+        const unsigned int v8621 = static_cast<unsigned int>(v7549.row(29, iron_linear_thread() & 31u));
+        const float v8622 = v7549.x[29];
+        const unsigned int v8623 = v43 + v8621;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8624 = v7148 + v8620;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8625 = v8624 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8628 = v8623 + v37;
+        const unsigned int v8629 = v8624 + v18;
+        const bool v8630 = v8629 <= v8628;
+        const bool v8631 = v444 || v8630;
+        const bool v8632 = v8625 && v8631;
+        const unsigned int v8635 = v8624 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8636 = v8635 + v18;
+        const bool v8638 = v8628 < v8636;
+        const bool v8639 = v7661 || v8638;
+        const bool v8640 = v8632 && v8639;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8642 = v8622 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8643 = v8640 ? v8642 : __uint_as_float(0xff800000u);
+        v7549.x[29] = v8643;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8644 = static_cast<unsigned int>(v7549.col(30, iron_linear_thread() & 31u));
+        const unsigned int v8645 = static_cast<unsigned int>(v7549.row(30, iron_linear_thread() & 31u));
+        const float v8646 = v7549.x[30];
+        const unsigned int v8647 = v43 + v8645;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8648 = v7148 + v8644;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8649 = v8648 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8652 = v8647 + v37;
+        const unsigned int v8653 = v8648 + v18;
+        const bool v8654 = v8653 <= v8652;
+        const bool v8655 = v444 || v8654;
+        const bool v8656 = v8649 && v8655;
+        const unsigned int v8659 = v8648 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8660 = v8659 + v18;
+        const bool v8662 = v8652 < v8660;
+        const bool v8663 = v7661 || v8662;
+        const bool v8664 = v8656 && v8663;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8666 = v8646 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8667 = v8664 ? v8666 : __uint_as_float(0xff800000u);
+        v7549.x[30] = v8667;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8668 = static_cast<unsigned int>(v7549.col(31, iron_linear_thread() & 31u));
+        const unsigned int v8669 = static_cast<unsigned int>(v7549.row(31, iron_linear_thread() & 31u));
+        const float v8670 = v7549.x[31];
+        const unsigned int v8671 = v43 + v8669;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8672 = v7148 + v8668;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8673 = v8672 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8676 = v8671 + v37;
+        const unsigned int v8677 = v8672 + v18;
+        const bool v8678 = v8677 <= v8676;
+        const bool v8679 = v444 || v8678;
+        const bool v8680 = v8673 && v8679;
+        const unsigned int v8683 = v8672 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8684 = v8683 + v18;
+        const bool v8686 = v8676 < v8684;
+        const bool v8687 = v7661 || v8686;
+        const bool v8688 = v8680 && v8687;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8690 = v8670 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8691 = v8688 ? v8690 : __uint_as_float(0xff800000u);
+        v7549.x[31] = v8691;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8692 = static_cast<unsigned int>(v7549.col(32, iron_linear_thread() & 31u));
+        const unsigned int v8693 = static_cast<unsigned int>(v7549.row(32, iron_linear_thread() & 31u));
+        const float v8694 = v7549.x[32];
+        const unsigned int v8695 = v43 + v8693;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8696 = v7148 + v8692;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8697 = v8696 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8700 = v8695 + v37;
+        const unsigned int v8701 = v8696 + v18;
+        const bool v8702 = v8701 <= v8700;
+        const bool v8703 = v444 || v8702;
+        const bool v8704 = v8697 && v8703;
+        const unsigned int v8707 = v8696 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8708 = v8707 + v18;
+        const bool v8710 = v8700 < v8708;
+        const bool v8711 = v7661 || v8710;
+        const bool v8712 = v8704 && v8711;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8714 = v8694 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8715 = v8712 ? v8714 : __uint_as_float(0xff800000u);
+        v7549.x[32] = v8715;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8716 = static_cast<unsigned int>(v7549.col(33, iron_linear_thread() & 31u));
+        const unsigned int v8717 = static_cast<unsigned int>(v7549.row(33, iron_linear_thread() & 31u));
+        const float v8718 = v7549.x[33];
+        const unsigned int v8719 = v43 + v8717;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8720 = v7148 + v8716;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8721 = v8720 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8724 = v8719 + v37;
+        const unsigned int v8725 = v8720 + v18;
+        const bool v8726 = v8725 <= v8724;
+        const bool v8727 = v444 || v8726;
+        const bool v8728 = v8721 && v8727;
+        const unsigned int v8731 = v8720 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8732 = v8731 + v18;
+        const bool v8734 = v8724 < v8732;
+        const bool v8735 = v7661 || v8734;
+        const bool v8736 = v8728 && v8735;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8738 = v8718 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8739 = v8736 ? v8738 : __uint_as_float(0xff800000u);
+        v7549.x[33] = v8739;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8740 = static_cast<unsigned int>(v7549.col(34, iron_linear_thread() & 31u));
+        const unsigned int v8741 = static_cast<unsigned int>(v7549.row(34, iron_linear_thread() & 31u));
+        const float v8742 = v7549.x[34];
+        const unsigned int v8743 = v43 + v8741;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8744 = v7148 + v8740;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8745 = v8744 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8748 = v8743 + v37;
+        const unsigned int v8749 = v8744 + v18;
+        const bool v8750 = v8749 <= v8748;
+        const bool v8751 = v444 || v8750;
+        const bool v8752 = v8745 && v8751;
+        const unsigned int v8755 = v8744 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8756 = v8755 + v18;
+        const bool v8758 = v8748 < v8756;
+        const bool v8759 = v7661 || v8758;
+        const bool v8760 = v8752 && v8759;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8762 = v8742 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8763 = v8760 ? v8762 : __uint_as_float(0xff800000u);
+        v7549.x[34] = v8763;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8764 = static_cast<unsigned int>(v7549.col(35, iron_linear_thread() & 31u));
+        const unsigned int v8765 = static_cast<unsigned int>(v7549.row(35, iron_linear_thread() & 31u));
+        const float v8766 = v7549.x[35];
+        const unsigned int v8767 = v43 + v8765;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8768 = v7148 + v8764;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8769 = v8768 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8772 = v8767 + v37;
+        const unsigned int v8773 = v8768 + v18;
+        const bool v8774 = v8773 <= v8772;
+        const bool v8775 = v444 || v8774;
+        const bool v8776 = v8769 && v8775;
+        const unsigned int v8779 = v8768 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8780 = v8779 + v18;
+        const bool v8782 = v8772 < v8780;
+        const bool v8783 = v7661 || v8782;
+        const bool v8784 = v8776 && v8783;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8786 = v8766 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8787 = v8784 ? v8786 : __uint_as_float(0xff800000u);
+        v7549.x[35] = v8787;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8788 = static_cast<unsigned int>(v7549.col(36, iron_linear_thread() & 31u));
+        const unsigned int v8789 = static_cast<unsigned int>(v7549.row(36, iron_linear_thread() & 31u));
+        const float v8790 = v7549.x[36];
+        const unsigned int v8791 = v43 + v8789;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8792 = v7148 + v8788;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8793 = v8792 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8796 = v8791 + v37;
+        const unsigned int v8797 = v8792 + v18;
+        const bool v8798 = v8797 <= v8796;
+        const bool v8799 = v444 || v8798;
+        const bool v8800 = v8793 && v8799;
+        const unsigned int v8803 = v8792 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8804 = v8803 + v18;
+        const bool v8806 = v8796 < v8804;
+        const bool v8807 = v7661 || v8806;
+        const bool v8808 = v8800 && v8807;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8810 = v8790 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8811 = v8808 ? v8810 : __uint_as_float(0xff800000u);
+        v7549.x[36] = v8811;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8812 = static_cast<unsigned int>(v7549.col(37, iron_linear_thread() & 31u));
+        const unsigned int v8813 = static_cast<unsigned int>(v7549.row(37, iron_linear_thread() & 31u));
+        const float v8814 = v7549.x[37];
+        const unsigned int v8815 = v43 + v8813;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8816 = v7148 + v8812;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8817 = v8816 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8820 = v8815 + v37;
+        const unsigned int v8821 = v8816 + v18;
+        const bool v8822 = v8821 <= v8820;
+        const bool v8823 = v444 || v8822;
+        const bool v8824 = v8817 && v8823;
+        const unsigned int v8827 = v8816 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8828 = v8827 + v18;
+        const bool v8830 = v8820 < v8828;
+        const bool v8831 = v7661 || v8830;
+        const bool v8832 = v8824 && v8831;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8834 = v8814 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8835 = v8832 ? v8834 : __uint_as_float(0xff800000u);
+        v7549.x[37] = v8835;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8836 = static_cast<unsigned int>(v7549.col(38, iron_linear_thread() & 31u));
+        const unsigned int v8837 = static_cast<unsigned int>(v7549.row(38, iron_linear_thread() & 31u));
+        const float v8838 = v7549.x[38];
+        const unsigned int v8839 = v43 + v8837;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8840 = v7148 + v8836;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8841 = v8840 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8844 = v8839 + v37;
+        const unsigned int v8845 = v8840 + v18;
+        const bool v8846 = v8845 <= v8844;
+        const bool v8847 = v444 || v8846;
+        const bool v8848 = v8841 && v8847;
+        const unsigned int v8851 = v8840 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8852 = v8851 + v18;
+        const bool v8854 = v8844 < v8852;
+        const bool v8855 = v7661 || v8854;
+        const bool v8856 = v8848 && v8855;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8858 = v8838 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8859 = v8856 ? v8858 : __uint_as_float(0xff800000u);
+        v7549.x[38] = v8859;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8860 = static_cast<unsigned int>(v7549.col(39, iron_linear_thread() & 31u));
+        const unsigned int v8861 = static_cast<unsigned int>(v7549.row(39, iron_linear_thread() & 31u));
+        const float v8862 = v7549.x[39];
+        const unsigned int v8863 = v43 + v8861;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8864 = v7148 + v8860;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8865 = v8864 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8868 = v8863 + v37;
+        const unsigned int v8869 = v8864 + v18;
+        const bool v8870 = v8869 <= v8868;
+        const bool v8871 = v444 || v8870;
+        const bool v8872 = v8865 && v8871;
+        const unsigned int v8875 = v8864 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8876 = v8875 + v18;
+        const bool v8878 = v8868 < v8876;
+        const bool v8879 = v7661 || v8878;
+        const bool v8880 = v8872 && v8879;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8882 = v8862 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8883 = v8880 ? v8882 : __uint_as_float(0xff800000u);
+        v7549.x[39] = v8883;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8884 = static_cast<unsigned int>(v7549.col(40, iron_linear_thread() & 31u));
+        const unsigned int v8885 = static_cast<unsigned int>(v7549.row(40, iron_linear_thread() & 31u));
+        const float v8886 = v7549.x[40];
+        const unsigned int v8887 = v43 + v8885;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8888 = v7148 + v8884;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8889 = v8888 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8892 = v8887 + v37;
+        const unsigned int v8893 = v8888 + v18;
+        const bool v8894 = v8893 <= v8892;
+        const bool v8895 = v444 || v8894;
+        const bool v8896 = v8889 && v8895;
+        const unsigned int v8899 = v8888 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8900 = v8899 + v18;
+        const bool v8902 = v8892 < v8900;
+        const bool v8903 = v7661 || v8902;
+        const bool v8904 = v8896 && v8903;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8906 = v8886 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8907 = v8904 ? v8906 : __uint_as_float(0xff800000u);
+        v7549.x[40] = v8907;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8908 = static_cast<unsigned int>(v7549.col(41, iron_linear_thread() & 31u));
+        const unsigned int v8909 = static_cast<unsigned int>(v7549.row(41, iron_linear_thread() & 31u));
+        const float v8910 = v7549.x[41];
+        const unsigned int v8911 = v43 + v8909;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8912 = v7148 + v8908;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8913 = v8912 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8916 = v8911 + v37;
+        const unsigned int v8917 = v8912 + v18;
+        const bool v8918 = v8917 <= v8916;
+        const bool v8919 = v444 || v8918;
+        const bool v8920 = v8913 && v8919;
+        const unsigned int v8923 = v8912 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8924 = v8923 + v18;
+        const bool v8926 = v8916 < v8924;
+        const bool v8927 = v7661 || v8926;
+        const bool v8928 = v8920 && v8927;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8930 = v8910 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8931 = v8928 ? v8930 : __uint_as_float(0xff800000u);
+        v7549.x[41] = v8931;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8932 = static_cast<unsigned int>(v7549.col(42, iron_linear_thread() & 31u));
+        const unsigned int v8933 = static_cast<unsigned int>(v7549.row(42, iron_linear_thread() & 31u));
+        const float v8934 = v7549.x[42];
+        const unsigned int v8935 = v43 + v8933;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8936 = v7148 + v8932;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8937 = v8936 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8940 = v8935 + v37;
+        const unsigned int v8941 = v8936 + v18;
+        const bool v8942 = v8941 <= v8940;
+        const bool v8943 = v444 || v8942;
+        const bool v8944 = v8937 && v8943;
+        const unsigned int v8947 = v8936 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8948 = v8947 + v18;
+        const bool v8950 = v8940 < v8948;
+        const bool v8951 = v7661 || v8950;
+        const bool v8952 = v8944 && v8951;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8954 = v8934 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8955 = v8952 ? v8954 : __uint_as_float(0xff800000u);
+        v7549.x[42] = v8955;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8956 = static_cast<unsigned int>(v7549.col(43, iron_linear_thread() & 31u));
+        const unsigned int v8957 = static_cast<unsigned int>(v7549.row(43, iron_linear_thread() & 31u));
+        const float v8958 = v7549.x[43];
+        const unsigned int v8959 = v43 + v8957;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8960 = v7148 + v8956;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8961 = v8960 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8964 = v8959 + v37;
+        const unsigned int v8965 = v8960 + v18;
+        const bool v8966 = v8965 <= v8964;
+        const bool v8967 = v444 || v8966;
+        const bool v8968 = v8961 && v8967;
+        const unsigned int v8971 = v8960 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8972 = v8971 + v18;
+        const bool v8974 = v8964 < v8972;
+        const bool v8975 = v7661 || v8974;
+        const bool v8976 = v8968 && v8975;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8978 = v8958 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8979 = v8976 ? v8978 : __uint_as_float(0xff800000u);
+        v7549.x[43] = v8979;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8980 = static_cast<unsigned int>(v7549.col(44, iron_linear_thread() & 31u));
+        const unsigned int v8981 = static_cast<unsigned int>(v7549.row(44, iron_linear_thread() & 31u));
+        const float v8982 = v7549.x[44];
+        const unsigned int v8983 = v43 + v8981;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8984 = v7148 + v8980;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8985 = v8984 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8988 = v8983 + v37;
+        const unsigned int v8989 = v8984 + v18;
+        const bool v8990 = v8989 <= v8988;
+        const bool v8991 = v444 || v8990;
+        const bool v8992 = v8985 && v8991;
+        const unsigned int v8995 = v8984 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8996 = v8995 + v18;
+        const bool v8998 = v8988 < v8996;
+        const bool v8999 = v7661 || v8998;
+        const bool v9000 = v8992 && v8999;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9002 = v8982 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9003 = v9000 ? v9002 : __uint_as_float(0xff800000u);
+        v7549.x[44] = v9003;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9004 = static_cast<unsigned int>(v7549.col(45, iron_linear_thread() & 31u));
+        const unsigned int v9005 = static_cast<unsigned int>(v7549.row(45, iron_linear_thread() & 31u));
+        const float v9006 = v7549.x[45];
+        const unsigned int v9007 = v43 + v9005;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9008 = v7148 + v9004;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9009 = v9008 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9012 = v9007 + v37;
+        const unsigned int v9013 = v9008 + v18;
+        const bool v9014 = v9013 <= v9012;
+        const bool v9015 = v444 || v9014;
+        const bool v9016 = v9009 && v9015;
+        const unsigned int v9019 = v9008 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9020 = v9019 + v18;
+        const bool v9022 = v9012 < v9020;
+        const bool v9023 = v7661 || v9022;
+        const bool v9024 = v9016 && v9023;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9026 = v9006 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9027 = v9024 ? v9026 : __uint_as_float(0xff800000u);
+        v7549.x[45] = v9027;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9028 = static_cast<unsigned int>(v7549.col(46, iron_linear_thread() & 31u));
+        const unsigned int v9029 = static_cast<unsigned int>(v7549.row(46, iron_linear_thread() & 31u));
+        const float v9030 = v7549.x[46];
+        const unsigned int v9031 = v43 + v9029;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9032 = v7148 + v9028;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9033 = v9032 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9036 = v9031 + v37;
+        const unsigned int v9037 = v9032 + v18;
+        const bool v9038 = v9037 <= v9036;
+        const bool v9039 = v444 || v9038;
+        const bool v9040 = v9033 && v9039;
+        const unsigned int v9043 = v9032 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9044 = v9043 + v18;
+        const bool v9046 = v9036 < v9044;
+        const bool v9047 = v7661 || v9046;
+        const bool v9048 = v9040 && v9047;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9050 = v9030 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9051 = v9048 ? v9050 : __uint_as_float(0xff800000u);
+        v7549.x[46] = v9051;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9052 = static_cast<unsigned int>(v7549.col(47, iron_linear_thread() & 31u));
+        const unsigned int v9053 = static_cast<unsigned int>(v7549.row(47, iron_linear_thread() & 31u));
+        const float v9054 = v7549.x[47];
+        const unsigned int v9055 = v43 + v9053;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9056 = v7148 + v9052;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9057 = v9056 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9060 = v9055 + v37;
+        const unsigned int v9061 = v9056 + v18;
+        const bool v9062 = v9061 <= v9060;
+        const bool v9063 = v444 || v9062;
+        const bool v9064 = v9057 && v9063;
+        const unsigned int v9067 = v9056 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9068 = v9067 + v18;
+        const bool v9070 = v9060 < v9068;
+        const bool v9071 = v7661 || v9070;
+        const bool v9072 = v9064 && v9071;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9074 = v9054 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9075 = v9072 ? v9074 : __uint_as_float(0xff800000u);
+        v7549.x[47] = v9075;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9076 = static_cast<unsigned int>(v7549.col(48, iron_linear_thread() & 31u));
+        const unsigned int v9077 = static_cast<unsigned int>(v7549.row(48, iron_linear_thread() & 31u));
+        const float v9078 = v7549.x[48];
+        const unsigned int v9079 = v43 + v9077;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9080 = v7148 + v9076;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9081 = v9080 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9084 = v9079 + v37;
+        const unsigned int v9085 = v9080 + v18;
+        const bool v9086 = v9085 <= v9084;
+        const bool v9087 = v444 || v9086;
+        const bool v9088 = v9081 && v9087;
+        const unsigned int v9091 = v9080 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9092 = v9091 + v18;
+        const bool v9094 = v9084 < v9092;
+        const bool v9095 = v7661 || v9094;
+        const bool v9096 = v9088 && v9095;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9098 = v9078 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9099 = v9096 ? v9098 : __uint_as_float(0xff800000u);
+        v7549.x[48] = v9099;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9100 = static_cast<unsigned int>(v7549.col(49, iron_linear_thread() & 31u));
+        const unsigned int v9101 = static_cast<unsigned int>(v7549.row(49, iron_linear_thread() & 31u));
+        const float v9102 = v7549.x[49];
+        const unsigned int v9103 = v43 + v9101;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9104 = v7148 + v9100;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9105 = v9104 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9108 = v9103 + v37;
+        const unsigned int v9109 = v9104 + v18;
+        const bool v9110 = v9109 <= v9108;
+        const bool v9111 = v444 || v9110;
+        const bool v9112 = v9105 && v9111;
+        const unsigned int v9115 = v9104 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9116 = v9115 + v18;
+        const bool v9118 = v9108 < v9116;
+        const bool v9119 = v7661 || v9118;
+        const bool v9120 = v9112 && v9119;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9122 = v9102 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9123 = v9120 ? v9122 : __uint_as_float(0xff800000u);
+        v7549.x[49] = v9123;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9124 = static_cast<unsigned int>(v7549.col(50, iron_linear_thread() & 31u));
+        const unsigned int v9125 = static_cast<unsigned int>(v7549.row(50, iron_linear_thread() & 31u));
+        const float v9126 = v7549.x[50];
+        const unsigned int v9127 = v43 + v9125;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9128 = v7148 + v9124;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9129 = v9128 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9132 = v9127 + v37;
+        const unsigned int v9133 = v9128 + v18;
+        const bool v9134 = v9133 <= v9132;
+        const bool v9135 = v444 || v9134;
+        const bool v9136 = v9129 && v9135;
+        const unsigned int v9139 = v9128 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9140 = v9139 + v18;
+        const bool v9142 = v9132 < v9140;
+        const bool v9143 = v7661 || v9142;
+        const bool v9144 = v9136 && v9143;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9146 = v9126 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9147 = v9144 ? v9146 : __uint_as_float(0xff800000u);
+        v7549.x[50] = v9147;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9148 = static_cast<unsigned int>(v7549.col(51, iron_linear_thread() & 31u));
+        const unsigned int v9149 = static_cast<unsigned int>(v7549.row(51, iron_linear_thread() & 31u));
+        const float v9150 = v7549.x[51];
+        const unsigned int v9151 = v43 + v9149;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9152 = v7148 + v9148;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9153 = v9152 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9156 = v9151 + v37;
+        const unsigned int v9157 = v9152 + v18;
+        const bool v9158 = v9157 <= v9156;
+        const bool v9159 = v444 || v9158;
+        const bool v9160 = v9153 && v9159;
+        const unsigned int v9163 = v9152 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9164 = v9163 + v18;
+        const bool v9166 = v9156 < v9164;
+        const bool v9167 = v7661 || v9166;
+        const bool v9168 = v9160 && v9167;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9170 = v9150 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9171 = v9168 ? v9170 : __uint_as_float(0xff800000u);
+        v7549.x[51] = v9171;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9172 = static_cast<unsigned int>(v7549.col(52, iron_linear_thread() & 31u));
+        const unsigned int v9173 = static_cast<unsigned int>(v7549.row(52, iron_linear_thread() & 31u));
+        const float v9174 = v7549.x[52];
+        const unsigned int v9175 = v43 + v9173;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9176 = v7148 + v9172;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9177 = v9176 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9180 = v9175 + v37;
+        const unsigned int v9181 = v9176 + v18;
+        const bool v9182 = v9181 <= v9180;
+        const bool v9183 = v444 || v9182;
+        const bool v9184 = v9177 && v9183;
+        const unsigned int v9187 = v9176 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9188 = v9187 + v18;
+        const bool v9190 = v9180 < v9188;
+        const bool v9191 = v7661 || v9190;
+        const bool v9192 = v9184 && v9191;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9194 = v9174 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9195 = v9192 ? v9194 : __uint_as_float(0xff800000u);
+        v7549.x[52] = v9195;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9196 = static_cast<unsigned int>(v7549.col(53, iron_linear_thread() & 31u));
+        const unsigned int v9197 = static_cast<unsigned int>(v7549.row(53, iron_linear_thread() & 31u));
+        const float v9198 = v7549.x[53];
+        const unsigned int v9199 = v43 + v9197;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9200 = v7148 + v9196;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9201 = v9200 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9204 = v9199 + v37;
+        const unsigned int v9205 = v9200 + v18;
+        const bool v9206 = v9205 <= v9204;
+        const bool v9207 = v444 || v9206;
+        const bool v9208 = v9201 && v9207;
+        const unsigned int v9211 = v9200 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9212 = v9211 + v18;
+        const bool v9214 = v9204 < v9212;
+        const bool v9215 = v7661 || v9214;
+        const bool v9216 = v9208 && v9215;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9218 = v9198 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9219 = v9216 ? v9218 : __uint_as_float(0xff800000u);
+        v7549.x[53] = v9219;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9220 = static_cast<unsigned int>(v7549.col(54, iron_linear_thread() & 31u));
+        const unsigned int v9221 = static_cast<unsigned int>(v7549.row(54, iron_linear_thread() & 31u));
+        const float v9222 = v7549.x[54];
+        const unsigned int v9223 = v43 + v9221;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9224 = v7148 + v9220;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9225 = v9224 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9228 = v9223 + v37;
+        const unsigned int v9229 = v9224 + v18;
+        const bool v9230 = v9229 <= v9228;
+        const bool v9231 = v444 || v9230;
+        const bool v9232 = v9225 && v9231;
+        const unsigned int v9235 = v9224 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9236 = v9235 + v18;
+        const bool v9238 = v9228 < v9236;
+        const bool v9239 = v7661 || v9238;
+        const bool v9240 = v9232 && v9239;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9242 = v9222 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9243 = v9240 ? v9242 : __uint_as_float(0xff800000u);
+        v7549.x[54] = v9243;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9244 = static_cast<unsigned int>(v7549.col(55, iron_linear_thread() & 31u));
+        const unsigned int v9245 = static_cast<unsigned int>(v7549.row(55, iron_linear_thread() & 31u));
+        const float v9246 = v7549.x[55];
+        const unsigned int v9247 = v43 + v9245;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9248 = v7148 + v9244;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9249 = v9248 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9252 = v9247 + v37;
+        const unsigned int v9253 = v9248 + v18;
+        const bool v9254 = v9253 <= v9252;
+        const bool v9255 = v444 || v9254;
+        const bool v9256 = v9249 && v9255;
+        const unsigned int v9259 = v9248 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9260 = v9259 + v18;
+        const bool v9262 = v9252 < v9260;
+        const bool v9263 = v7661 || v9262;
+        const bool v9264 = v9256 && v9263;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9266 = v9246 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9267 = v9264 ? v9266 : __uint_as_float(0xff800000u);
+        v7549.x[55] = v9267;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9268 = static_cast<unsigned int>(v7549.col(56, iron_linear_thread() & 31u));
+        const unsigned int v9269 = static_cast<unsigned int>(v7549.row(56, iron_linear_thread() & 31u));
+        const float v9270 = v7549.x[56];
+        const unsigned int v9271 = v43 + v9269;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9272 = v7148 + v9268;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9273 = v9272 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9276 = v9271 + v37;
+        const unsigned int v9277 = v9272 + v18;
+        const bool v9278 = v9277 <= v9276;
+        const bool v9279 = v444 || v9278;
+        const bool v9280 = v9273 && v9279;
+        const unsigned int v9283 = v9272 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9284 = v9283 + v18;
+        const bool v9286 = v9276 < v9284;
+        const bool v9287 = v7661 || v9286;
+        const bool v9288 = v9280 && v9287;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9290 = v9270 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9291 = v9288 ? v9290 : __uint_as_float(0xff800000u);
+        v7549.x[56] = v9291;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9292 = static_cast<unsigned int>(v7549.col(57, iron_linear_thread() & 31u));
+        const unsigned int v9293 = static_cast<unsigned int>(v7549.row(57, iron_linear_thread() & 31u));
+        const float v9294 = v7549.x[57];
+        const unsigned int v9295 = v43 + v9293;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9296 = v7148 + v9292;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9297 = v9296 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9300 = v9295 + v37;
+        const unsigned int v9301 = v9296 + v18;
+        const bool v9302 = v9301 <= v9300;
+        const bool v9303 = v444 || v9302;
+        const bool v9304 = v9297 && v9303;
+        const unsigned int v9307 = v9296 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9308 = v9307 + v18;
+        const bool v9310 = v9300 < v9308;
+        const bool v9311 = v7661 || v9310;
+        const bool v9312 = v9304 && v9311;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9314 = v9294 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9315 = v9312 ? v9314 : __uint_as_float(0xff800000u);
+        v7549.x[57] = v9315;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9316 = static_cast<unsigned int>(v7549.col(58, iron_linear_thread() & 31u));
+        const unsigned int v9317 = static_cast<unsigned int>(v7549.row(58, iron_linear_thread() & 31u));
+        const float v9318 = v7549.x[58];
+        const unsigned int v9319 = v43 + v9317;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9320 = v7148 + v9316;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9321 = v9320 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9324 = v9319 + v37;
+        const unsigned int v9325 = v9320 + v18;
+        const bool v9326 = v9325 <= v9324;
+        const bool v9327 = v444 || v9326;
+        const bool v9328 = v9321 && v9327;
+        const unsigned int v9331 = v9320 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9332 = v9331 + v18;
+        const bool v9334 = v9324 < v9332;
+        const bool v9335 = v7661 || v9334;
+        const bool v9336 = v9328 && v9335;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9338 = v9318 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9339 = v9336 ? v9338 : __uint_as_float(0xff800000u);
+        v7549.x[58] = v9339;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9340 = static_cast<unsigned int>(v7549.col(59, iron_linear_thread() & 31u));
+        const unsigned int v9341 = static_cast<unsigned int>(v7549.row(59, iron_linear_thread() & 31u));
+        const float v9342 = v7549.x[59];
+        const unsigned int v9343 = v43 + v9341;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9344 = v7148 + v9340;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9345 = v9344 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9348 = v9343 + v37;
+        const unsigned int v9349 = v9344 + v18;
+        const bool v9350 = v9349 <= v9348;
+        const bool v9351 = v444 || v9350;
+        const bool v9352 = v9345 && v9351;
+        const unsigned int v9355 = v9344 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9356 = v9355 + v18;
+        const bool v9358 = v9348 < v9356;
+        const bool v9359 = v7661 || v9358;
+        const bool v9360 = v9352 && v9359;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9362 = v9342 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9363 = v9360 ? v9362 : __uint_as_float(0xff800000u);
+        v7549.x[59] = v9363;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9364 = static_cast<unsigned int>(v7549.col(60, iron_linear_thread() & 31u));
+        const unsigned int v9365 = static_cast<unsigned int>(v7549.row(60, iron_linear_thread() & 31u));
+        const float v9366 = v7549.x[60];
+        const unsigned int v9367 = v43 + v9365;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9368 = v7148 + v9364;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9369 = v9368 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9372 = v9367 + v37;
+        const unsigned int v9373 = v9368 + v18;
+        const bool v9374 = v9373 <= v9372;
+        const bool v9375 = v444 || v9374;
+        const bool v9376 = v9369 && v9375;
+        const unsigned int v9379 = v9368 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9380 = v9379 + v18;
+        const bool v9382 = v9372 < v9380;
+        const bool v9383 = v7661 || v9382;
+        const bool v9384 = v9376 && v9383;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9386 = v9366 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9387 = v9384 ? v9386 : __uint_as_float(0xff800000u);
+        v7549.x[60] = v9387;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9388 = static_cast<unsigned int>(v7549.col(61, iron_linear_thread() & 31u));
+        const unsigned int v9389 = static_cast<unsigned int>(v7549.row(61, iron_linear_thread() & 31u));
+        const float v9390 = v7549.x[61];
+        const unsigned int v9391 = v43 + v9389;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9392 = v7148 + v9388;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9393 = v9392 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9396 = v9391 + v37;
+        const unsigned int v9397 = v9392 + v18;
+        const bool v9398 = v9397 <= v9396;
+        const bool v9399 = v444 || v9398;
+        const bool v9400 = v9393 && v9399;
+        const unsigned int v9403 = v9392 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9404 = v9403 + v18;
+        const bool v9406 = v9396 < v9404;
+        const bool v9407 = v7661 || v9406;
+        const bool v9408 = v9400 && v9407;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9410 = v9390 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9411 = v9408 ? v9410 : __uint_as_float(0xff800000u);
+        v7549.x[61] = v9411;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9412 = static_cast<unsigned int>(v7549.col(62, iron_linear_thread() & 31u));
+        const unsigned int v9413 = static_cast<unsigned int>(v7549.row(62, iron_linear_thread() & 31u));
+        const float v9414 = v7549.x[62];
+        const unsigned int v9415 = v43 + v9413;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9416 = v7148 + v9412;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9417 = v9416 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9420 = v9415 + v37;
+        const unsigned int v9421 = v9416 + v18;
+        const bool v9422 = v9421 <= v9420;
+        const bool v9423 = v444 || v9422;
+        const bool v9424 = v9417 && v9423;
+        const unsigned int v9427 = v9416 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9428 = v9427 + v18;
+        const bool v9430 = v9420 < v9428;
+        const bool v9431 = v7661 || v9430;
+        const bool v9432 = v9424 && v9431;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9434 = v9414 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9435 = v9432 ? v9434 : __uint_as_float(0xff800000u);
+        v7549.x[62] = v9435;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9436 = static_cast<unsigned int>(v7549.col(63, iron_linear_thread() & 31u));
+        const unsigned int v9437 = static_cast<unsigned int>(v7549.row(63, iron_linear_thread() & 31u));
+        const float v9438 = v7549.x[63];
+        const unsigned int v9439 = v43 + v9437;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9440 = v7148 + v9436;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9441 = v9440 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9444 = v9439 + v37;
+        const unsigned int v9445 = v9440 + v18;
+        const bool v9446 = v9445 <= v9444;
+        const bool v9447 = v444 || v9446;
+        const bool v9448 = v9441 && v9447;
+        const unsigned int v9451 = v9440 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9452 = v9451 + v18;
+        const bool v9454 = v9444 < v9452;
+        const bool v9455 = v7661 || v9454;
+        const bool v9456 = v9448 && v9455;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9458 = v9438 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9459 = v9456 ? v9458 : __uint_as_float(0xff800000u);
+        v7549.x[63] = v9459;  // kernels/sdpa/flash_tile.hpp:171
+      }
+      iron_frag<float, 2, 32, 8> v9461;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v9461, 0.0f);
+      iron_frag_row_reduce<false>(v9461, v7549);
+      iron_frag<float, 2, 32, 8> v9463;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v9463, 0.0f);
+      const float v9467 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9468 = v9461.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9469 = fmaxf(v9467, v9468);
+      const bool v9472 = v9469 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9473 = v9472 ? 0.0f : v9469;
+      const float v9474 = v9467 - v9473;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9475 = iron_exp2_approx(v9474);
+      v9463.x[0] = v9475;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9479 = v465.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9480 = v9461.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9481 = fmaxf(v9479, v9480);
+      const bool v9484 = v9481 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9485 = v9484 ? 0.0f : v9481;
+      const float v9486 = v9479 - v9485;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9487 = iron_exp2_approx(v9486);
+      v9463.x[1] = v9487;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9491 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9492 = v9461.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9493 = fmaxf(v9491, v9492);
+      const bool v9496 = v9493 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9497 = v9496 ? 0.0f : v9493;
+      const float v9498 = v9491 - v9497;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9499 = iron_exp2_approx(v9498);
+      v9463.x[2] = v9499;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9503 = v465.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9504 = v9461.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9505 = fmaxf(v9503, v9504);
+      const bool v9508 = v9505 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9509 = v9508 ? 0.0f : v9505;
+      const float v9510 = v9503 - v9509;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9511 = iron_exp2_approx(v9510);
+      v9463.x[3] = v9511;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9515 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9516 = v9461.x[4];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9517 = fmaxf(v9515, v9516);
+      const bool v9520 = v9517 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9521 = v9520 ? 0.0f : v9517;
+      const float v9522 = v9515 - v9521;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9523 = iron_exp2_approx(v9522);
+      v9463.x[4] = v9523;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9527 = v465.x[5];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9528 = v9461.x[5];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9529 = fmaxf(v9527, v9528);
+      const bool v9532 = v9529 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9533 = v9532 ? 0.0f : v9529;
+      const float v9534 = v9527 - v9533;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9535 = iron_exp2_approx(v9534);
+      v9463.x[5] = v9535;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9539 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9540 = v9461.x[6];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9541 = fmaxf(v9539, v9540);
+      const bool v9544 = v9541 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9545 = v9544 ? 0.0f : v9541;
+      const float v9546 = v9539 - v9545;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9547 = iron_exp2_approx(v9546);
+      v9463.x[6] = v9547;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9551 = v465.x[7];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9552 = v9461.x[7];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9553 = fmaxf(v9551, v9552);
+      const bool v9556 = v9553 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9557 = v9556 ? 0.0f : v9553;
+      const float v9558 = v9551 - v9557;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9559 = iron_exp2_approx(v9558);
+      v9463.x[7] = v9559;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9562 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9563 = v9461.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9564 = fmaxf(v9562, v9563);
+      v465.x[0] = v9564;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9567 = v465.x[1];
+      const float v9568 = v9461.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9569 = fmaxf(v9567, v9568);
+      v465.x[1] = v9569;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9572 = v465.x[2];
+      const float v9573 = v9461.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9574 = fmaxf(v9572, v9573);
+      v465.x[2] = v9574;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9577 = v465.x[3];
+      const float v9578 = v9461.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9579 = fmaxf(v9577, v9578);
+      v465.x[3] = v9579;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9582 = v465.x[4];
+      const float v9583 = v9461.x[4];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9584 = fmaxf(v9582, v9583);
+      v465.x[4] = v9584;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9587 = v465.x[5];
+      const float v9588 = v9461.x[5];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9589 = fmaxf(v9587, v9588);
+      v465.x[5] = v9589;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9592 = v465.x[6];
+      const float v9593 = v9461.x[6];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9594 = fmaxf(v9592, v9593);
+      v465.x[6] = v9594;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9597 = v465.x[7];
+      const float v9598 = v9461.x[7];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9599 = fmaxf(v9597, v9598);
+      v465.x[7] = v9599;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9602 = v7549.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9603 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9606 = v9603 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9607 = v9606 ? 0.0f : v9603;
+      const float v9608 = v9602 - v9607;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9609 = iron_exp2_approx(v9608);
+      v7549.x[0] = v9609;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9612 = v7549.x[1];
+      const float v9613 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9616 = v9613 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9617 = v9616 ? 0.0f : v9613;
+      const float v9618 = v9612 - v9617;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9619 = iron_exp2_approx(v9618);
+      v7549.x[1] = v9619;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9622 = v7549.x[2];
+      const float v9623 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9626 = v9623 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9627 = v9626 ? 0.0f : v9623;
+      const float v9628 = v9622 - v9627;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9629 = iron_exp2_approx(v9628);
+      v7549.x[2] = v9629;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9632 = v7549.x[3];
+      const float v9633 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9636 = v9633 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9637 = v9636 ? 0.0f : v9633;
+      const float v9638 = v9632 - v9637;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9639 = iron_exp2_approx(v9638);
+      v7549.x[3] = v9639;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9642 = v7549.x[4];
+      const float v9643 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9646 = v9643 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9647 = v9646 ? 0.0f : v9643;
+      const float v9648 = v9642 - v9647;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9649 = iron_exp2_approx(v9648);
+      v7549.x[4] = v9649;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9652 = v7549.x[5];
+      const float v9653 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9656 = v9653 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9657 = v9656 ? 0.0f : v9653;
+      const float v9658 = v9652 - v9657;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9659 = iron_exp2_approx(v9658);
+      v7549.x[5] = v9659;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9662 = v7549.x[6];
+      const float v9663 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9666 = v9663 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9667 = v9666 ? 0.0f : v9663;
+      const float v9668 = v9662 - v9667;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9669 = iron_exp2_approx(v9668);
+      v7549.x[6] = v9669;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9672 = v7549.x[7];
+      const float v9673 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9676 = v9673 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9677 = v9676 ? 0.0f : v9673;
+      const float v9678 = v9672 - v9677;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9679 = iron_exp2_approx(v9678);
+      v7549.x[7] = v9679;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9682 = v7549.x[8];
+      const float v9683 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9686 = v9683 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9687 = v9686 ? 0.0f : v9683;
+      const float v9688 = v9682 - v9687;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9689 = iron_exp2_approx(v9688);
+      v7549.x[8] = v9689;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9692 = v7549.x[9];
+      const float v9693 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9696 = v9693 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9697 = v9696 ? 0.0f : v9693;
+      const float v9698 = v9692 - v9697;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9699 = iron_exp2_approx(v9698);
+      v7549.x[9] = v9699;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9702 = v7549.x[10];
+      const float v9703 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9706 = v9703 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9707 = v9706 ? 0.0f : v9703;
+      const float v9708 = v9702 - v9707;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9709 = iron_exp2_approx(v9708);
+      v7549.x[10] = v9709;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9712 = v7549.x[11];
+      const float v9713 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9716 = v9713 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9717 = v9716 ? 0.0f : v9713;
+      const float v9718 = v9712 - v9717;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9719 = iron_exp2_approx(v9718);
+      v7549.x[11] = v9719;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9722 = v7549.x[12];
+      const float v9723 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9726 = v9723 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9727 = v9726 ? 0.0f : v9723;
+      const float v9728 = v9722 - v9727;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9729 = iron_exp2_approx(v9728);
+      v7549.x[12] = v9729;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9732 = v7549.x[13];
+      const float v9733 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9736 = v9733 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9737 = v9736 ? 0.0f : v9733;
+      const float v9738 = v9732 - v9737;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9739 = iron_exp2_approx(v9738);
+      v7549.x[13] = v9739;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9742 = v7549.x[14];
+      const float v9743 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9746 = v9743 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9747 = v9746 ? 0.0f : v9743;
+      const float v9748 = v9742 - v9747;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9749 = iron_exp2_approx(v9748);
+      v7549.x[14] = v9749;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9752 = v7549.x[15];
+      const float v9753 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9756 = v9753 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9757 = v9756 ? 0.0f : v9753;
+      const float v9758 = v9752 - v9757;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9759 = iron_exp2_approx(v9758);
+      v7549.x[15] = v9759;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9762 = v7549.x[16];
+      const float v9763 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9766 = v9763 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9767 = v9766 ? 0.0f : v9763;
+      const float v9768 = v9762 - v9767;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9769 = iron_exp2_approx(v9768);
+      v7549.x[16] = v9769;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9772 = v7549.x[17];
+      const float v9773 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9776 = v9773 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9777 = v9776 ? 0.0f : v9773;
+      const float v9778 = v9772 - v9777;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9779 = iron_exp2_approx(v9778);
+      v7549.x[17] = v9779;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9782 = v7549.x[18];
+      const float v9783 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9786 = v9783 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9787 = v9786 ? 0.0f : v9783;
+      const float v9788 = v9782 - v9787;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9789 = iron_exp2_approx(v9788);
+      v7549.x[18] = v9789;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9792 = v7549.x[19];
+      const float v9793 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9796 = v9793 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9797 = v9796 ? 0.0f : v9793;
+      const float v9798 = v9792 - v9797;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9799 = iron_exp2_approx(v9798);
+      v7549.x[19] = v9799;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9802 = v7549.x[20];
+      const float v9803 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9806 = v9803 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9807 = v9806 ? 0.0f : v9803;
+      const float v9808 = v9802 - v9807;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9809 = iron_exp2_approx(v9808);
+      v7549.x[20] = v9809;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9812 = v7549.x[21];
+      const float v9813 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9816 = v9813 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9817 = v9816 ? 0.0f : v9813;
+      const float v9818 = v9812 - v9817;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9819 = iron_exp2_approx(v9818);
+      v7549.x[21] = v9819;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9822 = v7549.x[22];
+      const float v9823 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9826 = v9823 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9827 = v9826 ? 0.0f : v9823;
+      const float v9828 = v9822 - v9827;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9829 = iron_exp2_approx(v9828);
+      v7549.x[22] = v9829;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9832 = v7549.x[23];
+      const float v9833 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9836 = v9833 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9837 = v9836 ? 0.0f : v9833;
+      const float v9838 = v9832 - v9837;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9839 = iron_exp2_approx(v9838);
+      v7549.x[23] = v9839;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9842 = v7549.x[24];
+      const float v9843 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9846 = v9843 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9847 = v9846 ? 0.0f : v9843;
+      const float v9848 = v9842 - v9847;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9849 = iron_exp2_approx(v9848);
+      v7549.x[24] = v9849;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9852 = v7549.x[25];
+      const float v9853 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9856 = v9853 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9857 = v9856 ? 0.0f : v9853;
+      const float v9858 = v9852 - v9857;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9859 = iron_exp2_approx(v9858);
+      v7549.x[25] = v9859;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9862 = v7549.x[26];
+      const float v9863 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9866 = v9863 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9867 = v9866 ? 0.0f : v9863;
+      const float v9868 = v9862 - v9867;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9869 = iron_exp2_approx(v9868);
+      v7549.x[26] = v9869;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9872 = v7549.x[27];
+      const float v9873 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9876 = v9873 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9877 = v9876 ? 0.0f : v9873;
+      const float v9878 = v9872 - v9877;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9879 = iron_exp2_approx(v9878);
+      v7549.x[27] = v9879;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9882 = v7549.x[28];
+      const float v9883 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9886 = v9883 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9887 = v9886 ? 0.0f : v9883;
+      const float v9888 = v9882 - v9887;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9889 = iron_exp2_approx(v9888);
+      v7549.x[28] = v9889;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9892 = v7549.x[29];
+      const float v9893 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9896 = v9893 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9897 = v9896 ? 0.0f : v9893;
+      const float v9898 = v9892 - v9897;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9899 = iron_exp2_approx(v9898);
+      v7549.x[29] = v9899;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9902 = v7549.x[30];
+      const float v9903 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9906 = v9903 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9907 = v9906 ? 0.0f : v9903;
+      const float v9908 = v9902 - v9907;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9909 = iron_exp2_approx(v9908);
+      v7549.x[30] = v9909;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9912 = v7549.x[31];
+      const float v9913 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9916 = v9913 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9917 = v9916 ? 0.0f : v9913;
+      const float v9918 = v9912 - v9917;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9919 = iron_exp2_approx(v9918);
+      v7549.x[31] = v9919;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9922 = v7549.x[32];
+      const float v9923 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9926 = v9923 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9927 = v9926 ? 0.0f : v9923;
+      const float v9928 = v9922 - v9927;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9929 = iron_exp2_approx(v9928);
+      v7549.x[32] = v9929;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9932 = v7549.x[33];
+      const float v9933 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9936 = v9933 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9937 = v9936 ? 0.0f : v9933;
+      const float v9938 = v9932 - v9937;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9939 = iron_exp2_approx(v9938);
+      v7549.x[33] = v9939;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9942 = v7549.x[34];
+      const float v9943 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9946 = v9943 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9947 = v9946 ? 0.0f : v9943;
+      const float v9948 = v9942 - v9947;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9949 = iron_exp2_approx(v9948);
+      v7549.x[34] = v9949;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9952 = v7549.x[35];
+      const float v9953 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9956 = v9953 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9957 = v9956 ? 0.0f : v9953;
+      const float v9958 = v9952 - v9957;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9959 = iron_exp2_approx(v9958);
+      v7549.x[35] = v9959;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9962 = v7549.x[36];
+      const float v9963 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9966 = v9963 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9967 = v9966 ? 0.0f : v9963;
+      const float v9968 = v9962 - v9967;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9969 = iron_exp2_approx(v9968);
+      v7549.x[36] = v9969;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9972 = v7549.x[37];
+      const float v9973 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9976 = v9973 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9977 = v9976 ? 0.0f : v9973;
+      const float v9978 = v9972 - v9977;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9979 = iron_exp2_approx(v9978);
+      v7549.x[37] = v9979;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9982 = v7549.x[38];
+      const float v9983 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9986 = v9983 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9987 = v9986 ? 0.0f : v9983;
+      const float v9988 = v9982 - v9987;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9989 = iron_exp2_approx(v9988);
+      v7549.x[38] = v9989;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9992 = v7549.x[39];
+      const float v9993 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9996 = v9993 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9997 = v9996 ? 0.0f : v9993;
+      const float v9998 = v9992 - v9997;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9999 = iron_exp2_approx(v9998);
+      v7549.x[39] = v9999;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10002 = v7549.x[40];
+      const float v10003 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10006 = v10003 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10007 = v10006 ? 0.0f : v10003;
+      const float v10008 = v10002 - v10007;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10009 = iron_exp2_approx(v10008);
+      v7549.x[40] = v10009;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10012 = v7549.x[41];
+      const float v10013 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10016 = v10013 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10017 = v10016 ? 0.0f : v10013;
+      const float v10018 = v10012 - v10017;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10019 = iron_exp2_approx(v10018);
+      v7549.x[41] = v10019;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10022 = v7549.x[42];
+      const float v10023 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10026 = v10023 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10027 = v10026 ? 0.0f : v10023;
+      const float v10028 = v10022 - v10027;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10029 = iron_exp2_approx(v10028);
+      v7549.x[42] = v10029;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10032 = v7549.x[43];
+      const float v10033 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10036 = v10033 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10037 = v10036 ? 0.0f : v10033;
+      const float v10038 = v10032 - v10037;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10039 = iron_exp2_approx(v10038);
+      v7549.x[43] = v10039;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10042 = v7549.x[44];
+      const float v10043 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10046 = v10043 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10047 = v10046 ? 0.0f : v10043;
+      const float v10048 = v10042 - v10047;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10049 = iron_exp2_approx(v10048);
+      v7549.x[44] = v10049;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10052 = v7549.x[45];
+      const float v10053 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10056 = v10053 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10057 = v10056 ? 0.0f : v10053;
+      const float v10058 = v10052 - v10057;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10059 = iron_exp2_approx(v10058);
+      v7549.x[45] = v10059;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10062 = v7549.x[46];
+      const float v10063 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10066 = v10063 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10067 = v10066 ? 0.0f : v10063;
+      const float v10068 = v10062 - v10067;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10069 = iron_exp2_approx(v10068);
+      v7549.x[46] = v10069;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10072 = v7549.x[47];
+      const float v10073 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10076 = v10073 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10077 = v10076 ? 0.0f : v10073;
+      const float v10078 = v10072 - v10077;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10079 = iron_exp2_approx(v10078);
+      v7549.x[47] = v10079;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10082 = v7549.x[48];
+      const float v10083 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10086 = v10083 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10087 = v10086 ? 0.0f : v10083;
+      const float v10088 = v10082 - v10087;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10089 = iron_exp2_approx(v10088);
+      v7549.x[48] = v10089;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10092 = v7549.x[49];
+      const float v10093 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10096 = v10093 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10097 = v10096 ? 0.0f : v10093;
+      const float v10098 = v10092 - v10097;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10099 = iron_exp2_approx(v10098);
+      v7549.x[49] = v10099;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10102 = v7549.x[50];
+      const float v10103 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10106 = v10103 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10107 = v10106 ? 0.0f : v10103;
+      const float v10108 = v10102 - v10107;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10109 = iron_exp2_approx(v10108);
+      v7549.x[50] = v10109;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10112 = v7549.x[51];
+      const float v10113 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10116 = v10113 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10117 = v10116 ? 0.0f : v10113;
+      const float v10118 = v10112 - v10117;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10119 = iron_exp2_approx(v10118);
+      v7549.x[51] = v10119;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10122 = v7549.x[52];
+      const float v10123 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10126 = v10123 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10127 = v10126 ? 0.0f : v10123;
+      const float v10128 = v10122 - v10127;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10129 = iron_exp2_approx(v10128);
+      v7549.x[52] = v10129;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10132 = v7549.x[53];
+      const float v10133 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10136 = v10133 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10137 = v10136 ? 0.0f : v10133;
+      const float v10138 = v10132 - v10137;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10139 = iron_exp2_approx(v10138);
+      v7549.x[53] = v10139;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10142 = v7549.x[54];
+      const float v10143 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10146 = v10143 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10147 = v10146 ? 0.0f : v10143;
+      const float v10148 = v10142 - v10147;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10149 = iron_exp2_approx(v10148);
+      v7549.x[54] = v10149;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10152 = v7549.x[55];
+      const float v10153 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10156 = v10153 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10157 = v10156 ? 0.0f : v10153;
+      const float v10158 = v10152 - v10157;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10159 = iron_exp2_approx(v10158);
+      v7549.x[55] = v10159;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10162 = v7549.x[56];
+      const float v10163 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10166 = v10163 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10167 = v10166 ? 0.0f : v10163;
+      const float v10168 = v10162 - v10167;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10169 = iron_exp2_approx(v10168);
+      v7549.x[56] = v10169;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10172 = v7549.x[57];
+      const float v10173 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10176 = v10173 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10177 = v10176 ? 0.0f : v10173;
+      const float v10178 = v10172 - v10177;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10179 = iron_exp2_approx(v10178);
+      v7549.x[57] = v10179;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10182 = v7549.x[58];
+      const float v10183 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10186 = v10183 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10187 = v10186 ? 0.0f : v10183;
+      const float v10188 = v10182 - v10187;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10189 = iron_exp2_approx(v10188);
+      v7549.x[58] = v10189;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10192 = v7549.x[59];
+      const float v10193 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10196 = v10193 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10197 = v10196 ? 0.0f : v10193;
+      const float v10198 = v10192 - v10197;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10199 = iron_exp2_approx(v10198);
+      v7549.x[59] = v10199;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10202 = v7549.x[60];
+      const float v10203 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10206 = v10203 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10207 = v10206 ? 0.0f : v10203;
+      const float v10208 = v10202 - v10207;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10209 = iron_exp2_approx(v10208);
+      v7549.x[60] = v10209;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10212 = v7549.x[61];
+      const float v10213 = v465.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10216 = v10213 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10217 = v10216 ? 0.0f : v10213;
+      const float v10218 = v10212 - v10217;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10219 = iron_exp2_approx(v10218);
+      v7549.x[61] = v10219;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10222 = v7549.x[62];
+      const float v10223 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10226 = v10223 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10227 = v10226 ? 0.0f : v10223;
+      const float v10228 = v10222 - v10227;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10229 = iron_exp2_approx(v10228);
+      v7549.x[62] = v10229;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10232 = v7549.x[63];
+      const float v10233 = v465.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10236 = v10233 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10237 = v10236 ? 0.0f : v10233;
+      const float v10238 = v10232 - v10237;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10239 = iron_exp2_approx(v10238);
+      v7549.x[63] = v10239;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 32, 8> v10241;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v10241, 0.0f);
+      iron_frag_row_reduce<true>(v10241, v7549);
+      const float v10244 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v10245 = v10241.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10246 = v9463.x[0];
+      const float v10247 = v10244 * v10246;
+      const float v10248 = v10247 + v10245;
+      v467.x[0] = v10248;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10251 = v467.x[1];
+      const float v10252 = v10241.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10253 = v9463.x[1];
+      const float v10254 = v10251 * v10253;
+      const float v10255 = v10254 + v10252;
+      v467.x[1] = v10255;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10258 = v467.x[2];
+      const float v10259 = v10241.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10260 = v9463.x[2];
+      const float v10261 = v10258 * v10260;
+      const float v10262 = v10261 + v10259;
+      v467.x[2] = v10262;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10265 = v467.x[3];
+      const float v10266 = v10241.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10267 = v9463.x[3];
+      const float v10268 = v10265 * v10267;
+      const float v10269 = v10268 + v10266;
+      v467.x[3] = v10269;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10272 = v467.x[4];
+      const float v10273 = v10241.x[4];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10274 = v9463.x[4];
+      const float v10275 = v10272 * v10274;
+      const float v10276 = v10275 + v10273;
+      v467.x[4] = v10276;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10279 = v467.x[5];
+      const float v10280 = v10241.x[5];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10281 = v9463.x[5];
+      const float v10282 = v10279 * v10281;
+      const float v10283 = v10282 + v10280;
+      v467.x[5] = v10283;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10286 = v467.x[6];
+      const float v10287 = v10241.x[6];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10288 = v9463.x[6];
+      const float v10289 = v10286 * v10288;
+      const float v10290 = v10289 + v10287;
+      v467.x[6] = v10290;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10293 = v467.x[7];
+      const float v10294 = v10241.x[7];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10295 = v9463.x[7];
+      const float v10296 = v10293 * v10295;
+      const float v10297 = v10296 + v10294;
+      v467.x[7] = v10297;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10300 = v469.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v10301 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10302 = v10300 * v10301;
+      v469.x[0] = v10302;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10305 = v469.x[1];
+      const float v10306 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10307 = v10305 * v10306;
+      v469.x[1] = v10307;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10310 = v469.x[2];
+      const float v10311 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10312 = v10310 * v10311;
+      v469.x[2] = v10312;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10315 = v469.x[3];
+      const float v10316 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10317 = v10315 * v10316;
+      v469.x[3] = v10317;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10320 = v469.x[4];
+      const float v10321 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10322 = v10320 * v10321;
+      v469.x[4] = v10322;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10325 = v469.x[5];
+      const float v10326 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10327 = v10325 * v10326;
+      v469.x[5] = v10327;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10330 = v469.x[6];
+      const float v10331 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10332 = v10330 * v10331;
+      v469.x[6] = v10332;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10335 = v469.x[7];
+      const float v10336 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10337 = v10335 * v10336;
+      v469.x[7] = v10337;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10340 = v469.x[8];
+      const float v10341 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10342 = v10340 * v10341;
+      v469.x[8] = v10342;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10345 = v469.x[9];
+      const float v10346 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10347 = v10345 * v10346;
+      v469.x[9] = v10347;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10350 = v469.x[10];
+      const float v10351 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10352 = v10350 * v10351;
+      v469.x[10] = v10352;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10355 = v469.x[11];
+      const float v10356 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10357 = v10355 * v10356;
+      v469.x[11] = v10357;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10360 = v469.x[12];
+      const float v10361 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10362 = v10360 * v10361;
+      v469.x[12] = v10362;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10365 = v469.x[13];
+      const float v10366 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10367 = v10365 * v10366;
+      v469.x[13] = v10367;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10370 = v469.x[14];
+      const float v10371 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10372 = v10370 * v10371;
+      v469.x[14] = v10372;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10375 = v469.x[15];
+      const float v10376 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10377 = v10375 * v10376;
+      v469.x[15] = v10377;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10380 = v469.x[16];
+      const float v10381 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10382 = v10380 * v10381;
+      v469.x[16] = v10382;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10385 = v469.x[17];
+      const float v10386 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10387 = v10385 * v10386;
+      v469.x[17] = v10387;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10390 = v469.x[18];
+      const float v10391 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10392 = v10390 * v10391;
+      v469.x[18] = v10392;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10395 = v469.x[19];
+      const float v10396 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10397 = v10395 * v10396;
+      v469.x[19] = v10397;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10400 = v469.x[20];
+      const float v10401 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10402 = v10400 * v10401;
+      v469.x[20] = v10402;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10405 = v469.x[21];
+      const float v10406 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10407 = v10405 * v10406;
+      v469.x[21] = v10407;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10410 = v469.x[22];
+      const float v10411 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10412 = v10410 * v10411;
+      v469.x[22] = v10412;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10415 = v469.x[23];
+      const float v10416 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10417 = v10415 * v10416;
+      v469.x[23] = v10417;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10420 = v469.x[24];
+      const float v10421 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10422 = v10420 * v10421;
+      v469.x[24] = v10422;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10425 = v469.x[25];
+      const float v10426 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10427 = v10425 * v10426;
+      v469.x[25] = v10427;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10430 = v469.x[26];
+      const float v10431 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10432 = v10430 * v10431;
+      v469.x[26] = v10432;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10435 = v469.x[27];
+      const float v10436 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10437 = v10435 * v10436;
+      v469.x[27] = v10437;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10440 = v469.x[28];
+      const float v10441 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10442 = v10440 * v10441;
+      v469.x[28] = v10442;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10445 = v469.x[29];
+      const float v10446 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10447 = v10445 * v10446;
+      v469.x[29] = v10447;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10450 = v469.x[30];
+      const float v10451 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10452 = v10450 * v10451;
+      v469.x[30] = v10452;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10455 = v469.x[31];
+      const float v10456 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10457 = v10455 * v10456;
+      v469.x[31] = v10457;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10460 = v471.x[0];
+      const float v10461 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10462 = v10460 * v10461;
+      v471.x[0] = v10462;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10465 = v471.x[1];
+      const float v10466 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10467 = v10465 * v10466;
+      v471.x[1] = v10467;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10470 = v471.x[2];
+      const float v10471 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10472 = v10470 * v10471;
+      v471.x[2] = v10472;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10475 = v471.x[3];
+      const float v10476 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10477 = v10475 * v10476;
+      v471.x[3] = v10477;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10480 = v471.x[4];
+      const float v10481 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10482 = v10480 * v10481;
+      v471.x[4] = v10482;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10485 = v471.x[5];
+      const float v10486 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10487 = v10485 * v10486;
+      v471.x[5] = v10487;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10490 = v471.x[6];
+      const float v10491 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10492 = v10490 * v10491;
+      v471.x[6] = v10492;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10495 = v471.x[7];
+      const float v10496 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10497 = v10495 * v10496;
+      v471.x[7] = v10497;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10500 = v471.x[8];
+      const float v10501 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10502 = v10500 * v10501;
+      v471.x[8] = v10502;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10505 = v471.x[9];
+      const float v10506 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10507 = v10505 * v10506;
+      v471.x[9] = v10507;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10510 = v471.x[10];
+      const float v10511 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10512 = v10510 * v10511;
+      v471.x[10] = v10512;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10515 = v471.x[11];
+      const float v10516 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10517 = v10515 * v10516;
+      v471.x[11] = v10517;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10520 = v471.x[12];
+      const float v10521 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10522 = v10520 * v10521;
+      v471.x[12] = v10522;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10525 = v471.x[13];
+      const float v10526 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10527 = v10525 * v10526;
+      v471.x[13] = v10527;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10530 = v471.x[14];
+      const float v10531 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10532 = v10530 * v10531;
+      v471.x[14] = v10532;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10535 = v471.x[15];
+      const float v10536 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10537 = v10535 * v10536;
+      v471.x[15] = v10537;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10540 = v471.x[16];
+      const float v10541 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10542 = v10540 * v10541;
+      v471.x[16] = v10542;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10545 = v471.x[17];
+      const float v10546 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10547 = v10545 * v10546;
+      v471.x[17] = v10547;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10550 = v471.x[18];
+      const float v10551 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10552 = v10550 * v10551;
+      v471.x[18] = v10552;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10555 = v471.x[19];
+      const float v10556 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10557 = v10555 * v10556;
+      v471.x[19] = v10557;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10560 = v471.x[20];
+      const float v10561 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10562 = v10560 * v10561;
+      v471.x[20] = v10562;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10565 = v471.x[21];
+      const float v10566 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10567 = v10565 * v10566;
+      v471.x[21] = v10567;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10570 = v471.x[22];
+      const float v10571 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10572 = v10570 * v10571;
+      v471.x[22] = v10572;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10575 = v471.x[23];
+      const float v10576 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10577 = v10575 * v10576;
+      v471.x[23] = v10577;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10580 = v471.x[24];
+      const float v10581 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10582 = v10580 * v10581;
+      v471.x[24] = v10582;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10585 = v471.x[25];
+      const float v10586 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10587 = v10585 * v10586;
+      v471.x[25] = v10587;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10590 = v471.x[26];
+      const float v10591 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10592 = v10590 * v10591;
+      v471.x[26] = v10592;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10595 = v471.x[27];
+      const float v10596 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10597 = v10595 * v10596;
+      v471.x[27] = v10597;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10600 = v471.x[28];
+      const float v10601 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10602 = v10600 * v10601;
+      v471.x[28] = v10602;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10605 = v471.x[29];
+      const float v10606 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10607 = v10605 * v10606;
+      v471.x[29] = v10607;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10610 = v471.x[30];
+      const float v10611 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10612 = v10610 * v10611;
+      v471.x[30] = v10612;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10615 = v471.x[31];
+      const float v10616 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10617 = v10615 * v10616;
+      v471.x[31] = v10617;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10620 = v473.x[0];
+      const float v10621 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10622 = v10620 * v10621;
+      v473.x[0] = v10622;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10625 = v473.x[1];
+      const float v10626 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10627 = v10625 * v10626;
+      v473.x[1] = v10627;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10630 = v473.x[2];
+      const float v10631 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10632 = v10630 * v10631;
+      v473.x[2] = v10632;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10635 = v473.x[3];
+      const float v10636 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10637 = v10635 * v10636;
+      v473.x[3] = v10637;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10640 = v473.x[4];
+      const float v10641 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10642 = v10640 * v10641;
+      v473.x[4] = v10642;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10645 = v473.x[5];
+      const float v10646 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10647 = v10645 * v10646;
+      v473.x[5] = v10647;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10650 = v473.x[6];
+      const float v10651 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10652 = v10650 * v10651;
+      v473.x[6] = v10652;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10655 = v473.x[7];
+      const float v10656 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10657 = v10655 * v10656;
+      v473.x[7] = v10657;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10660 = v473.x[8];
+      const float v10661 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10662 = v10660 * v10661;
+      v473.x[8] = v10662;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10665 = v473.x[9];
+      const float v10666 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10667 = v10665 * v10666;
+      v473.x[9] = v10667;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10670 = v473.x[10];
+      const float v10671 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10672 = v10670 * v10671;
+      v473.x[10] = v10672;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10675 = v473.x[11];
+      const float v10676 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10677 = v10675 * v10676;
+      v473.x[11] = v10677;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10680 = v473.x[12];
+      const float v10681 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10682 = v10680 * v10681;
+      v473.x[12] = v10682;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10685 = v473.x[13];
+      const float v10686 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10687 = v10685 * v10686;
+      v473.x[13] = v10687;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10690 = v473.x[14];
+      const float v10691 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10692 = v10690 * v10691;
+      v473.x[14] = v10692;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10695 = v473.x[15];
+      const float v10696 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10697 = v10695 * v10696;
+      v473.x[15] = v10697;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10700 = v473.x[16];
+      const float v10701 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10702 = v10700 * v10701;
+      v473.x[16] = v10702;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10705 = v473.x[17];
+      const float v10706 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10707 = v10705 * v10706;
+      v473.x[17] = v10707;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10710 = v473.x[18];
+      const float v10711 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10712 = v10710 * v10711;
+      v473.x[18] = v10712;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10715 = v473.x[19];
+      const float v10716 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10717 = v10715 * v10716;
+      v473.x[19] = v10717;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10720 = v473.x[20];
+      const float v10721 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10722 = v10720 * v10721;
+      v473.x[20] = v10722;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10725 = v473.x[21];
+      const float v10726 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10727 = v10725 * v10726;
+      v473.x[21] = v10727;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10730 = v473.x[22];
+      const float v10731 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10732 = v10730 * v10731;
+      v473.x[22] = v10732;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10735 = v473.x[23];
+      const float v10736 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10737 = v10735 * v10736;
+      v473.x[23] = v10737;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10740 = v473.x[24];
+      const float v10741 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10742 = v10740 * v10741;
+      v473.x[24] = v10742;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10745 = v473.x[25];
+      const float v10746 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10747 = v10745 * v10746;
+      v473.x[25] = v10747;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10750 = v473.x[26];
+      const float v10751 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10752 = v10750 * v10751;
+      v473.x[26] = v10752;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10755 = v473.x[27];
+      const float v10756 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10757 = v10755 * v10756;
+      v473.x[27] = v10757;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10760 = v473.x[28];
+      const float v10761 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10762 = v10760 * v10761;
+      v473.x[28] = v10762;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10765 = v473.x[29];
+      const float v10766 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10767 = v10765 * v10766;
+      v473.x[29] = v10767;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10770 = v473.x[30];
+      const float v10771 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10772 = v10770 * v10771;
+      v473.x[30] = v10772;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10775 = v473.x[31];
+      const float v10776 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10777 = v10775 * v10776;
+      v473.x[31] = v10777;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10780 = v475.x[0];
+      const float v10781 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10782 = v10780 * v10781;
+      v475.x[0] = v10782;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10785 = v475.x[1];
+      const float v10786 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10787 = v10785 * v10786;
+      v475.x[1] = v10787;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10790 = v475.x[2];
+      const float v10791 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10792 = v10790 * v10791;
+      v475.x[2] = v10792;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10795 = v475.x[3];
+      const float v10796 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10797 = v10795 * v10796;
+      v475.x[3] = v10797;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10800 = v475.x[4];
+      const float v10801 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10802 = v10800 * v10801;
+      v475.x[4] = v10802;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10805 = v475.x[5];
+      const float v10806 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10807 = v10805 * v10806;
+      v475.x[5] = v10807;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10810 = v475.x[6];
+      const float v10811 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10812 = v10810 * v10811;
+      v475.x[6] = v10812;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10815 = v475.x[7];
+      const float v10816 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10817 = v10815 * v10816;
+      v475.x[7] = v10817;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10820 = v475.x[8];
+      const float v10821 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10822 = v10820 * v10821;
+      v475.x[8] = v10822;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10825 = v475.x[9];
+      const float v10826 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10827 = v10825 * v10826;
+      v475.x[9] = v10827;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10830 = v475.x[10];
+      const float v10831 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10832 = v10830 * v10831;
+      v475.x[10] = v10832;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10835 = v475.x[11];
+      const float v10836 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10837 = v10835 * v10836;
+      v475.x[11] = v10837;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10840 = v475.x[12];
+      const float v10841 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10842 = v10840 * v10841;
+      v475.x[12] = v10842;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10845 = v475.x[13];
+      const float v10846 = v9463.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10847 = v10845 * v10846;
+      v475.x[13] = v10847;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10850 = v475.x[14];
+      const float v10851 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10852 = v10850 * v10851;
+      v475.x[14] = v10852;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10855 = v475.x[15];
+      const float v10856 = v9463.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10857 = v10855 * v10856;
+      v475.x[15] = v10857;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10860 = v475.x[16];
+      const float v10861 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10862 = v10860 * v10861;
+      v475.x[16] = v10862;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10865 = v475.x[17];
+      const float v10866 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10867 = v10865 * v10866;
+      v475.x[17] = v10867;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10870 = v475.x[18];
+      const float v10871 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10872 = v10870 * v10871;
+      v475.x[18] = v10872;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10875 = v475.x[19];
+      const float v10876 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10877 = v10875 * v10876;
+      v475.x[19] = v10877;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10880 = v475.x[20];
+      const float v10881 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10882 = v10880 * v10881;
+      v475.x[20] = v10882;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10885 = v475.x[21];
+      const float v10886 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10887 = v10885 * v10886;
+      v475.x[21] = v10887;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10890 = v475.x[22];
+      const float v10891 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10892 = v10890 * v10891;
+      v475.x[22] = v10892;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10895 = v475.x[23];
+      const float v10896 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10897 = v10895 * v10896;
+      v475.x[23] = v10897;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10900 = v475.x[24];
+      const float v10901 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10902 = v10900 * v10901;
+      v475.x[24] = v10902;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10905 = v475.x[25];
+      const float v10906 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10907 = v10905 * v10906;
+      v475.x[25] = v10907;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10910 = v475.x[26];
+      const float v10911 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10912 = v10910 * v10911;
+      v475.x[26] = v10912;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10915 = v475.x[27];
+      const float v10916 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10917 = v10915 * v10916;
+      v475.x[27] = v10917;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10920 = v475.x[28];
+      const float v10921 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10922 = v10920 * v10921;
+      v475.x[28] = v10922;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10925 = v475.x[29];
+      const float v10926 = v9463.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10927 = v10925 * v10926;
+      v475.x[29] = v10927;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10930 = v475.x[30];
+      const float v10931 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10932 = v10930 * v10931;
+      v475.x[30] = v10932;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10935 = v475.x[31];
+      const float v10936 = v9463.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10937 = v10935 * v10936;
+      v475.x[31] = v10937;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<iron_f16, 0, 32, 64> v10939;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v10939, iron_f32_to_f16(0.0f));
+      iron_frag_convert(v10939, v7549);
+      iron_frag<iron_f16, 1, 64, 32> v10941;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10941, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v10941, shm2, v7555, 128u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v469, v10939, v10941);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v10948;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10948, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v10948, shm2, v7580, 128u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v471, v10939, v10948);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v10955;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10955, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v10955, shm2, v7604, 128u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v473, v10939, v10955);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v10962;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10962, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v10962, shm2, v7628, 128u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v475, v10939, v10962);  // kernels/sdpa/flash_tile.hpp:206
     }
-    __syncthreads();
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
     const float v4290 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
     iron_frag<float, 2, 32, 8> v4292;  // kernels/sdpa/flash_tile.hpp:212
     iron_frag_fill(v4292, 0.0f);
@@ -3920,7 +3920,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
     const bool v4575 = v4567 > 0.0f;
     const float v4576 = v4575 ? v4573 : 0.0f;
     v4472.x[7] = v4576;  // kernels/sdpa/flash_tile.hpp:221
-    const unsigned int v4578 = v43 + v9904;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4578 = v43 + v10299;  // kernels/sdpa/flash_tile.hpp:227
     const float v4579 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4580 = v469.x[0];
     const float v4581 = v4580 * v4579;
@@ -3931,10 +3931,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4589 = v4588 * v1;
       const unsigned int v4590 = v4589 + v26;
       const unsigned int v4591 = v4590 << 7u;
-      const unsigned int v4592 = v4591 + v9903;
+      const unsigned int v4592 = v4591 + v10298;
       out[v4592] = v4586;
     }
-    const unsigned int v4594 = v43 + v9909;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4594 = v43 + v10304;  // kernels/sdpa/flash_tile.hpp:227
     const float v4595 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4596 = v469.x[1];
     const float v4597 = v4596 * v4595;
@@ -3945,10 +3945,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4605 = v4604 * v1;
       const unsigned int v4606 = v4605 + v26;
       const unsigned int v4607 = v4606 << 7u;
-      const unsigned int v4608 = v4607 + v9908;
+      const unsigned int v4608 = v4607 + v10303;
       out[v4608] = v4602;
     }
-    const unsigned int v4610 = v43 + v9914;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4610 = v43 + v10309;  // kernels/sdpa/flash_tile.hpp:227
     const float v4611 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4612 = v469.x[2];
     const float v4613 = v4612 * v4611;
@@ -3959,10 +3959,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4621 = v4620 * v1;
       const unsigned int v4622 = v4621 + v26;
       const unsigned int v4623 = v4622 << 7u;
-      const unsigned int v4624 = v4623 + v9913;
+      const unsigned int v4624 = v4623 + v10308;
       out[v4624] = v4618;
     }
-    const unsigned int v4626 = v43 + v9919;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4626 = v43 + v10314;  // kernels/sdpa/flash_tile.hpp:227
     const float v4627 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4628 = v469.x[3];
     const float v4629 = v4628 * v4627;
@@ -3973,10 +3973,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4637 = v4636 * v1;
       const unsigned int v4638 = v4637 + v26;
       const unsigned int v4639 = v4638 << 7u;
-      const unsigned int v4640 = v4639 + v9918;
+      const unsigned int v4640 = v4639 + v10313;
       out[v4640] = v4634;
     }
-    const unsigned int v4642 = v43 + v9924;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4642 = v43 + v10319;  // kernels/sdpa/flash_tile.hpp:227
     const float v4643 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4644 = v469.x[4];
     const float v4645 = v4644 * v4643;
@@ -3987,10 +3987,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4653 = v4652 * v1;
       const unsigned int v4654 = v4653 + v26;
       const unsigned int v4655 = v4654 << 7u;
-      const unsigned int v4656 = v4655 + v9923;
+      const unsigned int v4656 = v4655 + v10318;
       out[v4656] = v4650;
     }
-    const unsigned int v4658 = v43 + v9929;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4658 = v43 + v10324;  // kernels/sdpa/flash_tile.hpp:227
     const float v4659 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4660 = v469.x[5];
     const float v4661 = v4660 * v4659;
@@ -4001,10 +4001,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4669 = v4668 * v1;
       const unsigned int v4670 = v4669 + v26;
       const unsigned int v4671 = v4670 << 7u;
-      const unsigned int v4672 = v4671 + v9928;
+      const unsigned int v4672 = v4671 + v10323;
       out[v4672] = v4666;
     }
-    const unsigned int v4674 = v43 + v9934;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4674 = v43 + v10329;  // kernels/sdpa/flash_tile.hpp:227
     const float v4675 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4676 = v469.x[6];
     const float v4677 = v4676 * v4675;
@@ -4015,10 +4015,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4685 = v4684 * v1;
       const unsigned int v4686 = v4685 + v26;
       const unsigned int v4687 = v4686 << 7u;
-      const unsigned int v4688 = v4687 + v9933;
+      const unsigned int v4688 = v4687 + v10328;
       out[v4688] = v4682;
     }
-    const unsigned int v4690 = v43 + v9939;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4690 = v43 + v10334;  // kernels/sdpa/flash_tile.hpp:227
     const float v4691 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4692 = v469.x[7];
     const float v4693 = v4692 * v4691;
@@ -4029,10 +4029,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4701 = v4700 * v1;
       const unsigned int v4702 = v4701 + v26;
       const unsigned int v4703 = v4702 << 7u;
-      const unsigned int v4704 = v4703 + v9938;
+      const unsigned int v4704 = v4703 + v10333;
       out[v4704] = v4698;
     }
-    const unsigned int v4706 = v43 + v9944;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4706 = v43 + v10339;  // kernels/sdpa/flash_tile.hpp:227
     const float v4707 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4708 = v469.x[8];
     const float v4709 = v4708 * v4707;
@@ -4043,10 +4043,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4717 = v4716 * v1;
       const unsigned int v4718 = v4717 + v26;
       const unsigned int v4719 = v4718 << 7u;
-      const unsigned int v4720 = v4719 + v9943;
+      const unsigned int v4720 = v4719 + v10338;
       out[v4720] = v4714;
     }
-    const unsigned int v4722 = v43 + v9949;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4722 = v43 + v10344;  // kernels/sdpa/flash_tile.hpp:227
     const float v4723 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4724 = v469.x[9];
     const float v4725 = v4724 * v4723;
@@ -4057,10 +4057,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4733 = v4732 * v1;
       const unsigned int v4734 = v4733 + v26;
       const unsigned int v4735 = v4734 << 7u;
-      const unsigned int v4736 = v4735 + v9948;
+      const unsigned int v4736 = v4735 + v10343;
       out[v4736] = v4730;
     }
-    const unsigned int v4738 = v43 + v9954;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4738 = v43 + v10349;  // kernels/sdpa/flash_tile.hpp:227
     const float v4739 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4740 = v469.x[10];
     const float v4741 = v4740 * v4739;
@@ -4071,10 +4071,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4749 = v4748 * v1;
       const unsigned int v4750 = v4749 + v26;
       const unsigned int v4751 = v4750 << 7u;
-      const unsigned int v4752 = v4751 + v9953;
+      const unsigned int v4752 = v4751 + v10348;
       out[v4752] = v4746;
     }
-    const unsigned int v4754 = v43 + v9959;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4754 = v43 + v10354;  // kernels/sdpa/flash_tile.hpp:227
     const float v4755 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4756 = v469.x[11];
     const float v4757 = v4756 * v4755;
@@ -4085,10 +4085,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4765 = v4764 * v1;
       const unsigned int v4766 = v4765 + v26;
       const unsigned int v4767 = v4766 << 7u;
-      const unsigned int v4768 = v4767 + v9958;
+      const unsigned int v4768 = v4767 + v10353;
       out[v4768] = v4762;
     }
-    const unsigned int v4770 = v43 + v9964;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4770 = v43 + v10359;  // kernels/sdpa/flash_tile.hpp:227
     const float v4771 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4772 = v469.x[12];
     const float v4773 = v4772 * v4771;
@@ -4099,10 +4099,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4781 = v4780 * v1;
       const unsigned int v4782 = v4781 + v26;
       const unsigned int v4783 = v4782 << 7u;
-      const unsigned int v4784 = v4783 + v9963;
+      const unsigned int v4784 = v4783 + v10358;
       out[v4784] = v4778;
     }
-    const unsigned int v4786 = v43 + v9969;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4786 = v43 + v10364;  // kernels/sdpa/flash_tile.hpp:227
     const float v4787 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4788 = v469.x[13];
     const float v4789 = v4788 * v4787;
@@ -4113,10 +4113,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4797 = v4796 * v1;
       const unsigned int v4798 = v4797 + v26;
       const unsigned int v4799 = v4798 << 7u;
-      const unsigned int v4800 = v4799 + v9968;
+      const unsigned int v4800 = v4799 + v10363;
       out[v4800] = v4794;
     }
-    const unsigned int v4802 = v43 + v9974;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4802 = v43 + v10369;  // kernels/sdpa/flash_tile.hpp:227
     const float v4803 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4804 = v469.x[14];
     const float v4805 = v4804 * v4803;
@@ -4127,10 +4127,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4813 = v4812 * v1;
       const unsigned int v4814 = v4813 + v26;
       const unsigned int v4815 = v4814 << 7u;
-      const unsigned int v4816 = v4815 + v9973;
+      const unsigned int v4816 = v4815 + v10368;
       out[v4816] = v4810;
     }
-    const unsigned int v4818 = v43 + v9979;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4818 = v43 + v10374;  // kernels/sdpa/flash_tile.hpp:227
     const float v4819 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4820 = v469.x[15];
     const float v4821 = v4820 * v4819;
@@ -4141,10 +4141,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4829 = v4828 * v1;
       const unsigned int v4830 = v4829 + v26;
       const unsigned int v4831 = v4830 << 7u;
-      const unsigned int v4832 = v4831 + v9978;
+      const unsigned int v4832 = v4831 + v10373;
       out[v4832] = v4826;
     }
-    const unsigned int v4834 = v43 + v9984;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4834 = v43 + v10379;  // kernels/sdpa/flash_tile.hpp:227
     const float v4835 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4836 = v469.x[16];
     const float v4837 = v4836 * v4835;
@@ -4155,10 +4155,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4845 = v4844 * v1;
       const unsigned int v4846 = v4845 + v26;
       const unsigned int v4847 = v4846 << 7u;
-      const unsigned int v4848 = v4847 + v9983;
+      const unsigned int v4848 = v4847 + v10378;
       out[v4848] = v4842;
     }
-    const unsigned int v4850 = v43 + v9989;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4850 = v43 + v10384;  // kernels/sdpa/flash_tile.hpp:227
     const float v4851 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4852 = v469.x[17];
     const float v4853 = v4852 * v4851;
@@ -4169,10 +4169,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4861 = v4860 * v1;
       const unsigned int v4862 = v4861 + v26;
       const unsigned int v4863 = v4862 << 7u;
-      const unsigned int v4864 = v4863 + v9988;
+      const unsigned int v4864 = v4863 + v10383;
       out[v4864] = v4858;
     }
-    const unsigned int v4866 = v43 + v9994;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4866 = v43 + v10389;  // kernels/sdpa/flash_tile.hpp:227
     const float v4867 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v4868 = v469.x[18];
     const float v4869 = v4868 * v4867;
@@ -4183,10 +4183,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4877 = v4876 * v1;
       const unsigned int v4878 = v4877 + v26;
       const unsigned int v4879 = v4878 << 7u;
-      const unsigned int v4880 = v4879 + v9993;
+      const unsigned int v4880 = v4879 + v10388;
       out[v4880] = v4874;
     }
-    const unsigned int v4882 = v43 + v9999;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4882 = v43 + v10394;  // kernels/sdpa/flash_tile.hpp:227
     const float v4883 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v4884 = v469.x[19];
     const float v4885 = v4884 * v4883;
@@ -4197,10 +4197,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4893 = v4892 * v1;
       const unsigned int v4894 = v4893 + v26;
       const unsigned int v4895 = v4894 << 7u;
-      const unsigned int v4896 = v4895 + v9998;
+      const unsigned int v4896 = v4895 + v10393;
       out[v4896] = v4890;
     }
-    const unsigned int v4898 = v43 + v10004;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4898 = v43 + v10399;  // kernels/sdpa/flash_tile.hpp:227
     const float v4899 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4900 = v469.x[20];
     const float v4901 = v4900 * v4899;
@@ -4211,10 +4211,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4909 = v4908 * v1;
       const unsigned int v4910 = v4909 + v26;
       const unsigned int v4911 = v4910 << 7u;
-      const unsigned int v4912 = v4911 + v10003;
+      const unsigned int v4912 = v4911 + v10398;
       out[v4912] = v4906;
     }
-    const unsigned int v4914 = v43 + v10009;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4914 = v43 + v10404;  // kernels/sdpa/flash_tile.hpp:227
     const float v4915 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4916 = v469.x[21];
     const float v4917 = v4916 * v4915;
@@ -4225,10 +4225,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4925 = v4924 * v1;
       const unsigned int v4926 = v4925 + v26;
       const unsigned int v4927 = v4926 << 7u;
-      const unsigned int v4928 = v4927 + v10008;
+      const unsigned int v4928 = v4927 + v10403;
       out[v4928] = v4922;
     }
-    const unsigned int v4930 = v43 + v10014;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4930 = v43 + v10409;  // kernels/sdpa/flash_tile.hpp:227
     const float v4931 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v4932 = v469.x[22];
     const float v4933 = v4932 * v4931;
@@ -4239,10 +4239,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4941 = v4940 * v1;
       const unsigned int v4942 = v4941 + v26;
       const unsigned int v4943 = v4942 << 7u;
-      const unsigned int v4944 = v4943 + v10013;
+      const unsigned int v4944 = v4943 + v10408;
       out[v4944] = v4938;
     }
-    const unsigned int v4946 = v43 + v10019;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4946 = v43 + v10414;  // kernels/sdpa/flash_tile.hpp:227
     const float v4947 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v4948 = v469.x[23];
     const float v4949 = v4948 * v4947;
@@ -4253,10 +4253,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4957 = v4956 * v1;
       const unsigned int v4958 = v4957 + v26;
       const unsigned int v4959 = v4958 << 7u;
-      const unsigned int v4960 = v4959 + v10018;
+      const unsigned int v4960 = v4959 + v10413;
       out[v4960] = v4954;
     }
-    const unsigned int v4962 = v43 + v10024;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4962 = v43 + v10419;  // kernels/sdpa/flash_tile.hpp:227
     const float v4963 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4964 = v469.x[24];
     const float v4965 = v4964 * v4963;
@@ -4267,10 +4267,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4973 = v4972 * v1;
       const unsigned int v4974 = v4973 + v26;
       const unsigned int v4975 = v4974 << 7u;
-      const unsigned int v4976 = v4975 + v10023;
+      const unsigned int v4976 = v4975 + v10418;
       out[v4976] = v4970;
     }
-    const unsigned int v4978 = v43 + v10029;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4978 = v43 + v10424;  // kernels/sdpa/flash_tile.hpp:227
     const float v4979 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4980 = v469.x[25];
     const float v4981 = v4980 * v4979;
@@ -4281,10 +4281,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v4989 = v4988 * v1;
       const unsigned int v4990 = v4989 + v26;
       const unsigned int v4991 = v4990 << 7u;
-      const unsigned int v4992 = v4991 + v10028;
+      const unsigned int v4992 = v4991 + v10423;
       out[v4992] = v4986;
     }
-    const unsigned int v4994 = v43 + v10034;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4994 = v43 + v10429;  // kernels/sdpa/flash_tile.hpp:227
     const float v4995 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v4996 = v469.x[26];
     const float v4997 = v4996 * v4995;
@@ -4295,10 +4295,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5005 = v5004 * v1;
       const unsigned int v5006 = v5005 + v26;
       const unsigned int v5007 = v5006 << 7u;
-      const unsigned int v5008 = v5007 + v10033;
+      const unsigned int v5008 = v5007 + v10428;
       out[v5008] = v5002;
     }
-    const unsigned int v5010 = v43 + v10039;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5010 = v43 + v10434;  // kernels/sdpa/flash_tile.hpp:227
     const float v5011 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5012 = v469.x[27];
     const float v5013 = v5012 * v5011;
@@ -4309,10 +4309,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5021 = v5020 * v1;
       const unsigned int v5022 = v5021 + v26;
       const unsigned int v5023 = v5022 << 7u;
-      const unsigned int v5024 = v5023 + v10038;
+      const unsigned int v5024 = v5023 + v10433;
       out[v5024] = v5018;
     }
-    const unsigned int v5026 = v43 + v10044;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5026 = v43 + v10439;  // kernels/sdpa/flash_tile.hpp:227
     const float v5027 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5028 = v469.x[28];
     const float v5029 = v5028 * v5027;
@@ -4323,10 +4323,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5037 = v5036 * v1;
       const unsigned int v5038 = v5037 + v26;
       const unsigned int v5039 = v5038 << 7u;
-      const unsigned int v5040 = v5039 + v10043;
+      const unsigned int v5040 = v5039 + v10438;
       out[v5040] = v5034;
     }
-    const unsigned int v5042 = v43 + v10049;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5042 = v43 + v10444;  // kernels/sdpa/flash_tile.hpp:227
     const float v5043 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5044 = v469.x[29];
     const float v5045 = v5044 * v5043;
@@ -4337,10 +4337,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5053 = v5052 * v1;
       const unsigned int v5054 = v5053 + v26;
       const unsigned int v5055 = v5054 << 7u;
-      const unsigned int v5056 = v5055 + v10048;
+      const unsigned int v5056 = v5055 + v10443;
       out[v5056] = v5050;
     }
-    const unsigned int v5058 = v43 + v10054;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5058 = v43 + v10449;  // kernels/sdpa/flash_tile.hpp:227
     const float v5059 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5060 = v469.x[30];
     const float v5061 = v5060 * v5059;
@@ -4351,10 +4351,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5069 = v5068 * v1;
       const unsigned int v5070 = v5069 + v26;
       const unsigned int v5071 = v5070 << 7u;
-      const unsigned int v5072 = v5071 + v10053;
+      const unsigned int v5072 = v5071 + v10448;
       out[v5072] = v5066;
     }
-    const unsigned int v5074 = v43 + v10059;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5074 = v43 + v10454;  // kernels/sdpa/flash_tile.hpp:227
     const float v5075 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5076 = v469.x[31];
     const float v5077 = v5076 * v5075;
@@ -4365,16 +4365,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5085 = v5084 * v1;
       const unsigned int v5086 = v5085 + v26;
       const unsigned int v5087 = v5086 << 7u;
-      const unsigned int v5088 = v5087 + v10058;
+      const unsigned int v5088 = v5087 + v10453;
       out[v5088] = v5082;
     }
-    const unsigned int v5090 = v43 + v10064;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5090 = v43 + v10459;  // kernels/sdpa/flash_tile.hpp:227
     const float v5091 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5092 = v471.x[0];
     const float v5093 = v5092 * v5091;
     const bool v5094 = v5090 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5094) {
-      const unsigned int v5097 = 32u + v10063;
+      const unsigned int v5097 = 32u + v10458;
       const iron_f16 v5098 = iron_f32_to_f16(v5093);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5100 = v11 + v5090;
       const unsigned int v5101 = v5100 * v1;
@@ -4383,13 +4383,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5104 = v5103 + v5097;
       out[v5104] = v5098;
     }
-    const unsigned int v5106 = v43 + v10069;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5106 = v43 + v10464;  // kernels/sdpa/flash_tile.hpp:227
     const float v5107 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5108 = v471.x[1];
     const float v5109 = v5108 * v5107;
     const bool v5110 = v5106 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5110) {
-      const unsigned int v5113 = 32u + v10068;
+      const unsigned int v5113 = 32u + v10463;
       const iron_f16 v5114 = iron_f32_to_f16(v5109);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5116 = v11 + v5106;
       const unsigned int v5117 = v5116 * v1;
@@ -4398,13 +4398,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5120 = v5119 + v5113;
       out[v5120] = v5114;
     }
-    const unsigned int v5122 = v43 + v10074;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5122 = v43 + v10469;  // kernels/sdpa/flash_tile.hpp:227
     const float v5123 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5124 = v471.x[2];
     const float v5125 = v5124 * v5123;
     const bool v5126 = v5122 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5126) {
-      const unsigned int v5129 = 32u + v10073;
+      const unsigned int v5129 = 32u + v10468;
       const iron_f16 v5130 = iron_f32_to_f16(v5125);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5132 = v11 + v5122;
       const unsigned int v5133 = v5132 * v1;
@@ -4413,13 +4413,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5136 = v5135 + v5129;
       out[v5136] = v5130;
     }
-    const unsigned int v5138 = v43 + v10079;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5138 = v43 + v10474;  // kernels/sdpa/flash_tile.hpp:227
     const float v5139 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5140 = v471.x[3];
     const float v5141 = v5140 * v5139;
     const bool v5142 = v5138 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5142) {
-      const unsigned int v5145 = 32u + v10078;
+      const unsigned int v5145 = 32u + v10473;
       const iron_f16 v5146 = iron_f32_to_f16(v5141);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5148 = v11 + v5138;
       const unsigned int v5149 = v5148 * v1;
@@ -4428,13 +4428,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5152 = v5151 + v5145;
       out[v5152] = v5146;
     }
-    const unsigned int v5154 = v43 + v10084;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5154 = v43 + v10479;  // kernels/sdpa/flash_tile.hpp:227
     const float v5155 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5156 = v471.x[4];
     const float v5157 = v5156 * v5155;
     const bool v5158 = v5154 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5158) {
-      const unsigned int v5161 = 32u + v10083;
+      const unsigned int v5161 = 32u + v10478;
       const iron_f16 v5162 = iron_f32_to_f16(v5157);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5164 = v11 + v5154;
       const unsigned int v5165 = v5164 * v1;
@@ -4443,13 +4443,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5168 = v5167 + v5161;
       out[v5168] = v5162;
     }
-    const unsigned int v5170 = v43 + v10089;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5170 = v43 + v10484;  // kernels/sdpa/flash_tile.hpp:227
     const float v5171 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5172 = v471.x[5];
     const float v5173 = v5172 * v5171;
     const bool v5174 = v5170 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5174) {
-      const unsigned int v5177 = 32u + v10088;
+      const unsigned int v5177 = 32u + v10483;
       const iron_f16 v5178 = iron_f32_to_f16(v5173);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5180 = v11 + v5170;
       const unsigned int v5181 = v5180 * v1;
@@ -4458,13 +4458,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5184 = v5183 + v5177;
       out[v5184] = v5178;
     }
-    const unsigned int v5186 = v43 + v10094;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5186 = v43 + v10489;  // kernels/sdpa/flash_tile.hpp:227
     const float v5187 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5188 = v471.x[6];
     const float v5189 = v5188 * v5187;
     const bool v5190 = v5186 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5190) {
-      const unsigned int v5193 = 32u + v10093;
+      const unsigned int v5193 = 32u + v10488;
       const iron_f16 v5194 = iron_f32_to_f16(v5189);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5196 = v11 + v5186;
       const unsigned int v5197 = v5196 * v1;
@@ -4473,13 +4473,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5200 = v5199 + v5193;
       out[v5200] = v5194;
     }
-    const unsigned int v5202 = v43 + v10099;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5202 = v43 + v10494;  // kernels/sdpa/flash_tile.hpp:227
     const float v5203 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5204 = v471.x[7];
     const float v5205 = v5204 * v5203;
     const bool v5206 = v5202 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5206) {
-      const unsigned int v5209 = 32u + v10098;
+      const unsigned int v5209 = 32u + v10493;
       const iron_f16 v5210 = iron_f32_to_f16(v5205);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5212 = v11 + v5202;
       const unsigned int v5213 = v5212 * v1;
@@ -4488,13 +4488,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5216 = v5215 + v5209;
       out[v5216] = v5210;
     }
-    const unsigned int v5218 = v43 + v10104;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5218 = v43 + v10499;  // kernels/sdpa/flash_tile.hpp:227
     const float v5219 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5220 = v471.x[8];
     const float v5221 = v5220 * v5219;
     const bool v5222 = v5218 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5222) {
-      const unsigned int v5225 = 32u + v10103;
+      const unsigned int v5225 = 32u + v10498;
       const iron_f16 v5226 = iron_f32_to_f16(v5221);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5228 = v11 + v5218;
       const unsigned int v5229 = v5228 * v1;
@@ -4503,13 +4503,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5232 = v5231 + v5225;
       out[v5232] = v5226;
     }
-    const unsigned int v5234 = v43 + v10109;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5234 = v43 + v10504;  // kernels/sdpa/flash_tile.hpp:227
     const float v5235 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5236 = v471.x[9];
     const float v5237 = v5236 * v5235;
     const bool v5238 = v5234 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5238) {
-      const unsigned int v5241 = 32u + v10108;
+      const unsigned int v5241 = 32u + v10503;
       const iron_f16 v5242 = iron_f32_to_f16(v5237);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5244 = v11 + v5234;
       const unsigned int v5245 = v5244 * v1;
@@ -4518,13 +4518,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5248 = v5247 + v5241;
       out[v5248] = v5242;
     }
-    const unsigned int v5250 = v43 + v10114;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5250 = v43 + v10509;  // kernels/sdpa/flash_tile.hpp:227
     const float v5251 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5252 = v471.x[10];
     const float v5253 = v5252 * v5251;
     const bool v5254 = v5250 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5254) {
-      const unsigned int v5257 = 32u + v10113;
+      const unsigned int v5257 = 32u + v10508;
       const iron_f16 v5258 = iron_f32_to_f16(v5253);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5260 = v11 + v5250;
       const unsigned int v5261 = v5260 * v1;
@@ -4533,13 +4533,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5264 = v5263 + v5257;
       out[v5264] = v5258;
     }
-    const unsigned int v5266 = v43 + v10119;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5266 = v43 + v10514;  // kernels/sdpa/flash_tile.hpp:227
     const float v5267 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5268 = v471.x[11];
     const float v5269 = v5268 * v5267;
     const bool v5270 = v5266 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5270) {
-      const unsigned int v5273 = 32u + v10118;
+      const unsigned int v5273 = 32u + v10513;
       const iron_f16 v5274 = iron_f32_to_f16(v5269);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5276 = v11 + v5266;
       const unsigned int v5277 = v5276 * v1;
@@ -4548,13 +4548,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5280 = v5279 + v5273;
       out[v5280] = v5274;
     }
-    const unsigned int v5282 = v43 + v10124;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5282 = v43 + v10519;  // kernels/sdpa/flash_tile.hpp:227
     const float v5283 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5284 = v471.x[12];
     const float v5285 = v5284 * v5283;
     const bool v5286 = v5282 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5286) {
-      const unsigned int v5289 = 32u + v10123;
+      const unsigned int v5289 = 32u + v10518;
       const iron_f16 v5290 = iron_f32_to_f16(v5285);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5292 = v11 + v5282;
       const unsigned int v5293 = v5292 * v1;
@@ -4563,13 +4563,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5296 = v5295 + v5289;
       out[v5296] = v5290;
     }
-    const unsigned int v5298 = v43 + v10129;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5298 = v43 + v10524;  // kernels/sdpa/flash_tile.hpp:227
     const float v5299 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5300 = v471.x[13];
     const float v5301 = v5300 * v5299;
     const bool v5302 = v5298 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5302) {
-      const unsigned int v5305 = 32u + v10128;
+      const unsigned int v5305 = 32u + v10523;
       const iron_f16 v5306 = iron_f32_to_f16(v5301);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5308 = v11 + v5298;
       const unsigned int v5309 = v5308 * v1;
@@ -4578,13 +4578,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5312 = v5311 + v5305;
       out[v5312] = v5306;
     }
-    const unsigned int v5314 = v43 + v10134;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5314 = v43 + v10529;  // kernels/sdpa/flash_tile.hpp:227
     const float v5315 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5316 = v471.x[14];
     const float v5317 = v5316 * v5315;
     const bool v5318 = v5314 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5318) {
-      const unsigned int v5321 = 32u + v10133;
+      const unsigned int v5321 = 32u + v10528;
       const iron_f16 v5322 = iron_f32_to_f16(v5317);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5324 = v11 + v5314;
       const unsigned int v5325 = v5324 * v1;
@@ -4593,13 +4593,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5328 = v5327 + v5321;
       out[v5328] = v5322;
     }
-    const unsigned int v5330 = v43 + v10139;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5330 = v43 + v10534;  // kernels/sdpa/flash_tile.hpp:227
     const float v5331 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5332 = v471.x[15];
     const float v5333 = v5332 * v5331;
     const bool v5334 = v5330 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5334) {
-      const unsigned int v5337 = 32u + v10138;
+      const unsigned int v5337 = 32u + v10533;
       const iron_f16 v5338 = iron_f32_to_f16(v5333);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5340 = v11 + v5330;
       const unsigned int v5341 = v5340 * v1;
@@ -4608,13 +4608,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5344 = v5343 + v5337;
       out[v5344] = v5338;
     }
-    const unsigned int v5346 = v43 + v10144;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5346 = v43 + v10539;  // kernels/sdpa/flash_tile.hpp:227
     const float v5347 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5348 = v471.x[16];
     const float v5349 = v5348 * v5347;
     const bool v5350 = v5346 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5350) {
-      const unsigned int v5353 = 32u + v10143;
+      const unsigned int v5353 = 32u + v10538;
       const iron_f16 v5354 = iron_f32_to_f16(v5349);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5356 = v11 + v5346;
       const unsigned int v5357 = v5356 * v1;
@@ -4623,13 +4623,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5360 = v5359 + v5353;
       out[v5360] = v5354;
     }
-    const unsigned int v5362 = v43 + v10149;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5362 = v43 + v10544;  // kernels/sdpa/flash_tile.hpp:227
     const float v5363 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5364 = v471.x[17];
     const float v5365 = v5364 * v5363;
     const bool v5366 = v5362 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5366) {
-      const unsigned int v5369 = 32u + v10148;
+      const unsigned int v5369 = 32u + v10543;
       const iron_f16 v5370 = iron_f32_to_f16(v5365);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5372 = v11 + v5362;
       const unsigned int v5373 = v5372 * v1;
@@ -4638,13 +4638,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5376 = v5375 + v5369;
       out[v5376] = v5370;
     }
-    const unsigned int v5378 = v43 + v10154;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5378 = v43 + v10549;  // kernels/sdpa/flash_tile.hpp:227
     const float v5379 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5380 = v471.x[18];
     const float v5381 = v5380 * v5379;
     const bool v5382 = v5378 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5382) {
-      const unsigned int v5385 = 32u + v10153;
+      const unsigned int v5385 = 32u + v10548;
       const iron_f16 v5386 = iron_f32_to_f16(v5381);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5388 = v11 + v5378;
       const unsigned int v5389 = v5388 * v1;
@@ -4653,13 +4653,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5392 = v5391 + v5385;
       out[v5392] = v5386;
     }
-    const unsigned int v5394 = v43 + v10159;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5394 = v43 + v10554;  // kernels/sdpa/flash_tile.hpp:227
     const float v5395 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5396 = v471.x[19];
     const float v5397 = v5396 * v5395;
     const bool v5398 = v5394 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5398) {
-      const unsigned int v5401 = 32u + v10158;
+      const unsigned int v5401 = 32u + v10553;
       const iron_f16 v5402 = iron_f32_to_f16(v5397);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5404 = v11 + v5394;
       const unsigned int v5405 = v5404 * v1;
@@ -4668,13 +4668,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5408 = v5407 + v5401;
       out[v5408] = v5402;
     }
-    const unsigned int v5410 = v43 + v10164;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5410 = v43 + v10559;  // kernels/sdpa/flash_tile.hpp:227
     const float v5411 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5412 = v471.x[20];
     const float v5413 = v5412 * v5411;
     const bool v5414 = v5410 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5414) {
-      const unsigned int v5417 = 32u + v10163;
+      const unsigned int v5417 = 32u + v10558;
       const iron_f16 v5418 = iron_f32_to_f16(v5413);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5420 = v11 + v5410;
       const unsigned int v5421 = v5420 * v1;
@@ -4683,13 +4683,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5424 = v5423 + v5417;
       out[v5424] = v5418;
     }
-    const unsigned int v5426 = v43 + v10169;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5426 = v43 + v10564;  // kernels/sdpa/flash_tile.hpp:227
     const float v5427 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5428 = v471.x[21];
     const float v5429 = v5428 * v5427;
     const bool v5430 = v5426 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5430) {
-      const unsigned int v5433 = 32u + v10168;
+      const unsigned int v5433 = 32u + v10563;
       const iron_f16 v5434 = iron_f32_to_f16(v5429);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5436 = v11 + v5426;
       const unsigned int v5437 = v5436 * v1;
@@ -4698,13 +4698,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5440 = v5439 + v5433;
       out[v5440] = v5434;
     }
-    const unsigned int v5442 = v43 + v10174;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5442 = v43 + v10569;  // kernels/sdpa/flash_tile.hpp:227
     const float v5443 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5444 = v471.x[22];
     const float v5445 = v5444 * v5443;
     const bool v5446 = v5442 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5446) {
-      const unsigned int v5449 = 32u + v10173;
+      const unsigned int v5449 = 32u + v10568;
       const iron_f16 v5450 = iron_f32_to_f16(v5445);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5452 = v11 + v5442;
       const unsigned int v5453 = v5452 * v1;
@@ -4713,13 +4713,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5456 = v5455 + v5449;
       out[v5456] = v5450;
     }
-    const unsigned int v5458 = v43 + v10179;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5458 = v43 + v10574;  // kernels/sdpa/flash_tile.hpp:227
     const float v5459 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5460 = v471.x[23];
     const float v5461 = v5460 * v5459;
     const bool v5462 = v5458 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5462) {
-      const unsigned int v5465 = 32u + v10178;
+      const unsigned int v5465 = 32u + v10573;
       const iron_f16 v5466 = iron_f32_to_f16(v5461);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5468 = v11 + v5458;
       const unsigned int v5469 = v5468 * v1;
@@ -4728,13 +4728,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5472 = v5471 + v5465;
       out[v5472] = v5466;
     }
-    const unsigned int v5474 = v43 + v10184;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5474 = v43 + v10579;  // kernels/sdpa/flash_tile.hpp:227
     const float v5475 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5476 = v471.x[24];
     const float v5477 = v5476 * v5475;
     const bool v5478 = v5474 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5478) {
-      const unsigned int v5481 = 32u + v10183;
+      const unsigned int v5481 = 32u + v10578;
       const iron_f16 v5482 = iron_f32_to_f16(v5477);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5484 = v11 + v5474;
       const unsigned int v5485 = v5484 * v1;
@@ -4743,13 +4743,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5488 = v5487 + v5481;
       out[v5488] = v5482;
     }
-    const unsigned int v5490 = v43 + v10189;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5490 = v43 + v10584;  // kernels/sdpa/flash_tile.hpp:227
     const float v5491 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5492 = v471.x[25];
     const float v5493 = v5492 * v5491;
     const bool v5494 = v5490 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5494) {
-      const unsigned int v5497 = 32u + v10188;
+      const unsigned int v5497 = 32u + v10583;
       const iron_f16 v5498 = iron_f32_to_f16(v5493);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5500 = v11 + v5490;
       const unsigned int v5501 = v5500 * v1;
@@ -4758,13 +4758,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5504 = v5503 + v5497;
       out[v5504] = v5498;
     }
-    const unsigned int v5506 = v43 + v10194;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5506 = v43 + v10589;  // kernels/sdpa/flash_tile.hpp:227
     const float v5507 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5508 = v471.x[26];
     const float v5509 = v5508 * v5507;
     const bool v5510 = v5506 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5510) {
-      const unsigned int v5513 = 32u + v10193;
+      const unsigned int v5513 = 32u + v10588;
       const iron_f16 v5514 = iron_f32_to_f16(v5509);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5516 = v11 + v5506;
       const unsigned int v5517 = v5516 * v1;
@@ -4773,13 +4773,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5520 = v5519 + v5513;
       out[v5520] = v5514;
     }
-    const unsigned int v5522 = v43 + v10199;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5522 = v43 + v10594;  // kernels/sdpa/flash_tile.hpp:227
     const float v5523 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5524 = v471.x[27];
     const float v5525 = v5524 * v5523;
     const bool v5526 = v5522 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5526) {
-      const unsigned int v5529 = 32u + v10198;
+      const unsigned int v5529 = 32u + v10593;
       const iron_f16 v5530 = iron_f32_to_f16(v5525);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5532 = v11 + v5522;
       const unsigned int v5533 = v5532 * v1;
@@ -4788,13 +4788,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5536 = v5535 + v5529;
       out[v5536] = v5530;
     }
-    const unsigned int v5538 = v43 + v10204;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5538 = v43 + v10599;  // kernels/sdpa/flash_tile.hpp:227
     const float v5539 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5540 = v471.x[28];
     const float v5541 = v5540 * v5539;
     const bool v5542 = v5538 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5542) {
-      const unsigned int v5545 = 32u + v10203;
+      const unsigned int v5545 = 32u + v10598;
       const iron_f16 v5546 = iron_f32_to_f16(v5541);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5548 = v11 + v5538;
       const unsigned int v5549 = v5548 * v1;
@@ -4803,13 +4803,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5552 = v5551 + v5545;
       out[v5552] = v5546;
     }
-    const unsigned int v5554 = v43 + v10209;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5554 = v43 + v10604;  // kernels/sdpa/flash_tile.hpp:227
     const float v5555 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5556 = v471.x[29];
     const float v5557 = v5556 * v5555;
     const bool v5558 = v5554 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5558) {
-      const unsigned int v5561 = 32u + v10208;
+      const unsigned int v5561 = 32u + v10603;
       const iron_f16 v5562 = iron_f32_to_f16(v5557);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5564 = v11 + v5554;
       const unsigned int v5565 = v5564 * v1;
@@ -4818,13 +4818,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5568 = v5567 + v5561;
       out[v5568] = v5562;
     }
-    const unsigned int v5570 = v43 + v10214;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5570 = v43 + v10609;  // kernels/sdpa/flash_tile.hpp:227
     const float v5571 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5572 = v471.x[30];
     const float v5573 = v5572 * v5571;
     const bool v5574 = v5570 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5574) {
-      const unsigned int v5577 = 32u + v10213;
+      const unsigned int v5577 = 32u + v10608;
       const iron_f16 v5578 = iron_f32_to_f16(v5573);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5580 = v11 + v5570;
       const unsigned int v5581 = v5580 * v1;
@@ -4833,13 +4833,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5584 = v5583 + v5577;
       out[v5584] = v5578;
     }
-    const unsigned int v5586 = v43 + v10219;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5586 = v43 + v10614;  // kernels/sdpa/flash_tile.hpp:227
     const float v5587 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5588 = v471.x[31];
     const float v5589 = v5588 * v5587;
     const bool v5590 = v5586 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5590) {
-      const unsigned int v5593 = 32u + v10218;
+      const unsigned int v5593 = 32u + v10613;
       const iron_f16 v5594 = iron_f32_to_f16(v5589);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5596 = v11 + v5586;
       const unsigned int v5597 = v5596 * v1;
@@ -4848,13 +4848,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5600 = v5599 + v5593;
       out[v5600] = v5594;
     }
-    const unsigned int v5602 = v43 + v10224;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5602 = v43 + v10619;  // kernels/sdpa/flash_tile.hpp:227
     const float v5603 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5604 = v473.x[0];
     const float v5605 = v5604 * v5603;
     const bool v5606 = v5602 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5606) {
-      const unsigned int v5609 = 64u + v10223;
+      const unsigned int v5609 = 64u + v10618;
       const iron_f16 v5610 = iron_f32_to_f16(v5605);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5612 = v11 + v5602;
       const unsigned int v5613 = v5612 * v1;
@@ -4863,13 +4863,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5616 = v5615 + v5609;
       out[v5616] = v5610;
     }
-    const unsigned int v5618 = v43 + v10229;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5618 = v43 + v10624;  // kernels/sdpa/flash_tile.hpp:227
     const float v5619 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5620 = v473.x[1];
     const float v5621 = v5620 * v5619;
     const bool v5622 = v5618 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5622) {
-      const unsigned int v5625 = 64u + v10228;
+      const unsigned int v5625 = 64u + v10623;
       const iron_f16 v5626 = iron_f32_to_f16(v5621);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5628 = v11 + v5618;
       const unsigned int v5629 = v5628 * v1;
@@ -4878,13 +4878,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5632 = v5631 + v5625;
       out[v5632] = v5626;
     }
-    const unsigned int v5634 = v43 + v10234;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5634 = v43 + v10629;  // kernels/sdpa/flash_tile.hpp:227
     const float v5635 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5636 = v473.x[2];
     const float v5637 = v5636 * v5635;
     const bool v5638 = v5634 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5638) {
-      const unsigned int v5641 = 64u + v10233;
+      const unsigned int v5641 = 64u + v10628;
       const iron_f16 v5642 = iron_f32_to_f16(v5637);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5644 = v11 + v5634;
       const unsigned int v5645 = v5644 * v1;
@@ -4893,13 +4893,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5648 = v5647 + v5641;
       out[v5648] = v5642;
     }
-    const unsigned int v5650 = v43 + v10239;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5650 = v43 + v10634;  // kernels/sdpa/flash_tile.hpp:227
     const float v5651 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5652 = v473.x[3];
     const float v5653 = v5652 * v5651;
     const bool v5654 = v5650 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5654) {
-      const unsigned int v5657 = 64u + v10238;
+      const unsigned int v5657 = 64u + v10633;
       const iron_f16 v5658 = iron_f32_to_f16(v5653);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5660 = v11 + v5650;
       const unsigned int v5661 = v5660 * v1;
@@ -4908,13 +4908,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5664 = v5663 + v5657;
       out[v5664] = v5658;
     }
-    const unsigned int v5666 = v43 + v10244;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5666 = v43 + v10639;  // kernels/sdpa/flash_tile.hpp:227
     const float v5667 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5668 = v473.x[4];
     const float v5669 = v5668 * v5667;
     const bool v5670 = v5666 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5670) {
-      const unsigned int v5673 = 64u + v10243;
+      const unsigned int v5673 = 64u + v10638;
       const iron_f16 v5674 = iron_f32_to_f16(v5669);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5676 = v11 + v5666;
       const unsigned int v5677 = v5676 * v1;
@@ -4923,13 +4923,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5680 = v5679 + v5673;
       out[v5680] = v5674;
     }
-    const unsigned int v5682 = v43 + v10249;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5682 = v43 + v10644;  // kernels/sdpa/flash_tile.hpp:227
     const float v5683 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5684 = v473.x[5];
     const float v5685 = v5684 * v5683;
     const bool v5686 = v5682 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5686) {
-      const unsigned int v5689 = 64u + v10248;
+      const unsigned int v5689 = 64u + v10643;
       const iron_f16 v5690 = iron_f32_to_f16(v5685);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5692 = v11 + v5682;
       const unsigned int v5693 = v5692 * v1;
@@ -4938,13 +4938,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5696 = v5695 + v5689;
       out[v5696] = v5690;
     }
-    const unsigned int v5698 = v43 + v10254;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5698 = v43 + v10649;  // kernels/sdpa/flash_tile.hpp:227
     const float v5699 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5700 = v473.x[6];
     const float v5701 = v5700 * v5699;
     const bool v5702 = v5698 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5702) {
-      const unsigned int v5705 = 64u + v10253;
+      const unsigned int v5705 = 64u + v10648;
       const iron_f16 v5706 = iron_f32_to_f16(v5701);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5708 = v11 + v5698;
       const unsigned int v5709 = v5708 * v1;
@@ -4953,13 +4953,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5712 = v5711 + v5705;
       out[v5712] = v5706;
     }
-    const unsigned int v5714 = v43 + v10259;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5714 = v43 + v10654;  // kernels/sdpa/flash_tile.hpp:227
     const float v5715 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5716 = v473.x[7];
     const float v5717 = v5716 * v5715;
     const bool v5718 = v5714 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5718) {
-      const unsigned int v5721 = 64u + v10258;
+      const unsigned int v5721 = 64u + v10653;
       const iron_f16 v5722 = iron_f32_to_f16(v5717);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5724 = v11 + v5714;
       const unsigned int v5725 = v5724 * v1;
@@ -4968,13 +4968,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5728 = v5727 + v5721;
       out[v5728] = v5722;
     }
-    const unsigned int v5730 = v43 + v10264;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5730 = v43 + v10659;  // kernels/sdpa/flash_tile.hpp:227
     const float v5731 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5732 = v473.x[8];
     const float v5733 = v5732 * v5731;
     const bool v5734 = v5730 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5734) {
-      const unsigned int v5737 = 64u + v10263;
+      const unsigned int v5737 = 64u + v10658;
       const iron_f16 v5738 = iron_f32_to_f16(v5733);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5740 = v11 + v5730;
       const unsigned int v5741 = v5740 * v1;
@@ -4983,13 +4983,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5744 = v5743 + v5737;
       out[v5744] = v5738;
     }
-    const unsigned int v5746 = v43 + v10269;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5746 = v43 + v10664;  // kernels/sdpa/flash_tile.hpp:227
     const float v5747 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5748 = v473.x[9];
     const float v5749 = v5748 * v5747;
     const bool v5750 = v5746 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5750) {
-      const unsigned int v5753 = 64u + v10268;
+      const unsigned int v5753 = 64u + v10663;
       const iron_f16 v5754 = iron_f32_to_f16(v5749);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5756 = v11 + v5746;
       const unsigned int v5757 = v5756 * v1;
@@ -4998,13 +4998,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5760 = v5759 + v5753;
       out[v5760] = v5754;
     }
-    const unsigned int v5762 = v43 + v10274;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5762 = v43 + v10669;  // kernels/sdpa/flash_tile.hpp:227
     const float v5763 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5764 = v473.x[10];
     const float v5765 = v5764 * v5763;
     const bool v5766 = v5762 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5766) {
-      const unsigned int v5769 = 64u + v10273;
+      const unsigned int v5769 = 64u + v10668;
       const iron_f16 v5770 = iron_f32_to_f16(v5765);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5772 = v11 + v5762;
       const unsigned int v5773 = v5772 * v1;
@@ -5013,13 +5013,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5776 = v5775 + v5769;
       out[v5776] = v5770;
     }
-    const unsigned int v5778 = v43 + v10279;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5778 = v43 + v10674;  // kernels/sdpa/flash_tile.hpp:227
     const float v5779 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5780 = v473.x[11];
     const float v5781 = v5780 * v5779;
     const bool v5782 = v5778 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5782) {
-      const unsigned int v5785 = 64u + v10278;
+      const unsigned int v5785 = 64u + v10673;
       const iron_f16 v5786 = iron_f32_to_f16(v5781);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5788 = v11 + v5778;
       const unsigned int v5789 = v5788 * v1;
@@ -5028,13 +5028,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5792 = v5791 + v5785;
       out[v5792] = v5786;
     }
-    const unsigned int v5794 = v43 + v10284;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5794 = v43 + v10679;  // kernels/sdpa/flash_tile.hpp:227
     const float v5795 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5796 = v473.x[12];
     const float v5797 = v5796 * v5795;
     const bool v5798 = v5794 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5798) {
-      const unsigned int v5801 = 64u + v10283;
+      const unsigned int v5801 = 64u + v10678;
       const iron_f16 v5802 = iron_f32_to_f16(v5797);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5804 = v11 + v5794;
       const unsigned int v5805 = v5804 * v1;
@@ -5043,13 +5043,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5808 = v5807 + v5801;
       out[v5808] = v5802;
     }
-    const unsigned int v5810 = v43 + v10289;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5810 = v43 + v10684;  // kernels/sdpa/flash_tile.hpp:227
     const float v5811 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5812 = v473.x[13];
     const float v5813 = v5812 * v5811;
     const bool v5814 = v5810 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5814) {
-      const unsigned int v5817 = 64u + v10288;
+      const unsigned int v5817 = 64u + v10683;
       const iron_f16 v5818 = iron_f32_to_f16(v5813);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5820 = v11 + v5810;
       const unsigned int v5821 = v5820 * v1;
@@ -5058,13 +5058,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5824 = v5823 + v5817;
       out[v5824] = v5818;
     }
-    const unsigned int v5826 = v43 + v10294;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5826 = v43 + v10689;  // kernels/sdpa/flash_tile.hpp:227
     const float v5827 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5828 = v473.x[14];
     const float v5829 = v5828 * v5827;
     const bool v5830 = v5826 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5830) {
-      const unsigned int v5833 = 64u + v10293;
+      const unsigned int v5833 = 64u + v10688;
       const iron_f16 v5834 = iron_f32_to_f16(v5829);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5836 = v11 + v5826;
       const unsigned int v5837 = v5836 * v1;
@@ -5073,13 +5073,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5840 = v5839 + v5833;
       out[v5840] = v5834;
     }
-    const unsigned int v5842 = v43 + v10299;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5842 = v43 + v10694;  // kernels/sdpa/flash_tile.hpp:227
     const float v5843 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5844 = v473.x[15];
     const float v5845 = v5844 * v5843;
     const bool v5846 = v5842 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5846) {
-      const unsigned int v5849 = 64u + v10298;
+      const unsigned int v5849 = 64u + v10693;
       const iron_f16 v5850 = iron_f32_to_f16(v5845);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5852 = v11 + v5842;
       const unsigned int v5853 = v5852 * v1;
@@ -5088,13 +5088,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5856 = v5855 + v5849;
       out[v5856] = v5850;
     }
-    const unsigned int v5858 = v43 + v10304;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5858 = v43 + v10699;  // kernels/sdpa/flash_tile.hpp:227
     const float v5859 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5860 = v473.x[16];
     const float v5861 = v5860 * v5859;
     const bool v5862 = v5858 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5862) {
-      const unsigned int v5865 = 64u + v10303;
+      const unsigned int v5865 = 64u + v10698;
       const iron_f16 v5866 = iron_f32_to_f16(v5861);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5868 = v11 + v5858;
       const unsigned int v5869 = v5868 * v1;
@@ -5103,13 +5103,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5872 = v5871 + v5865;
       out[v5872] = v5866;
     }
-    const unsigned int v5874 = v43 + v10309;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5874 = v43 + v10704;  // kernels/sdpa/flash_tile.hpp:227
     const float v5875 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5876 = v473.x[17];
     const float v5877 = v5876 * v5875;
     const bool v5878 = v5874 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5878) {
-      const unsigned int v5881 = 64u + v10308;
+      const unsigned int v5881 = 64u + v10703;
       const iron_f16 v5882 = iron_f32_to_f16(v5877);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5884 = v11 + v5874;
       const unsigned int v5885 = v5884 * v1;
@@ -5118,13 +5118,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5888 = v5887 + v5881;
       out[v5888] = v5882;
     }
-    const unsigned int v5890 = v43 + v10314;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5890 = v43 + v10709;  // kernels/sdpa/flash_tile.hpp:227
     const float v5891 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5892 = v473.x[18];
     const float v5893 = v5892 * v5891;
     const bool v5894 = v5890 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5894) {
-      const unsigned int v5897 = 64u + v10313;
+      const unsigned int v5897 = 64u + v10708;
       const iron_f16 v5898 = iron_f32_to_f16(v5893);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5900 = v11 + v5890;
       const unsigned int v5901 = v5900 * v1;
@@ -5133,13 +5133,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5904 = v5903 + v5897;
       out[v5904] = v5898;
     }
-    const unsigned int v5906 = v43 + v10319;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5906 = v43 + v10714;  // kernels/sdpa/flash_tile.hpp:227
     const float v5907 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5908 = v473.x[19];
     const float v5909 = v5908 * v5907;
     const bool v5910 = v5906 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5910) {
-      const unsigned int v5913 = 64u + v10318;
+      const unsigned int v5913 = 64u + v10713;
       const iron_f16 v5914 = iron_f32_to_f16(v5909);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5916 = v11 + v5906;
       const unsigned int v5917 = v5916 * v1;
@@ -5148,13 +5148,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5920 = v5919 + v5913;
       out[v5920] = v5914;
     }
-    const unsigned int v5922 = v43 + v10324;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5922 = v43 + v10719;  // kernels/sdpa/flash_tile.hpp:227
     const float v5923 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5924 = v473.x[20];
     const float v5925 = v5924 * v5923;
     const bool v5926 = v5922 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5926) {
-      const unsigned int v5929 = 64u + v10323;
+      const unsigned int v5929 = 64u + v10718;
       const iron_f16 v5930 = iron_f32_to_f16(v5925);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5932 = v11 + v5922;
       const unsigned int v5933 = v5932 * v1;
@@ -5163,13 +5163,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5936 = v5935 + v5929;
       out[v5936] = v5930;
     }
-    const unsigned int v5938 = v43 + v10329;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5938 = v43 + v10724;  // kernels/sdpa/flash_tile.hpp:227
     const float v5939 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5940 = v473.x[21];
     const float v5941 = v5940 * v5939;
     const bool v5942 = v5938 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5942) {
-      const unsigned int v5945 = 64u + v10328;
+      const unsigned int v5945 = 64u + v10723;
       const iron_f16 v5946 = iron_f32_to_f16(v5941);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5948 = v11 + v5938;
       const unsigned int v5949 = v5948 * v1;
@@ -5178,13 +5178,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5952 = v5951 + v5945;
       out[v5952] = v5946;
     }
-    const unsigned int v5954 = v43 + v10334;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5954 = v43 + v10729;  // kernels/sdpa/flash_tile.hpp:227
     const float v5955 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5956 = v473.x[22];
     const float v5957 = v5956 * v5955;
     const bool v5958 = v5954 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5958) {
-      const unsigned int v5961 = 64u + v10333;
+      const unsigned int v5961 = 64u + v10728;
       const iron_f16 v5962 = iron_f32_to_f16(v5957);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5964 = v11 + v5954;
       const unsigned int v5965 = v5964 * v1;
@@ -5193,13 +5193,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5968 = v5967 + v5961;
       out[v5968] = v5962;
     }
-    const unsigned int v5970 = v43 + v10339;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5970 = v43 + v10734;  // kernels/sdpa/flash_tile.hpp:227
     const float v5971 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5972 = v473.x[23];
     const float v5973 = v5972 * v5971;
     const bool v5974 = v5970 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5974) {
-      const unsigned int v5977 = 64u + v10338;
+      const unsigned int v5977 = 64u + v10733;
       const iron_f16 v5978 = iron_f32_to_f16(v5973);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5980 = v11 + v5970;
       const unsigned int v5981 = v5980 * v1;
@@ -5208,13 +5208,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v5984 = v5983 + v5977;
       out[v5984] = v5978;
     }
-    const unsigned int v5986 = v43 + v10344;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5986 = v43 + v10739;  // kernels/sdpa/flash_tile.hpp:227
     const float v5987 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5988 = v473.x[24];
     const float v5989 = v5988 * v5987;
     const bool v5990 = v5986 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5990) {
-      const unsigned int v5993 = 64u + v10343;
+      const unsigned int v5993 = 64u + v10738;
       const iron_f16 v5994 = iron_f32_to_f16(v5989);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5996 = v11 + v5986;
       const unsigned int v5997 = v5996 * v1;
@@ -5223,13 +5223,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6000 = v5999 + v5993;
       out[v6000] = v5994;
     }
-    const unsigned int v6002 = v43 + v10349;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6002 = v43 + v10744;  // kernels/sdpa/flash_tile.hpp:227
     const float v6003 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6004 = v473.x[25];
     const float v6005 = v6004 * v6003;
     const bool v6006 = v6002 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6006) {
-      const unsigned int v6009 = 64u + v10348;
+      const unsigned int v6009 = 64u + v10743;
       const iron_f16 v6010 = iron_f32_to_f16(v6005);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6012 = v11 + v6002;
       const unsigned int v6013 = v6012 * v1;
@@ -5238,13 +5238,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6016 = v6015 + v6009;
       out[v6016] = v6010;
     }
-    const unsigned int v6018 = v43 + v10354;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6018 = v43 + v10749;  // kernels/sdpa/flash_tile.hpp:227
     const float v6019 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6020 = v473.x[26];
     const float v6021 = v6020 * v6019;
     const bool v6022 = v6018 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6022) {
-      const unsigned int v6025 = 64u + v10353;
+      const unsigned int v6025 = 64u + v10748;
       const iron_f16 v6026 = iron_f32_to_f16(v6021);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6028 = v11 + v6018;
       const unsigned int v6029 = v6028 * v1;
@@ -5253,13 +5253,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6032 = v6031 + v6025;
       out[v6032] = v6026;
     }
-    const unsigned int v6034 = v43 + v10359;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6034 = v43 + v10754;  // kernels/sdpa/flash_tile.hpp:227
     const float v6035 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6036 = v473.x[27];
     const float v6037 = v6036 * v6035;
     const bool v6038 = v6034 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6038) {
-      const unsigned int v6041 = 64u + v10358;
+      const unsigned int v6041 = 64u + v10753;
       const iron_f16 v6042 = iron_f32_to_f16(v6037);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6044 = v11 + v6034;
       const unsigned int v6045 = v6044 * v1;
@@ -5268,13 +5268,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6048 = v6047 + v6041;
       out[v6048] = v6042;
     }
-    const unsigned int v6050 = v43 + v10364;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6050 = v43 + v10759;  // kernels/sdpa/flash_tile.hpp:227
     const float v6051 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6052 = v473.x[28];
     const float v6053 = v6052 * v6051;
     const bool v6054 = v6050 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6054) {
-      const unsigned int v6057 = 64u + v10363;
+      const unsigned int v6057 = 64u + v10758;
       const iron_f16 v6058 = iron_f32_to_f16(v6053);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6060 = v11 + v6050;
       const unsigned int v6061 = v6060 * v1;
@@ -5283,13 +5283,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6064 = v6063 + v6057;
       out[v6064] = v6058;
     }
-    const unsigned int v6066 = v43 + v10369;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6066 = v43 + v10764;  // kernels/sdpa/flash_tile.hpp:227
     const float v6067 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6068 = v473.x[29];
     const float v6069 = v6068 * v6067;
     const bool v6070 = v6066 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6070) {
-      const unsigned int v6073 = 64u + v10368;
+      const unsigned int v6073 = 64u + v10763;
       const iron_f16 v6074 = iron_f32_to_f16(v6069);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6076 = v11 + v6066;
       const unsigned int v6077 = v6076 * v1;
@@ -5298,13 +5298,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6080 = v6079 + v6073;
       out[v6080] = v6074;
     }
-    const unsigned int v6082 = v43 + v10374;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6082 = v43 + v10769;  // kernels/sdpa/flash_tile.hpp:227
     const float v6083 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6084 = v473.x[30];
     const float v6085 = v6084 * v6083;
     const bool v6086 = v6082 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6086) {
-      const unsigned int v6089 = 64u + v10373;
+      const unsigned int v6089 = 64u + v10768;
       const iron_f16 v6090 = iron_f32_to_f16(v6085);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6092 = v11 + v6082;
       const unsigned int v6093 = v6092 * v1;
@@ -5313,13 +5313,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6096 = v6095 + v6089;
       out[v6096] = v6090;
     }
-    const unsigned int v6098 = v43 + v10379;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6098 = v43 + v10774;  // kernels/sdpa/flash_tile.hpp:227
     const float v6099 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6100 = v473.x[31];
     const float v6101 = v6100 * v6099;
     const bool v6102 = v6098 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6102) {
-      const unsigned int v6105 = 64u + v10378;
+      const unsigned int v6105 = 64u + v10773;
       const iron_f16 v6106 = iron_f32_to_f16(v6101);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6108 = v11 + v6098;
       const unsigned int v6109 = v6108 * v1;
@@ -5328,13 +5328,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6112 = v6111 + v6105;
       out[v6112] = v6106;
     }
-    const unsigned int v6114 = v43 + v10384;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6114 = v43 + v10779;  // kernels/sdpa/flash_tile.hpp:227
     const float v6115 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6116 = v475.x[0];
     const float v6117 = v6116 * v6115;
     const bool v6118 = v6114 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6118) {
-      const unsigned int v6121 = 96u + v10383;
+      const unsigned int v6121 = 96u + v10778;
       const iron_f16 v6122 = iron_f32_to_f16(v6117);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6124 = v11 + v6114;
       const unsigned int v6125 = v6124 * v1;
@@ -5343,13 +5343,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6128 = v6127 + v6121;
       out[v6128] = v6122;
     }
-    const unsigned int v6130 = v43 + v10389;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6130 = v43 + v10784;  // kernels/sdpa/flash_tile.hpp:227
     const float v6131 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6132 = v475.x[1];
     const float v6133 = v6132 * v6131;
     const bool v6134 = v6130 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6134) {
-      const unsigned int v6137 = 96u + v10388;
+      const unsigned int v6137 = 96u + v10783;
       const iron_f16 v6138 = iron_f32_to_f16(v6133);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6140 = v11 + v6130;
       const unsigned int v6141 = v6140 * v1;
@@ -5358,13 +5358,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6144 = v6143 + v6137;
       out[v6144] = v6138;
     }
-    const unsigned int v6146 = v43 + v10394;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6146 = v43 + v10789;  // kernels/sdpa/flash_tile.hpp:227
     const float v6147 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6148 = v475.x[2];
     const float v6149 = v6148 * v6147;
     const bool v6150 = v6146 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6150) {
-      const unsigned int v6153 = 96u + v10393;
+      const unsigned int v6153 = 96u + v10788;
       const iron_f16 v6154 = iron_f32_to_f16(v6149);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6156 = v11 + v6146;
       const unsigned int v6157 = v6156 * v1;
@@ -5373,13 +5373,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6160 = v6159 + v6153;
       out[v6160] = v6154;
     }
-    const unsigned int v6162 = v43 + v10399;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6162 = v43 + v10794;  // kernels/sdpa/flash_tile.hpp:227
     const float v6163 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6164 = v475.x[3];
     const float v6165 = v6164 * v6163;
     const bool v6166 = v6162 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6166) {
-      const unsigned int v6169 = 96u + v10398;
+      const unsigned int v6169 = 96u + v10793;
       const iron_f16 v6170 = iron_f32_to_f16(v6165);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6172 = v11 + v6162;
       const unsigned int v6173 = v6172 * v1;
@@ -5388,13 +5388,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6176 = v6175 + v6169;
       out[v6176] = v6170;
     }
-    const unsigned int v6178 = v43 + v10404;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6178 = v43 + v10799;  // kernels/sdpa/flash_tile.hpp:227
     const float v6179 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6180 = v475.x[4];
     const float v6181 = v6180 * v6179;
     const bool v6182 = v6178 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6182) {
-      const unsigned int v6185 = 96u + v10403;
+      const unsigned int v6185 = 96u + v10798;
       const iron_f16 v6186 = iron_f32_to_f16(v6181);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6188 = v11 + v6178;
       const unsigned int v6189 = v6188 * v1;
@@ -5403,13 +5403,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6192 = v6191 + v6185;
       out[v6192] = v6186;
     }
-    const unsigned int v6194 = v43 + v10409;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6194 = v43 + v10804;  // kernels/sdpa/flash_tile.hpp:227
     const float v6195 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6196 = v475.x[5];
     const float v6197 = v6196 * v6195;
     const bool v6198 = v6194 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6198) {
-      const unsigned int v6201 = 96u + v10408;
+      const unsigned int v6201 = 96u + v10803;
       const iron_f16 v6202 = iron_f32_to_f16(v6197);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6204 = v11 + v6194;
       const unsigned int v6205 = v6204 * v1;
@@ -5418,13 +5418,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6208 = v6207 + v6201;
       out[v6208] = v6202;
     }
-    const unsigned int v6210 = v43 + v10414;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6210 = v43 + v10809;  // kernels/sdpa/flash_tile.hpp:227
     const float v6211 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6212 = v475.x[6];
     const float v6213 = v6212 * v6211;
     const bool v6214 = v6210 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6214) {
-      const unsigned int v6217 = 96u + v10413;
+      const unsigned int v6217 = 96u + v10808;
       const iron_f16 v6218 = iron_f32_to_f16(v6213);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6220 = v11 + v6210;
       const unsigned int v6221 = v6220 * v1;
@@ -5433,13 +5433,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6224 = v6223 + v6217;
       out[v6224] = v6218;
     }
-    const unsigned int v6226 = v43 + v10419;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6226 = v43 + v10814;  // kernels/sdpa/flash_tile.hpp:227
     const float v6227 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6228 = v475.x[7];
     const float v6229 = v6228 * v6227;
     const bool v6230 = v6226 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6230) {
-      const unsigned int v6233 = 96u + v10418;
+      const unsigned int v6233 = 96u + v10813;
       const iron_f16 v6234 = iron_f32_to_f16(v6229);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6236 = v11 + v6226;
       const unsigned int v6237 = v6236 * v1;
@@ -5448,13 +5448,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6240 = v6239 + v6233;
       out[v6240] = v6234;
     }
-    const unsigned int v6242 = v43 + v10424;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6242 = v43 + v10819;  // kernels/sdpa/flash_tile.hpp:227
     const float v6243 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6244 = v475.x[8];
     const float v6245 = v6244 * v6243;
     const bool v6246 = v6242 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6246) {
-      const unsigned int v6249 = 96u + v10423;
+      const unsigned int v6249 = 96u + v10818;
       const iron_f16 v6250 = iron_f32_to_f16(v6245);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6252 = v11 + v6242;
       const unsigned int v6253 = v6252 * v1;
@@ -5463,13 +5463,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6256 = v6255 + v6249;
       out[v6256] = v6250;
     }
-    const unsigned int v6258 = v43 + v10429;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6258 = v43 + v10824;  // kernels/sdpa/flash_tile.hpp:227
     const float v6259 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6260 = v475.x[9];
     const float v6261 = v6260 * v6259;
     const bool v6262 = v6258 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6262) {
-      const unsigned int v6265 = 96u + v10428;
+      const unsigned int v6265 = 96u + v10823;
       const iron_f16 v6266 = iron_f32_to_f16(v6261);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6268 = v11 + v6258;
       const unsigned int v6269 = v6268 * v1;
@@ -5478,13 +5478,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6272 = v6271 + v6265;
       out[v6272] = v6266;
     }
-    const unsigned int v6274 = v43 + v10434;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6274 = v43 + v10829;  // kernels/sdpa/flash_tile.hpp:227
     const float v6275 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6276 = v475.x[10];
     const float v6277 = v6276 * v6275;
     const bool v6278 = v6274 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6278) {
-      const unsigned int v6281 = 96u + v10433;
+      const unsigned int v6281 = 96u + v10828;
       const iron_f16 v6282 = iron_f32_to_f16(v6277);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6284 = v11 + v6274;
       const unsigned int v6285 = v6284 * v1;
@@ -5493,13 +5493,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6288 = v6287 + v6281;
       out[v6288] = v6282;
     }
-    const unsigned int v6290 = v43 + v10439;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6290 = v43 + v10834;  // kernels/sdpa/flash_tile.hpp:227
     const float v6291 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6292 = v475.x[11];
     const float v6293 = v6292 * v6291;
     const bool v6294 = v6290 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6294) {
-      const unsigned int v6297 = 96u + v10438;
+      const unsigned int v6297 = 96u + v10833;
       const iron_f16 v6298 = iron_f32_to_f16(v6293);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6300 = v11 + v6290;
       const unsigned int v6301 = v6300 * v1;
@@ -5508,13 +5508,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6304 = v6303 + v6297;
       out[v6304] = v6298;
     }
-    const unsigned int v6306 = v43 + v10444;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6306 = v43 + v10839;  // kernels/sdpa/flash_tile.hpp:227
     const float v6307 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6308 = v475.x[12];
     const float v6309 = v6308 * v6307;
     const bool v6310 = v6306 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6310) {
-      const unsigned int v6313 = 96u + v10443;
+      const unsigned int v6313 = 96u + v10838;
       const iron_f16 v6314 = iron_f32_to_f16(v6309);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6316 = v11 + v6306;
       const unsigned int v6317 = v6316 * v1;
@@ -5523,13 +5523,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6320 = v6319 + v6313;
       out[v6320] = v6314;
     }
-    const unsigned int v6322 = v43 + v10449;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6322 = v43 + v10844;  // kernels/sdpa/flash_tile.hpp:227
     const float v6323 = v4472.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6324 = v475.x[13];
     const float v6325 = v6324 * v6323;
     const bool v6326 = v6322 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6326) {
-      const unsigned int v6329 = 96u + v10448;
+      const unsigned int v6329 = 96u + v10843;
       const iron_f16 v6330 = iron_f32_to_f16(v6325);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6332 = v11 + v6322;
       const unsigned int v6333 = v6332 * v1;
@@ -5538,13 +5538,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6336 = v6335 + v6329;
       out[v6336] = v6330;
     }
-    const unsigned int v6338 = v43 + v10454;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6338 = v43 + v10849;  // kernels/sdpa/flash_tile.hpp:227
     const float v6339 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6340 = v475.x[14];
     const float v6341 = v6340 * v6339;
     const bool v6342 = v6338 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6342) {
-      const unsigned int v6345 = 96u + v10453;
+      const unsigned int v6345 = 96u + v10848;
       const iron_f16 v6346 = iron_f32_to_f16(v6341);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6348 = v11 + v6338;
       const unsigned int v6349 = v6348 * v1;
@@ -5553,13 +5553,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6352 = v6351 + v6345;
       out[v6352] = v6346;
     }
-    const unsigned int v6354 = v43 + v10459;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6354 = v43 + v10854;  // kernels/sdpa/flash_tile.hpp:227
     const float v6355 = v4472.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6356 = v475.x[15];
     const float v6357 = v6356 * v6355;
     const bool v6358 = v6354 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6358) {
-      const unsigned int v6361 = 96u + v10458;
+      const unsigned int v6361 = 96u + v10853;
       const iron_f16 v6362 = iron_f32_to_f16(v6357);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6364 = v11 + v6354;
       const unsigned int v6365 = v6364 * v1;
@@ -5568,13 +5568,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6368 = v6367 + v6361;
       out[v6368] = v6362;
     }
-    const unsigned int v6370 = v43 + v10464;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6370 = v43 + v10859;  // kernels/sdpa/flash_tile.hpp:227
     const float v6371 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6372 = v475.x[16];
     const float v6373 = v6372 * v6371;
     const bool v6374 = v6370 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6374) {
-      const unsigned int v6377 = 96u + v10463;
+      const unsigned int v6377 = 96u + v10858;
       const iron_f16 v6378 = iron_f32_to_f16(v6373);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6380 = v11 + v6370;
       const unsigned int v6381 = v6380 * v1;
@@ -5583,13 +5583,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6384 = v6383 + v6377;
       out[v6384] = v6378;
     }
-    const unsigned int v6386 = v43 + v10469;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6386 = v43 + v10864;  // kernels/sdpa/flash_tile.hpp:227
     const float v6387 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6388 = v475.x[17];
     const float v6389 = v6388 * v6387;
     const bool v6390 = v6386 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6390) {
-      const unsigned int v6393 = 96u + v10468;
+      const unsigned int v6393 = 96u + v10863;
       const iron_f16 v6394 = iron_f32_to_f16(v6389);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6396 = v11 + v6386;
       const unsigned int v6397 = v6396 * v1;
@@ -5598,13 +5598,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6400 = v6399 + v6393;
       out[v6400] = v6394;
     }
-    const unsigned int v6402 = v43 + v10474;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6402 = v43 + v10869;  // kernels/sdpa/flash_tile.hpp:227
     const float v6403 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6404 = v475.x[18];
     const float v6405 = v6404 * v6403;
     const bool v6406 = v6402 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6406) {
-      const unsigned int v6409 = 96u + v10473;
+      const unsigned int v6409 = 96u + v10868;
       const iron_f16 v6410 = iron_f32_to_f16(v6405);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6412 = v11 + v6402;
       const unsigned int v6413 = v6412 * v1;
@@ -5613,13 +5613,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6416 = v6415 + v6409;
       out[v6416] = v6410;
     }
-    const unsigned int v6418 = v43 + v10479;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6418 = v43 + v10874;  // kernels/sdpa/flash_tile.hpp:227
     const float v6419 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6420 = v475.x[19];
     const float v6421 = v6420 * v6419;
     const bool v6422 = v6418 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6422) {
-      const unsigned int v6425 = 96u + v10478;
+      const unsigned int v6425 = 96u + v10873;
       const iron_f16 v6426 = iron_f32_to_f16(v6421);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6428 = v11 + v6418;
       const unsigned int v6429 = v6428 * v1;
@@ -5628,13 +5628,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6432 = v6431 + v6425;
       out[v6432] = v6426;
     }
-    const unsigned int v6434 = v43 + v10484;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6434 = v43 + v10879;  // kernels/sdpa/flash_tile.hpp:227
     const float v6435 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6436 = v475.x[20];
     const float v6437 = v6436 * v6435;
     const bool v6438 = v6434 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6438) {
-      const unsigned int v6441 = 96u + v10483;
+      const unsigned int v6441 = 96u + v10878;
       const iron_f16 v6442 = iron_f32_to_f16(v6437);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6444 = v11 + v6434;
       const unsigned int v6445 = v6444 * v1;
@@ -5643,13 +5643,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6448 = v6447 + v6441;
       out[v6448] = v6442;
     }
-    const unsigned int v6450 = v43 + v10489;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6450 = v43 + v10884;  // kernels/sdpa/flash_tile.hpp:227
     const float v6451 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6452 = v475.x[21];
     const float v6453 = v6452 * v6451;
     const bool v6454 = v6450 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6454) {
-      const unsigned int v6457 = 96u + v10488;
+      const unsigned int v6457 = 96u + v10883;
       const iron_f16 v6458 = iron_f32_to_f16(v6453);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6460 = v11 + v6450;
       const unsigned int v6461 = v6460 * v1;
@@ -5658,13 +5658,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6464 = v6463 + v6457;
       out[v6464] = v6458;
     }
-    const unsigned int v6466 = v43 + v10494;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6466 = v43 + v10889;  // kernels/sdpa/flash_tile.hpp:227
     const float v6467 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6468 = v475.x[22];
     const float v6469 = v6468 * v6467;
     const bool v6470 = v6466 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6470) {
-      const unsigned int v6473 = 96u + v10493;
+      const unsigned int v6473 = 96u + v10888;
       const iron_f16 v6474 = iron_f32_to_f16(v6469);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6476 = v11 + v6466;
       const unsigned int v6477 = v6476 * v1;
@@ -5673,13 +5673,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6480 = v6479 + v6473;
       out[v6480] = v6474;
     }
-    const unsigned int v6482 = v43 + v10499;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6482 = v43 + v10894;  // kernels/sdpa/flash_tile.hpp:227
     const float v6483 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6484 = v475.x[23];
     const float v6485 = v6484 * v6483;
     const bool v6486 = v6482 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6486) {
-      const unsigned int v6489 = 96u + v10498;
+      const unsigned int v6489 = 96u + v10893;
       const iron_f16 v6490 = iron_f32_to_f16(v6485);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6492 = v11 + v6482;
       const unsigned int v6493 = v6492 * v1;
@@ -5688,13 +5688,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6496 = v6495 + v6489;
       out[v6496] = v6490;
     }
-    const unsigned int v6498 = v43 + v10504;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6498 = v43 + v10899;  // kernels/sdpa/flash_tile.hpp:227
     const float v6499 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6500 = v475.x[24];
     const float v6501 = v6500 * v6499;
     const bool v6502 = v6498 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6502) {
-      const unsigned int v6505 = 96u + v10503;
+      const unsigned int v6505 = 96u + v10898;
       const iron_f16 v6506 = iron_f32_to_f16(v6501);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6508 = v11 + v6498;
       const unsigned int v6509 = v6508 * v1;
@@ -5703,13 +5703,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6512 = v6511 + v6505;
       out[v6512] = v6506;
     }
-    const unsigned int v6514 = v43 + v10509;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6514 = v43 + v10904;  // kernels/sdpa/flash_tile.hpp:227
     const float v6515 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6516 = v475.x[25];
     const float v6517 = v6516 * v6515;
     const bool v6518 = v6514 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6518) {
-      const unsigned int v6521 = 96u + v10508;
+      const unsigned int v6521 = 96u + v10903;
       const iron_f16 v6522 = iron_f32_to_f16(v6517);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6524 = v11 + v6514;
       const unsigned int v6525 = v6524 * v1;
@@ -5718,13 +5718,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6528 = v6527 + v6521;
       out[v6528] = v6522;
     }
-    const unsigned int v6530 = v43 + v10514;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6530 = v43 + v10909;  // kernels/sdpa/flash_tile.hpp:227
     const float v6531 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6532 = v475.x[26];
     const float v6533 = v6532 * v6531;
     const bool v6534 = v6530 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6534) {
-      const unsigned int v6537 = 96u + v10513;
+      const unsigned int v6537 = 96u + v10908;
       const iron_f16 v6538 = iron_f32_to_f16(v6533);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6540 = v11 + v6530;
       const unsigned int v6541 = v6540 * v1;
@@ -5733,13 +5733,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6544 = v6543 + v6537;
       out[v6544] = v6538;
     }
-    const unsigned int v6546 = v43 + v10519;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6546 = v43 + v10914;  // kernels/sdpa/flash_tile.hpp:227
     const float v6547 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6548 = v475.x[27];
     const float v6549 = v6548 * v6547;
     const bool v6550 = v6546 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6550) {
-      const unsigned int v6553 = 96u + v10518;
+      const unsigned int v6553 = 96u + v10913;
       const iron_f16 v6554 = iron_f32_to_f16(v6549);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6556 = v11 + v6546;
       const unsigned int v6557 = v6556 * v1;
@@ -5748,13 +5748,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6560 = v6559 + v6553;
       out[v6560] = v6554;
     }
-    const unsigned int v6562 = v43 + v10524;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6562 = v43 + v10919;  // kernels/sdpa/flash_tile.hpp:227
     const float v6563 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6564 = v475.x[28];
     const float v6565 = v6564 * v6563;
     const bool v6566 = v6562 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6566) {
-      const unsigned int v6569 = 96u + v10523;
+      const unsigned int v6569 = 96u + v10918;
       const iron_f16 v6570 = iron_f32_to_f16(v6565);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6572 = v11 + v6562;
       const unsigned int v6573 = v6572 * v1;
@@ -5763,13 +5763,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6576 = v6575 + v6569;
       out[v6576] = v6570;
     }
-    const unsigned int v6578 = v43 + v10529;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6578 = v43 + v10924;  // kernels/sdpa/flash_tile.hpp:227
     const float v6579 = v4472.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6580 = v475.x[29];
     const float v6581 = v6580 * v6579;
     const bool v6582 = v6578 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6582) {
-      const unsigned int v6585 = 96u + v10528;
+      const unsigned int v6585 = 96u + v10923;
       const iron_f16 v6586 = iron_f32_to_f16(v6581);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6588 = v11 + v6578;
       const unsigned int v6589 = v6588 * v1;
@@ -5778,13 +5778,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6592 = v6591 + v6585;
       out[v6592] = v6586;
     }
-    const unsigned int v6594 = v43 + v10534;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6594 = v43 + v10929;  // kernels/sdpa/flash_tile.hpp:227
     const float v6595 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6596 = v475.x[30];
     const float v6597 = v6596 * v6595;
     const bool v6598 = v6594 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6598) {
-      const unsigned int v6601 = 96u + v10533;
+      const unsigned int v6601 = 96u + v10928;
       const iron_f16 v6602 = iron_f32_to_f16(v6597);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6604 = v11 + v6594;
       const unsigned int v6605 = v6604 * v1;
@@ -5793,13 +5793,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f16
       const unsigned int v6608 = v6607 + v6601;
       out[v6608] = v6602;
     }
-    const unsigned int v6610 = v43 + v10539;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6610 = v43 + v10934;  // kernels/sdpa/flash_tile.hpp:227
     const float v6611 = v4472.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6612 = v475.x[31];
     const float v6613 = v6612 * v6611;
     const bool v6614 = v6610 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6614) {
-      const unsigned int v6617 = 96u + v10538;
+      const unsigned int v6617 = 96u + v10933;
       const iron_f16 v6618 = iron_f32_to_f16(v6613);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6620 = v11 + v6610;
       const unsigned int v6621 = v6620 * v1;

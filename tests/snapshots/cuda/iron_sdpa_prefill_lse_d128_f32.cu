@@ -994,270 +994,270 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       iron_copy_async<16>(shm2 + v428, v + v13188, v13182);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
-    const unsigned int v8330 = v817 + 16u;  // kernels/sdpa/flash_tile.hpp:159
-    const unsigned int v8342 = v817 + 32u;
-    const unsigned int v8354 = v817 + 48u;
-    const unsigned int v8366 = v817 + 64u;
-    const unsigned int v8378 = v817 + 80u;
-    const unsigned int v8390 = v817 + 96u;
-    const unsigned int v8402 = v817 + 112u;
-    const bool v8418 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
-    const unsigned int v11055 = static_cast<unsigned int>(v853.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
-    const unsigned int v11056 = static_cast<unsigned int>(v853.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11060 = static_cast<unsigned int>(v853.col(1, iron_linear_thread() & 31u));
-    const unsigned int v11061 = static_cast<unsigned int>(v853.row(1, iron_linear_thread() & 31u));
-    const unsigned int v11065 = static_cast<unsigned int>(v853.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11066 = static_cast<unsigned int>(v853.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11070 = static_cast<unsigned int>(v853.col(3, iron_linear_thread() & 31u));
-    const unsigned int v11071 = static_cast<unsigned int>(v853.row(3, iron_linear_thread() & 31u));
-    const unsigned int v11075 = static_cast<unsigned int>(v853.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11076 = static_cast<unsigned int>(v853.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11080 = static_cast<unsigned int>(v853.col(5, iron_linear_thread() & 31u));
-    const unsigned int v11081 = static_cast<unsigned int>(v853.row(5, iron_linear_thread() & 31u));
-    const unsigned int v11085 = static_cast<unsigned int>(v853.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11086 = static_cast<unsigned int>(v853.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11090 = static_cast<unsigned int>(v853.col(7, iron_linear_thread() & 31u));
-    const unsigned int v11091 = static_cast<unsigned int>(v853.row(7, iron_linear_thread() & 31u));
-    const unsigned int v11095 = static_cast<unsigned int>(v853.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11096 = static_cast<unsigned int>(v853.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11100 = static_cast<unsigned int>(v853.col(9, iron_linear_thread() & 31u));
-    const unsigned int v11101 = static_cast<unsigned int>(v853.row(9, iron_linear_thread() & 31u));
-    const unsigned int v11105 = static_cast<unsigned int>(v853.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11106 = static_cast<unsigned int>(v853.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11110 = static_cast<unsigned int>(v853.col(11, iron_linear_thread() & 31u));
-    const unsigned int v11111 = static_cast<unsigned int>(v853.row(11, iron_linear_thread() & 31u));
-    const unsigned int v11115 = static_cast<unsigned int>(v853.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11116 = static_cast<unsigned int>(v853.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11120 = static_cast<unsigned int>(v853.col(13, iron_linear_thread() & 31u));
-    const unsigned int v11121 = static_cast<unsigned int>(v853.row(13, iron_linear_thread() & 31u));
-    const unsigned int v11125 = static_cast<unsigned int>(v853.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11126 = static_cast<unsigned int>(v853.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11130 = static_cast<unsigned int>(v853.col(15, iron_linear_thread() & 31u));
-    const unsigned int v11131 = static_cast<unsigned int>(v853.row(15, iron_linear_thread() & 31u));
-    const unsigned int v11135 = static_cast<unsigned int>(v853.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11136 = static_cast<unsigned int>(v853.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11140 = static_cast<unsigned int>(v853.col(17, iron_linear_thread() & 31u));
-    const unsigned int v11141 = static_cast<unsigned int>(v853.row(17, iron_linear_thread() & 31u));
-    const unsigned int v11145 = static_cast<unsigned int>(v853.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11146 = static_cast<unsigned int>(v853.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11150 = static_cast<unsigned int>(v853.col(19, iron_linear_thread() & 31u));
-    const unsigned int v11151 = static_cast<unsigned int>(v853.row(19, iron_linear_thread() & 31u));
-    const unsigned int v11155 = static_cast<unsigned int>(v853.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11156 = static_cast<unsigned int>(v853.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11160 = static_cast<unsigned int>(v853.col(21, iron_linear_thread() & 31u));
-    const unsigned int v11161 = static_cast<unsigned int>(v853.row(21, iron_linear_thread() & 31u));
-    const unsigned int v11165 = static_cast<unsigned int>(v853.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11166 = static_cast<unsigned int>(v853.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11170 = static_cast<unsigned int>(v853.col(23, iron_linear_thread() & 31u));
-    const unsigned int v11171 = static_cast<unsigned int>(v853.row(23, iron_linear_thread() & 31u));
-    const unsigned int v11175 = static_cast<unsigned int>(v853.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11176 = static_cast<unsigned int>(v853.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11180 = static_cast<unsigned int>(v853.col(25, iron_linear_thread() & 31u));
-    const unsigned int v11181 = static_cast<unsigned int>(v853.row(25, iron_linear_thread() & 31u));
-    const unsigned int v11185 = static_cast<unsigned int>(v853.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11186 = static_cast<unsigned int>(v853.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11190 = static_cast<unsigned int>(v853.col(27, iron_linear_thread() & 31u));
-    const unsigned int v11191 = static_cast<unsigned int>(v853.row(27, iron_linear_thread() & 31u));
-    const unsigned int v11195 = static_cast<unsigned int>(v853.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11196 = static_cast<unsigned int>(v853.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11200 = static_cast<unsigned int>(v853.col(29, iron_linear_thread() & 31u));
-    const unsigned int v11201 = static_cast<unsigned int>(v853.row(29, iron_linear_thread() & 31u));
-    const unsigned int v11205 = static_cast<unsigned int>(v853.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11206 = static_cast<unsigned int>(v853.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11210 = static_cast<unsigned int>(v853.col(31, iron_linear_thread() & 31u));
-    const unsigned int v11211 = static_cast<unsigned int>(v853.row(31, iron_linear_thread() & 31u));
-    const unsigned int v11215 = static_cast<unsigned int>(v855.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11216 = static_cast<unsigned int>(v855.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11220 = static_cast<unsigned int>(v855.col(1, iron_linear_thread() & 31u));
-    const unsigned int v11221 = static_cast<unsigned int>(v855.row(1, iron_linear_thread() & 31u));
-    const unsigned int v11225 = static_cast<unsigned int>(v855.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11226 = static_cast<unsigned int>(v855.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11230 = static_cast<unsigned int>(v855.col(3, iron_linear_thread() & 31u));
-    const unsigned int v11231 = static_cast<unsigned int>(v855.row(3, iron_linear_thread() & 31u));
-    const unsigned int v11235 = static_cast<unsigned int>(v855.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11236 = static_cast<unsigned int>(v855.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11240 = static_cast<unsigned int>(v855.col(5, iron_linear_thread() & 31u));
-    const unsigned int v11241 = static_cast<unsigned int>(v855.row(5, iron_linear_thread() & 31u));
-    const unsigned int v11245 = static_cast<unsigned int>(v855.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11246 = static_cast<unsigned int>(v855.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11250 = static_cast<unsigned int>(v855.col(7, iron_linear_thread() & 31u));
-    const unsigned int v11251 = static_cast<unsigned int>(v855.row(7, iron_linear_thread() & 31u));
-    const unsigned int v11255 = static_cast<unsigned int>(v855.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11256 = static_cast<unsigned int>(v855.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11260 = static_cast<unsigned int>(v855.col(9, iron_linear_thread() & 31u));
-    const unsigned int v11261 = static_cast<unsigned int>(v855.row(9, iron_linear_thread() & 31u));
-    const unsigned int v11265 = static_cast<unsigned int>(v855.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11266 = static_cast<unsigned int>(v855.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11270 = static_cast<unsigned int>(v855.col(11, iron_linear_thread() & 31u));
-    const unsigned int v11271 = static_cast<unsigned int>(v855.row(11, iron_linear_thread() & 31u));
-    const unsigned int v11275 = static_cast<unsigned int>(v855.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11276 = static_cast<unsigned int>(v855.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11280 = static_cast<unsigned int>(v855.col(13, iron_linear_thread() & 31u));
-    const unsigned int v11281 = static_cast<unsigned int>(v855.row(13, iron_linear_thread() & 31u));
-    const unsigned int v11285 = static_cast<unsigned int>(v855.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11286 = static_cast<unsigned int>(v855.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11290 = static_cast<unsigned int>(v855.col(15, iron_linear_thread() & 31u));
-    const unsigned int v11291 = static_cast<unsigned int>(v855.row(15, iron_linear_thread() & 31u));
-    const unsigned int v11295 = static_cast<unsigned int>(v855.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11296 = static_cast<unsigned int>(v855.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11300 = static_cast<unsigned int>(v855.col(17, iron_linear_thread() & 31u));
-    const unsigned int v11301 = static_cast<unsigned int>(v855.row(17, iron_linear_thread() & 31u));
-    const unsigned int v11305 = static_cast<unsigned int>(v855.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11306 = static_cast<unsigned int>(v855.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11310 = static_cast<unsigned int>(v855.col(19, iron_linear_thread() & 31u));
-    const unsigned int v11311 = static_cast<unsigned int>(v855.row(19, iron_linear_thread() & 31u));
-    const unsigned int v11315 = static_cast<unsigned int>(v855.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11316 = static_cast<unsigned int>(v855.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11320 = static_cast<unsigned int>(v855.col(21, iron_linear_thread() & 31u));
-    const unsigned int v11321 = static_cast<unsigned int>(v855.row(21, iron_linear_thread() & 31u));
-    const unsigned int v11325 = static_cast<unsigned int>(v855.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11326 = static_cast<unsigned int>(v855.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11330 = static_cast<unsigned int>(v855.col(23, iron_linear_thread() & 31u));
-    const unsigned int v11331 = static_cast<unsigned int>(v855.row(23, iron_linear_thread() & 31u));
-    const unsigned int v11335 = static_cast<unsigned int>(v855.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11336 = static_cast<unsigned int>(v855.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11340 = static_cast<unsigned int>(v855.col(25, iron_linear_thread() & 31u));
-    const unsigned int v11341 = static_cast<unsigned int>(v855.row(25, iron_linear_thread() & 31u));
-    const unsigned int v11345 = static_cast<unsigned int>(v855.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11346 = static_cast<unsigned int>(v855.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11350 = static_cast<unsigned int>(v855.col(27, iron_linear_thread() & 31u));
-    const unsigned int v11351 = static_cast<unsigned int>(v855.row(27, iron_linear_thread() & 31u));
-    const unsigned int v11355 = static_cast<unsigned int>(v855.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11356 = static_cast<unsigned int>(v855.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11360 = static_cast<unsigned int>(v855.col(29, iron_linear_thread() & 31u));
-    const unsigned int v11361 = static_cast<unsigned int>(v855.row(29, iron_linear_thread() & 31u));
-    const unsigned int v11365 = static_cast<unsigned int>(v855.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11366 = static_cast<unsigned int>(v855.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11370 = static_cast<unsigned int>(v855.col(31, iron_linear_thread() & 31u));
-    const unsigned int v11371 = static_cast<unsigned int>(v855.row(31, iron_linear_thread() & 31u));
-    const unsigned int v11375 = static_cast<unsigned int>(v857.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11376 = static_cast<unsigned int>(v857.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11380 = static_cast<unsigned int>(v857.col(1, iron_linear_thread() & 31u));
-    const unsigned int v11381 = static_cast<unsigned int>(v857.row(1, iron_linear_thread() & 31u));
-    const unsigned int v11385 = static_cast<unsigned int>(v857.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11386 = static_cast<unsigned int>(v857.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11390 = static_cast<unsigned int>(v857.col(3, iron_linear_thread() & 31u));
-    const unsigned int v11391 = static_cast<unsigned int>(v857.row(3, iron_linear_thread() & 31u));
-    const unsigned int v11395 = static_cast<unsigned int>(v857.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11396 = static_cast<unsigned int>(v857.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11400 = static_cast<unsigned int>(v857.col(5, iron_linear_thread() & 31u));
-    const unsigned int v11401 = static_cast<unsigned int>(v857.row(5, iron_linear_thread() & 31u));
-    const unsigned int v11405 = static_cast<unsigned int>(v857.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11406 = static_cast<unsigned int>(v857.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11410 = static_cast<unsigned int>(v857.col(7, iron_linear_thread() & 31u));
-    const unsigned int v11411 = static_cast<unsigned int>(v857.row(7, iron_linear_thread() & 31u));
-    const unsigned int v11415 = static_cast<unsigned int>(v857.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11416 = static_cast<unsigned int>(v857.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11420 = static_cast<unsigned int>(v857.col(9, iron_linear_thread() & 31u));
-    const unsigned int v11421 = static_cast<unsigned int>(v857.row(9, iron_linear_thread() & 31u));
-    const unsigned int v11425 = static_cast<unsigned int>(v857.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11426 = static_cast<unsigned int>(v857.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11430 = static_cast<unsigned int>(v857.col(11, iron_linear_thread() & 31u));
-    const unsigned int v11431 = static_cast<unsigned int>(v857.row(11, iron_linear_thread() & 31u));
-    const unsigned int v11435 = static_cast<unsigned int>(v857.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11436 = static_cast<unsigned int>(v857.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11440 = static_cast<unsigned int>(v857.col(13, iron_linear_thread() & 31u));
-    const unsigned int v11441 = static_cast<unsigned int>(v857.row(13, iron_linear_thread() & 31u));
-    const unsigned int v11445 = static_cast<unsigned int>(v857.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11446 = static_cast<unsigned int>(v857.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11450 = static_cast<unsigned int>(v857.col(15, iron_linear_thread() & 31u));
-    const unsigned int v11451 = static_cast<unsigned int>(v857.row(15, iron_linear_thread() & 31u));
-    const unsigned int v11455 = static_cast<unsigned int>(v857.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11456 = static_cast<unsigned int>(v857.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11460 = static_cast<unsigned int>(v857.col(17, iron_linear_thread() & 31u));
-    const unsigned int v11461 = static_cast<unsigned int>(v857.row(17, iron_linear_thread() & 31u));
-    const unsigned int v11465 = static_cast<unsigned int>(v857.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11466 = static_cast<unsigned int>(v857.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11470 = static_cast<unsigned int>(v857.col(19, iron_linear_thread() & 31u));
-    const unsigned int v11471 = static_cast<unsigned int>(v857.row(19, iron_linear_thread() & 31u));
-    const unsigned int v11475 = static_cast<unsigned int>(v857.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11476 = static_cast<unsigned int>(v857.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11480 = static_cast<unsigned int>(v857.col(21, iron_linear_thread() & 31u));
-    const unsigned int v11481 = static_cast<unsigned int>(v857.row(21, iron_linear_thread() & 31u));
-    const unsigned int v11485 = static_cast<unsigned int>(v857.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11486 = static_cast<unsigned int>(v857.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11490 = static_cast<unsigned int>(v857.col(23, iron_linear_thread() & 31u));
-    const unsigned int v11491 = static_cast<unsigned int>(v857.row(23, iron_linear_thread() & 31u));
-    const unsigned int v11495 = static_cast<unsigned int>(v857.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11496 = static_cast<unsigned int>(v857.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11500 = static_cast<unsigned int>(v857.col(25, iron_linear_thread() & 31u));
-    const unsigned int v11501 = static_cast<unsigned int>(v857.row(25, iron_linear_thread() & 31u));
-    const unsigned int v11505 = static_cast<unsigned int>(v857.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11506 = static_cast<unsigned int>(v857.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11510 = static_cast<unsigned int>(v857.col(27, iron_linear_thread() & 31u));
-    const unsigned int v11511 = static_cast<unsigned int>(v857.row(27, iron_linear_thread() & 31u));
-    const unsigned int v11515 = static_cast<unsigned int>(v857.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11516 = static_cast<unsigned int>(v857.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11520 = static_cast<unsigned int>(v857.col(29, iron_linear_thread() & 31u));
-    const unsigned int v11521 = static_cast<unsigned int>(v857.row(29, iron_linear_thread() & 31u));
-    const unsigned int v11525 = static_cast<unsigned int>(v857.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11526 = static_cast<unsigned int>(v857.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11530 = static_cast<unsigned int>(v857.col(31, iron_linear_thread() & 31u));
-    const unsigned int v11531 = static_cast<unsigned int>(v857.row(31, iron_linear_thread() & 31u));
-    const unsigned int v11535 = static_cast<unsigned int>(v859.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11536 = static_cast<unsigned int>(v859.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11540 = static_cast<unsigned int>(v859.col(1, iron_linear_thread() & 31u));
-    const unsigned int v11541 = static_cast<unsigned int>(v859.row(1, iron_linear_thread() & 31u));
-    const unsigned int v11545 = static_cast<unsigned int>(v859.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11546 = static_cast<unsigned int>(v859.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11550 = static_cast<unsigned int>(v859.col(3, iron_linear_thread() & 31u));
-    const unsigned int v11551 = static_cast<unsigned int>(v859.row(3, iron_linear_thread() & 31u));
-    const unsigned int v11555 = static_cast<unsigned int>(v859.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11556 = static_cast<unsigned int>(v859.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11560 = static_cast<unsigned int>(v859.col(5, iron_linear_thread() & 31u));
-    const unsigned int v11561 = static_cast<unsigned int>(v859.row(5, iron_linear_thread() & 31u));
-    const unsigned int v11565 = static_cast<unsigned int>(v859.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11566 = static_cast<unsigned int>(v859.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11570 = static_cast<unsigned int>(v859.col(7, iron_linear_thread() & 31u));
-    const unsigned int v11571 = static_cast<unsigned int>(v859.row(7, iron_linear_thread() & 31u));
-    const unsigned int v11575 = static_cast<unsigned int>(v859.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11576 = static_cast<unsigned int>(v859.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11580 = static_cast<unsigned int>(v859.col(9, iron_linear_thread() & 31u));
-    const unsigned int v11581 = static_cast<unsigned int>(v859.row(9, iron_linear_thread() & 31u));
-    const unsigned int v11585 = static_cast<unsigned int>(v859.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11586 = static_cast<unsigned int>(v859.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11590 = static_cast<unsigned int>(v859.col(11, iron_linear_thread() & 31u));
-    const unsigned int v11591 = static_cast<unsigned int>(v859.row(11, iron_linear_thread() & 31u));
-    const unsigned int v11595 = static_cast<unsigned int>(v859.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11596 = static_cast<unsigned int>(v859.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11600 = static_cast<unsigned int>(v859.col(13, iron_linear_thread() & 31u));
-    const unsigned int v11601 = static_cast<unsigned int>(v859.row(13, iron_linear_thread() & 31u));
-    const unsigned int v11605 = static_cast<unsigned int>(v859.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11606 = static_cast<unsigned int>(v859.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11610 = static_cast<unsigned int>(v859.col(15, iron_linear_thread() & 31u));
-    const unsigned int v11611 = static_cast<unsigned int>(v859.row(15, iron_linear_thread() & 31u));
-    const unsigned int v11615 = static_cast<unsigned int>(v859.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11616 = static_cast<unsigned int>(v859.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11620 = static_cast<unsigned int>(v859.col(17, iron_linear_thread() & 31u));
-    const unsigned int v11621 = static_cast<unsigned int>(v859.row(17, iron_linear_thread() & 31u));
-    const unsigned int v11625 = static_cast<unsigned int>(v859.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11626 = static_cast<unsigned int>(v859.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11630 = static_cast<unsigned int>(v859.col(19, iron_linear_thread() & 31u));
-    const unsigned int v11631 = static_cast<unsigned int>(v859.row(19, iron_linear_thread() & 31u));
-    const unsigned int v11635 = static_cast<unsigned int>(v859.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11636 = static_cast<unsigned int>(v859.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11640 = static_cast<unsigned int>(v859.col(21, iron_linear_thread() & 31u));
-    const unsigned int v11641 = static_cast<unsigned int>(v859.row(21, iron_linear_thread() & 31u));
-    const unsigned int v11645 = static_cast<unsigned int>(v859.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11646 = static_cast<unsigned int>(v859.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11650 = static_cast<unsigned int>(v859.col(23, iron_linear_thread() & 31u));
-    const unsigned int v11651 = static_cast<unsigned int>(v859.row(23, iron_linear_thread() & 31u));
-    const unsigned int v11655 = static_cast<unsigned int>(v859.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11656 = static_cast<unsigned int>(v859.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11660 = static_cast<unsigned int>(v859.col(25, iron_linear_thread() & 31u));
-    const unsigned int v11661 = static_cast<unsigned int>(v859.row(25, iron_linear_thread() & 31u));
-    const unsigned int v11665 = static_cast<unsigned int>(v859.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11666 = static_cast<unsigned int>(v859.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11670 = static_cast<unsigned int>(v859.col(27, iron_linear_thread() & 31u));
-    const unsigned int v11671 = static_cast<unsigned int>(v859.row(27, iron_linear_thread() & 31u));
-    const unsigned int v11675 = static_cast<unsigned int>(v859.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11676 = static_cast<unsigned int>(v859.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11680 = static_cast<unsigned int>(v859.col(29, iron_linear_thread() & 31u));
-    const unsigned int v11681 = static_cast<unsigned int>(v859.row(29, iron_linear_thread() & 31u));
-    const unsigned int v11685 = static_cast<unsigned int>(v859.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11686 = static_cast<unsigned int>(v859.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11690 = static_cast<unsigned int>(v859.col(31, iron_linear_thread() & 31u));
-    const unsigned int v11691 = static_cast<unsigned int>(v859.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9109 = v817 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v9121 = v817 + 32u;
+    const unsigned int v9133 = v817 + 48u;
+    const unsigned int v9145 = v817 + 64u;
+    const unsigned int v9157 = v817 + 80u;
+    const unsigned int v9169 = v817 + 96u;
+    const unsigned int v9181 = v817 + 112u;
+    const bool v9197 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v11834 = static_cast<unsigned int>(v853.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v11835 = static_cast<unsigned int>(v853.row(0, iron_linear_thread() & 31u));
+    const unsigned int v11839 = static_cast<unsigned int>(v853.col(1, iron_linear_thread() & 31u));
+    const unsigned int v11840 = static_cast<unsigned int>(v853.row(1, iron_linear_thread() & 31u));
+    const unsigned int v11844 = static_cast<unsigned int>(v853.col(2, iron_linear_thread() & 31u));
+    const unsigned int v11845 = static_cast<unsigned int>(v853.row(2, iron_linear_thread() & 31u));
+    const unsigned int v11849 = static_cast<unsigned int>(v853.col(3, iron_linear_thread() & 31u));
+    const unsigned int v11850 = static_cast<unsigned int>(v853.row(3, iron_linear_thread() & 31u));
+    const unsigned int v11854 = static_cast<unsigned int>(v853.col(4, iron_linear_thread() & 31u));
+    const unsigned int v11855 = static_cast<unsigned int>(v853.row(4, iron_linear_thread() & 31u));
+    const unsigned int v11859 = static_cast<unsigned int>(v853.col(5, iron_linear_thread() & 31u));
+    const unsigned int v11860 = static_cast<unsigned int>(v853.row(5, iron_linear_thread() & 31u));
+    const unsigned int v11864 = static_cast<unsigned int>(v853.col(6, iron_linear_thread() & 31u));
+    const unsigned int v11865 = static_cast<unsigned int>(v853.row(6, iron_linear_thread() & 31u));
+    const unsigned int v11869 = static_cast<unsigned int>(v853.col(7, iron_linear_thread() & 31u));
+    const unsigned int v11870 = static_cast<unsigned int>(v853.row(7, iron_linear_thread() & 31u));
+    const unsigned int v11874 = static_cast<unsigned int>(v853.col(8, iron_linear_thread() & 31u));
+    const unsigned int v11875 = static_cast<unsigned int>(v853.row(8, iron_linear_thread() & 31u));
+    const unsigned int v11879 = static_cast<unsigned int>(v853.col(9, iron_linear_thread() & 31u));
+    const unsigned int v11880 = static_cast<unsigned int>(v853.row(9, iron_linear_thread() & 31u));
+    const unsigned int v11884 = static_cast<unsigned int>(v853.col(10, iron_linear_thread() & 31u));
+    const unsigned int v11885 = static_cast<unsigned int>(v853.row(10, iron_linear_thread() & 31u));
+    const unsigned int v11889 = static_cast<unsigned int>(v853.col(11, iron_linear_thread() & 31u));
+    const unsigned int v11890 = static_cast<unsigned int>(v853.row(11, iron_linear_thread() & 31u));
+    const unsigned int v11894 = static_cast<unsigned int>(v853.col(12, iron_linear_thread() & 31u));
+    const unsigned int v11895 = static_cast<unsigned int>(v853.row(12, iron_linear_thread() & 31u));
+    const unsigned int v11899 = static_cast<unsigned int>(v853.col(13, iron_linear_thread() & 31u));
+    const unsigned int v11900 = static_cast<unsigned int>(v853.row(13, iron_linear_thread() & 31u));
+    const unsigned int v11904 = static_cast<unsigned int>(v853.col(14, iron_linear_thread() & 31u));
+    const unsigned int v11905 = static_cast<unsigned int>(v853.row(14, iron_linear_thread() & 31u));
+    const unsigned int v11909 = static_cast<unsigned int>(v853.col(15, iron_linear_thread() & 31u));
+    const unsigned int v11910 = static_cast<unsigned int>(v853.row(15, iron_linear_thread() & 31u));
+    const unsigned int v11914 = static_cast<unsigned int>(v853.col(16, iron_linear_thread() & 31u));
+    const unsigned int v11915 = static_cast<unsigned int>(v853.row(16, iron_linear_thread() & 31u));
+    const unsigned int v11919 = static_cast<unsigned int>(v853.col(17, iron_linear_thread() & 31u));
+    const unsigned int v11920 = static_cast<unsigned int>(v853.row(17, iron_linear_thread() & 31u));
+    const unsigned int v11924 = static_cast<unsigned int>(v853.col(18, iron_linear_thread() & 31u));
+    const unsigned int v11925 = static_cast<unsigned int>(v853.row(18, iron_linear_thread() & 31u));
+    const unsigned int v11929 = static_cast<unsigned int>(v853.col(19, iron_linear_thread() & 31u));
+    const unsigned int v11930 = static_cast<unsigned int>(v853.row(19, iron_linear_thread() & 31u));
+    const unsigned int v11934 = static_cast<unsigned int>(v853.col(20, iron_linear_thread() & 31u));
+    const unsigned int v11935 = static_cast<unsigned int>(v853.row(20, iron_linear_thread() & 31u));
+    const unsigned int v11939 = static_cast<unsigned int>(v853.col(21, iron_linear_thread() & 31u));
+    const unsigned int v11940 = static_cast<unsigned int>(v853.row(21, iron_linear_thread() & 31u));
+    const unsigned int v11944 = static_cast<unsigned int>(v853.col(22, iron_linear_thread() & 31u));
+    const unsigned int v11945 = static_cast<unsigned int>(v853.row(22, iron_linear_thread() & 31u));
+    const unsigned int v11949 = static_cast<unsigned int>(v853.col(23, iron_linear_thread() & 31u));
+    const unsigned int v11950 = static_cast<unsigned int>(v853.row(23, iron_linear_thread() & 31u));
+    const unsigned int v11954 = static_cast<unsigned int>(v853.col(24, iron_linear_thread() & 31u));
+    const unsigned int v11955 = static_cast<unsigned int>(v853.row(24, iron_linear_thread() & 31u));
+    const unsigned int v11959 = static_cast<unsigned int>(v853.col(25, iron_linear_thread() & 31u));
+    const unsigned int v11960 = static_cast<unsigned int>(v853.row(25, iron_linear_thread() & 31u));
+    const unsigned int v11964 = static_cast<unsigned int>(v853.col(26, iron_linear_thread() & 31u));
+    const unsigned int v11965 = static_cast<unsigned int>(v853.row(26, iron_linear_thread() & 31u));
+    const unsigned int v11969 = static_cast<unsigned int>(v853.col(27, iron_linear_thread() & 31u));
+    const unsigned int v11970 = static_cast<unsigned int>(v853.row(27, iron_linear_thread() & 31u));
+    const unsigned int v11974 = static_cast<unsigned int>(v853.col(28, iron_linear_thread() & 31u));
+    const unsigned int v11975 = static_cast<unsigned int>(v853.row(28, iron_linear_thread() & 31u));
+    const unsigned int v11979 = static_cast<unsigned int>(v853.col(29, iron_linear_thread() & 31u));
+    const unsigned int v11980 = static_cast<unsigned int>(v853.row(29, iron_linear_thread() & 31u));
+    const unsigned int v11984 = static_cast<unsigned int>(v853.col(30, iron_linear_thread() & 31u));
+    const unsigned int v11985 = static_cast<unsigned int>(v853.row(30, iron_linear_thread() & 31u));
+    const unsigned int v11989 = static_cast<unsigned int>(v853.col(31, iron_linear_thread() & 31u));
+    const unsigned int v11990 = static_cast<unsigned int>(v853.row(31, iron_linear_thread() & 31u));
+    const unsigned int v11994 = static_cast<unsigned int>(v855.col(0, iron_linear_thread() & 31u));
+    const unsigned int v11995 = static_cast<unsigned int>(v855.row(0, iron_linear_thread() & 31u));
+    const unsigned int v11999 = static_cast<unsigned int>(v855.col(1, iron_linear_thread() & 31u));
+    const unsigned int v12000 = static_cast<unsigned int>(v855.row(1, iron_linear_thread() & 31u));
+    const unsigned int v12004 = static_cast<unsigned int>(v855.col(2, iron_linear_thread() & 31u));
+    const unsigned int v12005 = static_cast<unsigned int>(v855.row(2, iron_linear_thread() & 31u));
+    const unsigned int v12009 = static_cast<unsigned int>(v855.col(3, iron_linear_thread() & 31u));
+    const unsigned int v12010 = static_cast<unsigned int>(v855.row(3, iron_linear_thread() & 31u));
+    const unsigned int v12014 = static_cast<unsigned int>(v855.col(4, iron_linear_thread() & 31u));
+    const unsigned int v12015 = static_cast<unsigned int>(v855.row(4, iron_linear_thread() & 31u));
+    const unsigned int v12019 = static_cast<unsigned int>(v855.col(5, iron_linear_thread() & 31u));
+    const unsigned int v12020 = static_cast<unsigned int>(v855.row(5, iron_linear_thread() & 31u));
+    const unsigned int v12024 = static_cast<unsigned int>(v855.col(6, iron_linear_thread() & 31u));
+    const unsigned int v12025 = static_cast<unsigned int>(v855.row(6, iron_linear_thread() & 31u));
+    const unsigned int v12029 = static_cast<unsigned int>(v855.col(7, iron_linear_thread() & 31u));
+    const unsigned int v12030 = static_cast<unsigned int>(v855.row(7, iron_linear_thread() & 31u));
+    const unsigned int v12034 = static_cast<unsigned int>(v855.col(8, iron_linear_thread() & 31u));
+    const unsigned int v12035 = static_cast<unsigned int>(v855.row(8, iron_linear_thread() & 31u));
+    const unsigned int v12039 = static_cast<unsigned int>(v855.col(9, iron_linear_thread() & 31u));
+    const unsigned int v12040 = static_cast<unsigned int>(v855.row(9, iron_linear_thread() & 31u));
+    const unsigned int v12044 = static_cast<unsigned int>(v855.col(10, iron_linear_thread() & 31u));
+    const unsigned int v12045 = static_cast<unsigned int>(v855.row(10, iron_linear_thread() & 31u));
+    const unsigned int v12049 = static_cast<unsigned int>(v855.col(11, iron_linear_thread() & 31u));
+    const unsigned int v12050 = static_cast<unsigned int>(v855.row(11, iron_linear_thread() & 31u));
+    const unsigned int v12054 = static_cast<unsigned int>(v855.col(12, iron_linear_thread() & 31u));
+    const unsigned int v12055 = static_cast<unsigned int>(v855.row(12, iron_linear_thread() & 31u));
+    const unsigned int v12059 = static_cast<unsigned int>(v855.col(13, iron_linear_thread() & 31u));
+    const unsigned int v12060 = static_cast<unsigned int>(v855.row(13, iron_linear_thread() & 31u));
+    const unsigned int v12064 = static_cast<unsigned int>(v855.col(14, iron_linear_thread() & 31u));
+    const unsigned int v12065 = static_cast<unsigned int>(v855.row(14, iron_linear_thread() & 31u));
+    const unsigned int v12069 = static_cast<unsigned int>(v855.col(15, iron_linear_thread() & 31u));
+    const unsigned int v12070 = static_cast<unsigned int>(v855.row(15, iron_linear_thread() & 31u));
+    const unsigned int v12074 = static_cast<unsigned int>(v855.col(16, iron_linear_thread() & 31u));
+    const unsigned int v12075 = static_cast<unsigned int>(v855.row(16, iron_linear_thread() & 31u));
+    const unsigned int v12079 = static_cast<unsigned int>(v855.col(17, iron_linear_thread() & 31u));
+    const unsigned int v12080 = static_cast<unsigned int>(v855.row(17, iron_linear_thread() & 31u));
+    const unsigned int v12084 = static_cast<unsigned int>(v855.col(18, iron_linear_thread() & 31u));
+    const unsigned int v12085 = static_cast<unsigned int>(v855.row(18, iron_linear_thread() & 31u));
+    const unsigned int v12089 = static_cast<unsigned int>(v855.col(19, iron_linear_thread() & 31u));
+    const unsigned int v12090 = static_cast<unsigned int>(v855.row(19, iron_linear_thread() & 31u));
+    const unsigned int v12094 = static_cast<unsigned int>(v855.col(20, iron_linear_thread() & 31u));
+    const unsigned int v12095 = static_cast<unsigned int>(v855.row(20, iron_linear_thread() & 31u));
+    const unsigned int v12099 = static_cast<unsigned int>(v855.col(21, iron_linear_thread() & 31u));
+    const unsigned int v12100 = static_cast<unsigned int>(v855.row(21, iron_linear_thread() & 31u));
+    const unsigned int v12104 = static_cast<unsigned int>(v855.col(22, iron_linear_thread() & 31u));
+    const unsigned int v12105 = static_cast<unsigned int>(v855.row(22, iron_linear_thread() & 31u));
+    const unsigned int v12109 = static_cast<unsigned int>(v855.col(23, iron_linear_thread() & 31u));
+    const unsigned int v12110 = static_cast<unsigned int>(v855.row(23, iron_linear_thread() & 31u));
+    const unsigned int v12114 = static_cast<unsigned int>(v855.col(24, iron_linear_thread() & 31u));
+    const unsigned int v12115 = static_cast<unsigned int>(v855.row(24, iron_linear_thread() & 31u));
+    const unsigned int v12119 = static_cast<unsigned int>(v855.col(25, iron_linear_thread() & 31u));
+    const unsigned int v12120 = static_cast<unsigned int>(v855.row(25, iron_linear_thread() & 31u));
+    const unsigned int v12124 = static_cast<unsigned int>(v855.col(26, iron_linear_thread() & 31u));
+    const unsigned int v12125 = static_cast<unsigned int>(v855.row(26, iron_linear_thread() & 31u));
+    const unsigned int v12129 = static_cast<unsigned int>(v855.col(27, iron_linear_thread() & 31u));
+    const unsigned int v12130 = static_cast<unsigned int>(v855.row(27, iron_linear_thread() & 31u));
+    const unsigned int v12134 = static_cast<unsigned int>(v855.col(28, iron_linear_thread() & 31u));
+    const unsigned int v12135 = static_cast<unsigned int>(v855.row(28, iron_linear_thread() & 31u));
+    const unsigned int v12139 = static_cast<unsigned int>(v855.col(29, iron_linear_thread() & 31u));
+    const unsigned int v12140 = static_cast<unsigned int>(v855.row(29, iron_linear_thread() & 31u));
+    const unsigned int v12144 = static_cast<unsigned int>(v855.col(30, iron_linear_thread() & 31u));
+    const unsigned int v12145 = static_cast<unsigned int>(v855.row(30, iron_linear_thread() & 31u));
+    const unsigned int v12149 = static_cast<unsigned int>(v855.col(31, iron_linear_thread() & 31u));
+    const unsigned int v12150 = static_cast<unsigned int>(v855.row(31, iron_linear_thread() & 31u));
+    const unsigned int v12154 = static_cast<unsigned int>(v857.col(0, iron_linear_thread() & 31u));
+    const unsigned int v12155 = static_cast<unsigned int>(v857.row(0, iron_linear_thread() & 31u));
+    const unsigned int v12159 = static_cast<unsigned int>(v857.col(1, iron_linear_thread() & 31u));
+    const unsigned int v12160 = static_cast<unsigned int>(v857.row(1, iron_linear_thread() & 31u));
+    const unsigned int v12164 = static_cast<unsigned int>(v857.col(2, iron_linear_thread() & 31u));
+    const unsigned int v12165 = static_cast<unsigned int>(v857.row(2, iron_linear_thread() & 31u));
+    const unsigned int v12169 = static_cast<unsigned int>(v857.col(3, iron_linear_thread() & 31u));
+    const unsigned int v12170 = static_cast<unsigned int>(v857.row(3, iron_linear_thread() & 31u));
+    const unsigned int v12174 = static_cast<unsigned int>(v857.col(4, iron_linear_thread() & 31u));
+    const unsigned int v12175 = static_cast<unsigned int>(v857.row(4, iron_linear_thread() & 31u));
+    const unsigned int v12179 = static_cast<unsigned int>(v857.col(5, iron_linear_thread() & 31u));
+    const unsigned int v12180 = static_cast<unsigned int>(v857.row(5, iron_linear_thread() & 31u));
+    const unsigned int v12184 = static_cast<unsigned int>(v857.col(6, iron_linear_thread() & 31u));
+    const unsigned int v12185 = static_cast<unsigned int>(v857.row(6, iron_linear_thread() & 31u));
+    const unsigned int v12189 = static_cast<unsigned int>(v857.col(7, iron_linear_thread() & 31u));
+    const unsigned int v12190 = static_cast<unsigned int>(v857.row(7, iron_linear_thread() & 31u));
+    const unsigned int v12194 = static_cast<unsigned int>(v857.col(8, iron_linear_thread() & 31u));
+    const unsigned int v12195 = static_cast<unsigned int>(v857.row(8, iron_linear_thread() & 31u));
+    const unsigned int v12199 = static_cast<unsigned int>(v857.col(9, iron_linear_thread() & 31u));
+    const unsigned int v12200 = static_cast<unsigned int>(v857.row(9, iron_linear_thread() & 31u));
+    const unsigned int v12204 = static_cast<unsigned int>(v857.col(10, iron_linear_thread() & 31u));
+    const unsigned int v12205 = static_cast<unsigned int>(v857.row(10, iron_linear_thread() & 31u));
+    const unsigned int v12209 = static_cast<unsigned int>(v857.col(11, iron_linear_thread() & 31u));
+    const unsigned int v12210 = static_cast<unsigned int>(v857.row(11, iron_linear_thread() & 31u));
+    const unsigned int v12214 = static_cast<unsigned int>(v857.col(12, iron_linear_thread() & 31u));
+    const unsigned int v12215 = static_cast<unsigned int>(v857.row(12, iron_linear_thread() & 31u));
+    const unsigned int v12219 = static_cast<unsigned int>(v857.col(13, iron_linear_thread() & 31u));
+    const unsigned int v12220 = static_cast<unsigned int>(v857.row(13, iron_linear_thread() & 31u));
+    const unsigned int v12224 = static_cast<unsigned int>(v857.col(14, iron_linear_thread() & 31u));
+    const unsigned int v12225 = static_cast<unsigned int>(v857.row(14, iron_linear_thread() & 31u));
+    const unsigned int v12229 = static_cast<unsigned int>(v857.col(15, iron_linear_thread() & 31u));
+    const unsigned int v12230 = static_cast<unsigned int>(v857.row(15, iron_linear_thread() & 31u));
+    const unsigned int v12234 = static_cast<unsigned int>(v857.col(16, iron_linear_thread() & 31u));
+    const unsigned int v12235 = static_cast<unsigned int>(v857.row(16, iron_linear_thread() & 31u));
+    const unsigned int v12239 = static_cast<unsigned int>(v857.col(17, iron_linear_thread() & 31u));
+    const unsigned int v12240 = static_cast<unsigned int>(v857.row(17, iron_linear_thread() & 31u));
+    const unsigned int v12244 = static_cast<unsigned int>(v857.col(18, iron_linear_thread() & 31u));
+    const unsigned int v12245 = static_cast<unsigned int>(v857.row(18, iron_linear_thread() & 31u));
+    const unsigned int v12249 = static_cast<unsigned int>(v857.col(19, iron_linear_thread() & 31u));
+    const unsigned int v12250 = static_cast<unsigned int>(v857.row(19, iron_linear_thread() & 31u));
+    const unsigned int v12254 = static_cast<unsigned int>(v857.col(20, iron_linear_thread() & 31u));
+    const unsigned int v12255 = static_cast<unsigned int>(v857.row(20, iron_linear_thread() & 31u));
+    const unsigned int v12259 = static_cast<unsigned int>(v857.col(21, iron_linear_thread() & 31u));
+    const unsigned int v12260 = static_cast<unsigned int>(v857.row(21, iron_linear_thread() & 31u));
+    const unsigned int v12264 = static_cast<unsigned int>(v857.col(22, iron_linear_thread() & 31u));
+    const unsigned int v12265 = static_cast<unsigned int>(v857.row(22, iron_linear_thread() & 31u));
+    const unsigned int v12269 = static_cast<unsigned int>(v857.col(23, iron_linear_thread() & 31u));
+    const unsigned int v12270 = static_cast<unsigned int>(v857.row(23, iron_linear_thread() & 31u));
+    const unsigned int v12274 = static_cast<unsigned int>(v857.col(24, iron_linear_thread() & 31u));
+    const unsigned int v12275 = static_cast<unsigned int>(v857.row(24, iron_linear_thread() & 31u));
+    const unsigned int v12279 = static_cast<unsigned int>(v857.col(25, iron_linear_thread() & 31u));
+    const unsigned int v12280 = static_cast<unsigned int>(v857.row(25, iron_linear_thread() & 31u));
+    const unsigned int v12284 = static_cast<unsigned int>(v857.col(26, iron_linear_thread() & 31u));
+    const unsigned int v12285 = static_cast<unsigned int>(v857.row(26, iron_linear_thread() & 31u));
+    const unsigned int v12289 = static_cast<unsigned int>(v857.col(27, iron_linear_thread() & 31u));
+    const unsigned int v12290 = static_cast<unsigned int>(v857.row(27, iron_linear_thread() & 31u));
+    const unsigned int v12294 = static_cast<unsigned int>(v857.col(28, iron_linear_thread() & 31u));
+    const unsigned int v12295 = static_cast<unsigned int>(v857.row(28, iron_linear_thread() & 31u));
+    const unsigned int v12299 = static_cast<unsigned int>(v857.col(29, iron_linear_thread() & 31u));
+    const unsigned int v12300 = static_cast<unsigned int>(v857.row(29, iron_linear_thread() & 31u));
+    const unsigned int v12304 = static_cast<unsigned int>(v857.col(30, iron_linear_thread() & 31u));
+    const unsigned int v12305 = static_cast<unsigned int>(v857.row(30, iron_linear_thread() & 31u));
+    const unsigned int v12309 = static_cast<unsigned int>(v857.col(31, iron_linear_thread() & 31u));
+    const unsigned int v12310 = static_cast<unsigned int>(v857.row(31, iron_linear_thread() & 31u));
+    const unsigned int v12314 = static_cast<unsigned int>(v859.col(0, iron_linear_thread() & 31u));
+    const unsigned int v12315 = static_cast<unsigned int>(v859.row(0, iron_linear_thread() & 31u));
+    const unsigned int v12319 = static_cast<unsigned int>(v859.col(1, iron_linear_thread() & 31u));
+    const unsigned int v12320 = static_cast<unsigned int>(v859.row(1, iron_linear_thread() & 31u));
+    const unsigned int v12324 = static_cast<unsigned int>(v859.col(2, iron_linear_thread() & 31u));
+    const unsigned int v12325 = static_cast<unsigned int>(v859.row(2, iron_linear_thread() & 31u));
+    const unsigned int v12329 = static_cast<unsigned int>(v859.col(3, iron_linear_thread() & 31u));
+    const unsigned int v12330 = static_cast<unsigned int>(v859.row(3, iron_linear_thread() & 31u));
+    const unsigned int v12334 = static_cast<unsigned int>(v859.col(4, iron_linear_thread() & 31u));
+    const unsigned int v12335 = static_cast<unsigned int>(v859.row(4, iron_linear_thread() & 31u));
+    const unsigned int v12339 = static_cast<unsigned int>(v859.col(5, iron_linear_thread() & 31u));
+    const unsigned int v12340 = static_cast<unsigned int>(v859.row(5, iron_linear_thread() & 31u));
+    const unsigned int v12344 = static_cast<unsigned int>(v859.col(6, iron_linear_thread() & 31u));
+    const unsigned int v12345 = static_cast<unsigned int>(v859.row(6, iron_linear_thread() & 31u));
+    const unsigned int v12349 = static_cast<unsigned int>(v859.col(7, iron_linear_thread() & 31u));
+    const unsigned int v12350 = static_cast<unsigned int>(v859.row(7, iron_linear_thread() & 31u));
+    const unsigned int v12354 = static_cast<unsigned int>(v859.col(8, iron_linear_thread() & 31u));
+    const unsigned int v12355 = static_cast<unsigned int>(v859.row(8, iron_linear_thread() & 31u));
+    const unsigned int v12359 = static_cast<unsigned int>(v859.col(9, iron_linear_thread() & 31u));
+    const unsigned int v12360 = static_cast<unsigned int>(v859.row(9, iron_linear_thread() & 31u));
+    const unsigned int v12364 = static_cast<unsigned int>(v859.col(10, iron_linear_thread() & 31u));
+    const unsigned int v12365 = static_cast<unsigned int>(v859.row(10, iron_linear_thread() & 31u));
+    const unsigned int v12369 = static_cast<unsigned int>(v859.col(11, iron_linear_thread() & 31u));
+    const unsigned int v12370 = static_cast<unsigned int>(v859.row(11, iron_linear_thread() & 31u));
+    const unsigned int v12374 = static_cast<unsigned int>(v859.col(12, iron_linear_thread() & 31u));
+    const unsigned int v12375 = static_cast<unsigned int>(v859.row(12, iron_linear_thread() & 31u));
+    const unsigned int v12379 = static_cast<unsigned int>(v859.col(13, iron_linear_thread() & 31u));
+    const unsigned int v12380 = static_cast<unsigned int>(v859.row(13, iron_linear_thread() & 31u));
+    const unsigned int v12384 = static_cast<unsigned int>(v859.col(14, iron_linear_thread() & 31u));
+    const unsigned int v12385 = static_cast<unsigned int>(v859.row(14, iron_linear_thread() & 31u));
+    const unsigned int v12389 = static_cast<unsigned int>(v859.col(15, iron_linear_thread() & 31u));
+    const unsigned int v12390 = static_cast<unsigned int>(v859.row(15, iron_linear_thread() & 31u));
+    const unsigned int v12394 = static_cast<unsigned int>(v859.col(16, iron_linear_thread() & 31u));
+    const unsigned int v12395 = static_cast<unsigned int>(v859.row(16, iron_linear_thread() & 31u));
+    const unsigned int v12399 = static_cast<unsigned int>(v859.col(17, iron_linear_thread() & 31u));
+    const unsigned int v12400 = static_cast<unsigned int>(v859.row(17, iron_linear_thread() & 31u));
+    const unsigned int v12404 = static_cast<unsigned int>(v859.col(18, iron_linear_thread() & 31u));
+    const unsigned int v12405 = static_cast<unsigned int>(v859.row(18, iron_linear_thread() & 31u));
+    const unsigned int v12409 = static_cast<unsigned int>(v859.col(19, iron_linear_thread() & 31u));
+    const unsigned int v12410 = static_cast<unsigned int>(v859.row(19, iron_linear_thread() & 31u));
+    const unsigned int v12414 = static_cast<unsigned int>(v859.col(20, iron_linear_thread() & 31u));
+    const unsigned int v12415 = static_cast<unsigned int>(v859.row(20, iron_linear_thread() & 31u));
+    const unsigned int v12419 = static_cast<unsigned int>(v859.col(21, iron_linear_thread() & 31u));
+    const unsigned int v12420 = static_cast<unsigned int>(v859.row(21, iron_linear_thread() & 31u));
+    const unsigned int v12424 = static_cast<unsigned int>(v859.col(22, iron_linear_thread() & 31u));
+    const unsigned int v12425 = static_cast<unsigned int>(v859.row(22, iron_linear_thread() & 31u));
+    const unsigned int v12429 = static_cast<unsigned int>(v859.col(23, iron_linear_thread() & 31u));
+    const unsigned int v12430 = static_cast<unsigned int>(v859.row(23, iron_linear_thread() & 31u));
+    const unsigned int v12434 = static_cast<unsigned int>(v859.col(24, iron_linear_thread() & 31u));
+    const unsigned int v12435 = static_cast<unsigned int>(v859.row(24, iron_linear_thread() & 31u));
+    const unsigned int v12439 = static_cast<unsigned int>(v859.col(25, iron_linear_thread() & 31u));
+    const unsigned int v12440 = static_cast<unsigned int>(v859.row(25, iron_linear_thread() & 31u));
+    const unsigned int v12444 = static_cast<unsigned int>(v859.col(26, iron_linear_thread() & 31u));
+    const unsigned int v12445 = static_cast<unsigned int>(v859.row(26, iron_linear_thread() & 31u));
+    const unsigned int v12449 = static_cast<unsigned int>(v859.col(27, iron_linear_thread() & 31u));
+    const unsigned int v12450 = static_cast<unsigned int>(v859.row(27, iron_linear_thread() & 31u));
+    const unsigned int v12454 = static_cast<unsigned int>(v859.col(28, iron_linear_thread() & 31u));
+    const unsigned int v12455 = static_cast<unsigned int>(v859.row(28, iron_linear_thread() & 31u));
+    const unsigned int v12459 = static_cast<unsigned int>(v859.col(29, iron_linear_thread() & 31u));
+    const unsigned int v12460 = static_cast<unsigned int>(v859.row(29, iron_linear_thread() & 31u));
+    const unsigned int v12464 = static_cast<unsigned int>(v859.col(30, iron_linear_thread() & 31u));
+    const unsigned int v12465 = static_cast<unsigned int>(v859.row(30, iron_linear_thread() & 31u));
+    const unsigned int v12469 = static_cast<unsigned int>(v859.col(31, iron_linear_thread() & 31u));
+    const unsigned int v12470 = static_cast<unsigned int>(v859.row(31, iron_linear_thread() & 31u));
 
     for (unsigned int v8300 = v845; v8300 < v829; v8300 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
       const unsigned int v8301 = v8300 - v845;
@@ -1265,2826 +1265,2826 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v8304 = v8302 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 32, 64> v8306;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v8306, 0.0f);
-      iron_frag<float, 1, 16, 64> v8308;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8308, 0.0f);
-      const unsigned int v8312 = v8304 * 8448u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8308, shm1, v8312, 132u);
-      iron_frag<float, 0, 32, 16> v8315;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8315, 0.0f);
-      iron_frag_load_shared<false>(v8315, shm0, v817, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8306, v8315, v8308);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8320;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8320, 0.0f);
-      const unsigned int v8325 = v8312 + 16u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8320, shm1, v8325, 132u);
-      iron_frag<float, 0, 32, 16> v8327;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8327, 0.0f);
-      iron_frag_load_shared<false>(v8327, shm0, v8330, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8306, v8327, v8320);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8332;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8332, 0.0f);
-      const unsigned int v8337 = v8312 + 32u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8332, shm1, v8337, 132u);
-      iron_frag<float, 0, 32, 16> v8339;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8339, 0.0f);
-      iron_frag_load_shared<false>(v8339, shm0, v8342, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8306, v8339, v8332);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8344;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8344, 0.0f);
-      const unsigned int v8349 = v8312 + 48u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8344, shm1, v8349, 132u);
-      iron_frag<float, 0, 32, 16> v8351;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8351, 0.0f);
-      iron_frag_load_shared<false>(v8351, shm0, v8354, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8306, v8351, v8344);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8356;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8356, 0.0f);
-      const unsigned int v8361 = v8312 + 64u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8356, shm1, v8361, 132u);
-      iron_frag<float, 0, 32, 16> v8363;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8363, 0.0f);
-      iron_frag_load_shared<false>(v8363, shm0, v8366, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8306, v8363, v8356);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8368;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8368, 0.0f);
-      const unsigned int v8373 = v8312 + 80u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8368, shm1, v8373, 132u);
-      iron_frag<float, 0, 32, 16> v8375;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8375, 0.0f);
-      iron_frag_load_shared<false>(v8375, shm0, v8378, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8306, v8375, v8368);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8380;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8380, 0.0f);
-      const unsigned int v8385 = v8312 + 96u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8380, shm1, v8385, 132u);
-      iron_frag<float, 0, 32, 16> v8387;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8387, 0.0f);
-      iron_frag_load_shared<false>(v8387, shm0, v8390, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8306, v8387, v8380);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8392;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8392, 0.0f);
-      const unsigned int v8397 = v8312 + 112u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8392, shm1, v8397, 132u);
-      iron_frag<float, 0, 32, 16> v8399;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8399, 0.0f);
-      iron_frag_load_shared<false>(v8399, shm0, v8402, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8306, v8399, v8392);  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v8404 = v8300 + 64u;  // kernels/sdpa/flash_tile.hpp:164
-      const bool v8405 = v8404 <= v37;
-      const unsigned int v8413 = v8404 + v18;  // kernels/sdpa/flash_tile.hpp:165
-      const bool v8414 = v8413 <= v832;
-      const bool v8415 = v828 || v8414;
-      const bool v8416 = v8405 && v8415;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v8419 = v8300 + v7;  // kernels/sdpa/flash_tile.hpp:166
-      const unsigned int v8420 = v8419 + v18;
-      const bool v8422 = v821 <= v8420;
-      const bool v8423 = v8418 || v8422;
-      const bool v8424 = v8416 && v8423;  // kernels/sdpa/flash_tile.hpp:165
-      if (v8424) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v8427 = v8306.x[0];  // kernels/sdpa/flash_tile.hpp:168
-        const float v8428 = v8427 * v847;
-        v8306.x[0] = v8428;
-        const float v8431 = v8306.x[1];
-        const float v8432 = v8431 * v847;
-        v8306.x[1] = v8432;
-        const float v8435 = v8306.x[2];
-        const float v8436 = v8435 * v847;
-        v8306.x[2] = v8436;
-        const float v8439 = v8306.x[3];
-        const float v8440 = v8439 * v847;
-        v8306.x[3] = v8440;
-        const float v8443 = v8306.x[4];
-        const float v8444 = v8443 * v847;
-        v8306.x[4] = v8444;
-        const float v8447 = v8306.x[5];
-        const float v8448 = v8447 * v847;
-        v8306.x[5] = v8448;
-        const float v8451 = v8306.x[6];
-        const float v8452 = v8451 * v847;
-        v8306.x[6] = v8452;
-        const float v8455 = v8306.x[7];
-        const float v8456 = v8455 * v847;
-        v8306.x[7] = v8456;
-        const float v8459 = v8306.x[8];
-        const float v8460 = v8459 * v847;
-        v8306.x[8] = v8460;
-        const float v8463 = v8306.x[9];
-        const float v8464 = v8463 * v847;
-        v8306.x[9] = v8464;
-        const float v8467 = v8306.x[10];
-        const float v8468 = v8467 * v847;
-        v8306.x[10] = v8468;
-        const float v8471 = v8306.x[11];
-        const float v8472 = v8471 * v847;
-        v8306.x[11] = v8472;
-        const float v8475 = v8306.x[12];
-        const float v8476 = v8475 * v847;
-        v8306.x[12] = v8476;
-        const float v8479 = v8306.x[13];
-        const float v8480 = v8479 * v847;
-        v8306.x[13] = v8480;
-        const float v8483 = v8306.x[14];
-        const float v8484 = v8483 * v847;
-        v8306.x[14] = v8484;
-        const float v8487 = v8306.x[15];
-        const float v8488 = v8487 * v847;
-        v8306.x[15] = v8488;
-        const float v8491 = v8306.x[16];
-        const float v8492 = v8491 * v847;
-        v8306.x[16] = v8492;
-        const float v8495 = v8306.x[17];
-        const float v8496 = v8495 * v847;
-        v8306.x[17] = v8496;
-        const float v8499 = v8306.x[18];
-        const float v8500 = v8499 * v847;
-        v8306.x[18] = v8500;
-        const float v8503 = v8306.x[19];
-        const float v8504 = v8503 * v847;
-        v8306.x[19] = v8504;
-        const float v8507 = v8306.x[20];
-        const float v8508 = v8507 * v847;
-        v8306.x[20] = v8508;
-        const float v8511 = v8306.x[21];
-        const float v8512 = v8511 * v847;
-        v8306.x[21] = v8512;
-        const float v8515 = v8306.x[22];
-        const float v8516 = v8515 * v847;
-        v8306.x[22] = v8516;
-        const float v8519 = v8306.x[23];
-        const float v8520 = v8519 * v847;
-        v8306.x[23] = v8520;
-        const float v8523 = v8306.x[24];
-        const float v8524 = v8523 * v847;
-        v8306.x[24] = v8524;
-        const float v8527 = v8306.x[25];
-        const float v8528 = v8527 * v847;
-        v8306.x[25] = v8528;
-        const float v8531 = v8306.x[26];
-        const float v8532 = v8531 * v847;
-        v8306.x[26] = v8532;
-        const float v8535 = v8306.x[27];
-        const float v8536 = v8535 * v847;
-        v8306.x[27] = v8536;
-        const float v8539 = v8306.x[28];
-        const float v8540 = v8539 * v847;
-        v8306.x[28] = v8540;
-        const float v8543 = v8306.x[29];
-        const float v8544 = v8543 * v847;
-        v8306.x[29] = v8544;
-        const float v8547 = v8306.x[30];
-        const float v8548 = v8547 * v847;
-        v8306.x[30] = v8548;
-        const float v8551 = v8306.x[31];
-        const float v8552 = v8551 * v847;
-        v8306.x[31] = v8552;
-        const float v8555 = v8306.x[32];
-        const float v8556 = v8555 * v847;
-        v8306.x[32] = v8556;
-        const float v8559 = v8306.x[33];
-        const float v8560 = v8559 * v847;
-        v8306.x[33] = v8560;
-        const float v8563 = v8306.x[34];
-        const float v8564 = v8563 * v847;
-        v8306.x[34] = v8564;
-        const float v8567 = v8306.x[35];
-        const float v8568 = v8567 * v847;
-        v8306.x[35] = v8568;
-        const float v8571 = v8306.x[36];
-        const float v8572 = v8571 * v847;
-        v8306.x[36] = v8572;
-        const float v8575 = v8306.x[37];
-        const float v8576 = v8575 * v847;
-        v8306.x[37] = v8576;
-        const float v8579 = v8306.x[38];
-        const float v8580 = v8579 * v847;
-        v8306.x[38] = v8580;
-        const float v8583 = v8306.x[39];
-        const float v8584 = v8583 * v847;
-        v8306.x[39] = v8584;
-        const float v8587 = v8306.x[40];
-        const float v8588 = v8587 * v847;
-        v8306.x[40] = v8588;
-        const float v8591 = v8306.x[41];
-        const float v8592 = v8591 * v847;
-        v8306.x[41] = v8592;
-        const float v8595 = v8306.x[42];
-        const float v8596 = v8595 * v847;
-        v8306.x[42] = v8596;
-        const float v8599 = v8306.x[43];
-        const float v8600 = v8599 * v847;
-        v8306.x[43] = v8600;
-        const float v8603 = v8306.x[44];
-        const float v8604 = v8603 * v847;
-        v8306.x[44] = v8604;
-        const float v8607 = v8306.x[45];
-        const float v8608 = v8607 * v847;
-        v8306.x[45] = v8608;
-        const float v8611 = v8306.x[46];
-        const float v8612 = v8611 * v847;
-        v8306.x[46] = v8612;
-        const float v8615 = v8306.x[47];
-        const float v8616 = v8615 * v847;
-        v8306.x[47] = v8616;
-        const float v8619 = v8306.x[48];
-        const float v8620 = v8619 * v847;
-        v8306.x[48] = v8620;
-        const float v8623 = v8306.x[49];
-        const float v8624 = v8623 * v847;
-        v8306.x[49] = v8624;
-        const float v8627 = v8306.x[50];
-        const float v8628 = v8627 * v847;
-        v8306.x[50] = v8628;
-        const float v8631 = v8306.x[51];
-        const float v8632 = v8631 * v847;
-        v8306.x[51] = v8632;
-        const float v8635 = v8306.x[52];
-        const float v8636 = v8635 * v847;
-        v8306.x[52] = v8636;
-        const float v8639 = v8306.x[53];
-        const float v8640 = v8639 * v847;
-        v8306.x[53] = v8640;
-        const float v8643 = v8306.x[54];
-        const float v8644 = v8643 * v847;
-        v8306.x[54] = v8644;
-        const float v8647 = v8306.x[55];
-        const float v8648 = v8647 * v847;
-        v8306.x[55] = v8648;
-        const float v8651 = v8306.x[56];
-        const float v8652 = v8651 * v847;
-        v8306.x[56] = v8652;
-        const float v8655 = v8306.x[57];
-        const float v8656 = v8655 * v847;
-        v8306.x[57] = v8656;
-        const float v8659 = v8306.x[58];
-        const float v8660 = v8659 * v847;
-        v8306.x[58] = v8660;
-        const float v8663 = v8306.x[59];
-        const float v8664 = v8663 * v847;
-        v8306.x[59] = v8664;
-        const float v8667 = v8306.x[60];
-        const float v8668 = v8667 * v847;
-        v8306.x[60] = v8668;
-        const float v8671 = v8306.x[61];
-        const float v8672 = v8671 * v847;
-        v8306.x[61] = v8672;
-        const float v8675 = v8306.x[62];
-        const float v8676 = v8675 * v847;
-        v8306.x[62] = v8676;
-        const float v8679 = v8306.x[63];
-        const float v8680 = v8679 * v847;
-        v8306.x[63] = v8680;
-      } else {
-        const unsigned int v8681 = static_cast<unsigned int>(v8306.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8682 = static_cast<unsigned int>(v8306.row(0, iron_linear_thread() & 31u));
-        const float v8683 = v8306.x[0];
-        const unsigned int v8684 = v43 + v8682;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8685 = v8300 + v8681;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8686 = v8685 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8689 = v8684 + v37;
-        const unsigned int v8690 = v8685 + v18;
-        const bool v8691 = v8690 <= v8689;
-        const bool v8692 = v828 || v8691;
-        const bool v8693 = v8686 && v8692;
-        const unsigned int v8696 = v8685 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8697 = v8696 + v18;
-        const bool v8699 = v8689 < v8697;
-        const bool v8700 = v8418 || v8699;
-        const bool v8701 = v8693 && v8700;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8703 = v8683 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8704 = v8701 ? v8703 : __uint_as_float(0xff800000u);
-        v8306.x[0] = v8704;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8705 = static_cast<unsigned int>(v8306.col(1, iron_linear_thread() & 31u));
-        const unsigned int v8706 = static_cast<unsigned int>(v8306.row(1, iron_linear_thread() & 31u));
-        const float v8707 = v8306.x[1];
-        const unsigned int v8708 = v43 + v8706;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8709 = v8300 + v8705;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8710 = v8709 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8713 = v8708 + v37;
-        const unsigned int v8714 = v8709 + v18;
-        const bool v8715 = v8714 <= v8713;
-        const bool v8716 = v828 || v8715;
-        const bool v8717 = v8710 && v8716;
-        const unsigned int v8720 = v8709 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8721 = v8720 + v18;
-        const bool v8723 = v8713 < v8721;
-        const bool v8724 = v8418 || v8723;
-        const bool v8725 = v8717 && v8724;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8727 = v8707 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8728 = v8725 ? v8727 : __uint_as_float(0xff800000u);
-        v8306.x[1] = v8728;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8729 = static_cast<unsigned int>(v8306.col(2, iron_linear_thread() & 31u));
-        const unsigned int v8730 = static_cast<unsigned int>(v8306.row(2, iron_linear_thread() & 31u));
-        const float v8731 = v8306.x[2];
-        const unsigned int v8732 = v43 + v8730;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8733 = v8300 + v8729;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8734 = v8733 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8737 = v8732 + v37;
-        const unsigned int v8738 = v8733 + v18;
-        const bool v8739 = v8738 <= v8737;
-        const bool v8740 = v828 || v8739;
-        const bool v8741 = v8734 && v8740;
-        const unsigned int v8744 = v8733 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8745 = v8744 + v18;
-        const bool v8747 = v8737 < v8745;
-        const bool v8748 = v8418 || v8747;
-        const bool v8749 = v8741 && v8748;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8751 = v8731 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8752 = v8749 ? v8751 : __uint_as_float(0xff800000u);
-        v8306.x[2] = v8752;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8753 = static_cast<unsigned int>(v8306.col(3, iron_linear_thread() & 31u));
-        const unsigned int v8754 = static_cast<unsigned int>(v8306.row(3, iron_linear_thread() & 31u));
-        const float v8755 = v8306.x[3];
-        const unsigned int v8756 = v43 + v8754;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8757 = v8300 + v8753;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8758 = v8757 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8761 = v8756 + v37;
-        const unsigned int v8762 = v8757 + v18;
-        const bool v8763 = v8762 <= v8761;
-        const bool v8764 = v828 || v8763;
-        const bool v8765 = v8758 && v8764;
-        const unsigned int v8768 = v8757 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8769 = v8768 + v18;
-        const bool v8771 = v8761 < v8769;
-        const bool v8772 = v8418 || v8771;
-        const bool v8773 = v8765 && v8772;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8775 = v8755 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8776 = v8773 ? v8775 : __uint_as_float(0xff800000u);
-        v8306.x[3] = v8776;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8777 = static_cast<unsigned int>(v8306.col(4, iron_linear_thread() & 31u));
-        const unsigned int v8778 = static_cast<unsigned int>(v8306.row(4, iron_linear_thread() & 31u));
-        const float v8779 = v8306.x[4];
-        const unsigned int v8780 = v43 + v8778;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8781 = v8300 + v8777;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8782 = v8781 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8785 = v8780 + v37;
-        const unsigned int v8786 = v8781 + v18;
-        const bool v8787 = v8786 <= v8785;
-        const bool v8788 = v828 || v8787;
-        const bool v8789 = v8782 && v8788;
-        const unsigned int v8792 = v8781 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8793 = v8792 + v18;
-        const bool v8795 = v8785 < v8793;
-        const bool v8796 = v8418 || v8795;
-        const bool v8797 = v8789 && v8796;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8799 = v8779 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8800 = v8797 ? v8799 : __uint_as_float(0xff800000u);
-        v8306.x[4] = v8800;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8801 = static_cast<unsigned int>(v8306.col(5, iron_linear_thread() & 31u));
-        const unsigned int v8802 = static_cast<unsigned int>(v8306.row(5, iron_linear_thread() & 31u));
-        const float v8803 = v8306.x[5];
-        const unsigned int v8804 = v43 + v8802;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8805 = v8300 + v8801;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8806 = v8805 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8809 = v8804 + v37;
-        const unsigned int v8810 = v8805 + v18;
-        const bool v8811 = v8810 <= v8809;
-        const bool v8812 = v828 || v8811;
-        const bool v8813 = v8806 && v8812;
-        const unsigned int v8816 = v8805 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8817 = v8816 + v18;
-        const bool v8819 = v8809 < v8817;
-        const bool v8820 = v8418 || v8819;
-        const bool v8821 = v8813 && v8820;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8823 = v8803 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8824 = v8821 ? v8823 : __uint_as_float(0xff800000u);
-        v8306.x[5] = v8824;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8825 = static_cast<unsigned int>(v8306.col(6, iron_linear_thread() & 31u));
-        const unsigned int v8826 = static_cast<unsigned int>(v8306.row(6, iron_linear_thread() & 31u));
-        const float v8827 = v8306.x[6];
-        const unsigned int v8828 = v43 + v8826;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8829 = v8300 + v8825;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8830 = v8829 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8833 = v8828 + v37;
-        const unsigned int v8834 = v8829 + v18;
-        const bool v8835 = v8834 <= v8833;
-        const bool v8836 = v828 || v8835;
-        const bool v8837 = v8830 && v8836;
-        const unsigned int v8840 = v8829 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8841 = v8840 + v18;
-        const bool v8843 = v8833 < v8841;
-        const bool v8844 = v8418 || v8843;
-        const bool v8845 = v8837 && v8844;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8847 = v8827 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8848 = v8845 ? v8847 : __uint_as_float(0xff800000u);
-        v8306.x[6] = v8848;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8849 = static_cast<unsigned int>(v8306.col(7, iron_linear_thread() & 31u));
-        const unsigned int v8850 = static_cast<unsigned int>(v8306.row(7, iron_linear_thread() & 31u));
-        const float v8851 = v8306.x[7];
-        const unsigned int v8852 = v43 + v8850;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8853 = v8300 + v8849;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8854 = v8853 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8857 = v8852 + v37;
-        const unsigned int v8858 = v8853 + v18;
-        const bool v8859 = v8858 <= v8857;
-        const bool v8860 = v828 || v8859;
-        const bool v8861 = v8854 && v8860;
-        const unsigned int v8864 = v8853 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8865 = v8864 + v18;
-        const bool v8867 = v8857 < v8865;
-        const bool v8868 = v8418 || v8867;
-        const bool v8869 = v8861 && v8868;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8871 = v8851 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8872 = v8869 ? v8871 : __uint_as_float(0xff800000u);
-        v8306.x[7] = v8872;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8873 = static_cast<unsigned int>(v8306.col(8, iron_linear_thread() & 31u));
-        const unsigned int v8874 = static_cast<unsigned int>(v8306.row(8, iron_linear_thread() & 31u));
-        const float v8875 = v8306.x[8];
-        const unsigned int v8876 = v43 + v8874;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8877 = v8300 + v8873;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8878 = v8877 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8881 = v8876 + v37;
-        const unsigned int v8882 = v8877 + v18;
-        const bool v8883 = v8882 <= v8881;
-        const bool v8884 = v828 || v8883;
-        const bool v8885 = v8878 && v8884;
-        const unsigned int v8888 = v8877 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8889 = v8888 + v18;
-        const bool v8891 = v8881 < v8889;
-        const bool v8892 = v8418 || v8891;
-        const bool v8893 = v8885 && v8892;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8895 = v8875 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8896 = v8893 ? v8895 : __uint_as_float(0xff800000u);
-        v8306.x[8] = v8896;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8897 = static_cast<unsigned int>(v8306.col(9, iron_linear_thread() & 31u));
-        const unsigned int v8898 = static_cast<unsigned int>(v8306.row(9, iron_linear_thread() & 31u));
-        const float v8899 = v8306.x[9];
-        const unsigned int v8900 = v43 + v8898;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8901 = v8300 + v8897;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8902 = v8901 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8905 = v8900 + v37;
-        const unsigned int v8906 = v8901 + v18;
-        const bool v8907 = v8906 <= v8905;
-        const bool v8908 = v828 || v8907;
-        const bool v8909 = v8902 && v8908;
-        const unsigned int v8912 = v8901 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8913 = v8912 + v18;
-        const bool v8915 = v8905 < v8913;
-        const bool v8916 = v8418 || v8915;
-        const bool v8917 = v8909 && v8916;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8919 = v8899 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8920 = v8917 ? v8919 : __uint_as_float(0xff800000u);
-        v8306.x[9] = v8920;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8921 = static_cast<unsigned int>(v8306.col(10, iron_linear_thread() & 31u));
-        const unsigned int v8922 = static_cast<unsigned int>(v8306.row(10, iron_linear_thread() & 31u));
-        const float v8923 = v8306.x[10];
-        const unsigned int v8924 = v43 + v8922;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8925 = v8300 + v8921;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8926 = v8925 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8929 = v8924 + v37;
-        const unsigned int v8930 = v8925 + v18;
-        const bool v8931 = v8930 <= v8929;
-        const bool v8932 = v828 || v8931;
-        const bool v8933 = v8926 && v8932;
-        const unsigned int v8936 = v8925 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8937 = v8936 + v18;
-        const bool v8939 = v8929 < v8937;
-        const bool v8940 = v8418 || v8939;
-        const bool v8941 = v8933 && v8940;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8943 = v8923 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8944 = v8941 ? v8943 : __uint_as_float(0xff800000u);
-        v8306.x[10] = v8944;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8945 = static_cast<unsigned int>(v8306.col(11, iron_linear_thread() & 31u));
-        const unsigned int v8946 = static_cast<unsigned int>(v8306.row(11, iron_linear_thread() & 31u));
-        const float v8947 = v8306.x[11];
-        const unsigned int v8948 = v43 + v8946;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8949 = v8300 + v8945;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8950 = v8949 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8953 = v8948 + v37;
-        const unsigned int v8954 = v8949 + v18;
-        const bool v8955 = v8954 <= v8953;
-        const bool v8956 = v828 || v8955;
-        const bool v8957 = v8950 && v8956;
-        const unsigned int v8960 = v8949 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8961 = v8960 + v18;
-        const bool v8963 = v8953 < v8961;
-        const bool v8964 = v8418 || v8963;
-        const bool v8965 = v8957 && v8964;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8967 = v8947 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8968 = v8965 ? v8967 : __uint_as_float(0xff800000u);
-        v8306.x[11] = v8968;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8969 = static_cast<unsigned int>(v8306.col(12, iron_linear_thread() & 31u));
-        const unsigned int v8970 = static_cast<unsigned int>(v8306.row(12, iron_linear_thread() & 31u));
-        const float v8971 = v8306.x[12];
-        const unsigned int v8972 = v43 + v8970;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8973 = v8300 + v8969;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8974 = v8973 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8977 = v8972 + v37;
-        const unsigned int v8978 = v8973 + v18;
-        const bool v8979 = v8978 <= v8977;
-        const bool v8980 = v828 || v8979;
-        const bool v8981 = v8974 && v8980;
-        const unsigned int v8984 = v8973 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8985 = v8984 + v18;
-        const bool v8987 = v8977 < v8985;
-        const bool v8988 = v8418 || v8987;
-        const bool v8989 = v8981 && v8988;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8991 = v8971 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8992 = v8989 ? v8991 : __uint_as_float(0xff800000u);
-        v8306.x[12] = v8992;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8993 = static_cast<unsigned int>(v8306.col(13, iron_linear_thread() & 31u));
-        const unsigned int v8994 = static_cast<unsigned int>(v8306.row(13, iron_linear_thread() & 31u));
-        const float v8995 = v8306.x[13];
-        const unsigned int v8996 = v43 + v8994;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8997 = v8300 + v8993;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8998 = v8997 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9001 = v8996 + v37;
-        const unsigned int v9002 = v8997 + v18;
-        const bool v9003 = v9002 <= v9001;
-        const bool v9004 = v828 || v9003;
-        const bool v9005 = v8998 && v9004;
-        const unsigned int v9008 = v8997 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9009 = v9008 + v18;
-        const bool v9011 = v9001 < v9009;
-        const bool v9012 = v8418 || v9011;
-        const bool v9013 = v9005 && v9012;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9015 = v8995 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9016 = v9013 ? v9015 : __uint_as_float(0xff800000u);
-        v8306.x[13] = v9016;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9017 = static_cast<unsigned int>(v8306.col(14, iron_linear_thread() & 31u));
-        const unsigned int v9018 = static_cast<unsigned int>(v8306.row(14, iron_linear_thread() & 31u));
-        const float v9019 = v8306.x[14];
-        const unsigned int v9020 = v43 + v9018;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9021 = v8300 + v9017;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9022 = v9021 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9025 = v9020 + v37;
-        const unsigned int v9026 = v9021 + v18;
-        const bool v9027 = v9026 <= v9025;
-        const bool v9028 = v828 || v9027;
-        const bool v9029 = v9022 && v9028;
-        const unsigned int v9032 = v9021 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9033 = v9032 + v18;
-        const bool v9035 = v9025 < v9033;
-        const bool v9036 = v8418 || v9035;
-        const bool v9037 = v9029 && v9036;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9039 = v9019 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9040 = v9037 ? v9039 : __uint_as_float(0xff800000u);
-        v8306.x[14] = v9040;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9041 = static_cast<unsigned int>(v8306.col(15, iron_linear_thread() & 31u));
-        const unsigned int v9042 = static_cast<unsigned int>(v8306.row(15, iron_linear_thread() & 31u));
-        const float v9043 = v8306.x[15];
-        const unsigned int v9044 = v43 + v9042;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9045 = v8300 + v9041;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9046 = v9045 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9049 = v9044 + v37;
-        const unsigned int v9050 = v9045 + v18;
-        const bool v9051 = v9050 <= v9049;
-        const bool v9052 = v828 || v9051;
-        const bool v9053 = v9046 && v9052;
-        const unsigned int v9056 = v9045 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9057 = v9056 + v18;
-        const bool v9059 = v9049 < v9057;
-        const bool v9060 = v8418 || v9059;
-        const bool v9061 = v9053 && v9060;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9063 = v9043 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9064 = v9061 ? v9063 : __uint_as_float(0xff800000u);
-        v8306.x[15] = v9064;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9065 = static_cast<unsigned int>(v8306.col(16, iron_linear_thread() & 31u));
-        const unsigned int v9066 = static_cast<unsigned int>(v8306.row(16, iron_linear_thread() & 31u));
-        const float v9067 = v8306.x[16];
-        const unsigned int v9068 = v43 + v9066;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9069 = v8300 + v9065;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9070 = v9069 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9073 = v9068 + v37;
-        const unsigned int v9074 = v9069 + v18;
-        const bool v9075 = v9074 <= v9073;
-        const bool v9076 = v828 || v9075;
-        const bool v9077 = v9070 && v9076;
-        const unsigned int v9080 = v9069 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9081 = v9080 + v18;
-        const bool v9083 = v9073 < v9081;
-        const bool v9084 = v8418 || v9083;
-        const bool v9085 = v9077 && v9084;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9087 = v9067 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9088 = v9085 ? v9087 : __uint_as_float(0xff800000u);
-        v8306.x[16] = v9088;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9089 = static_cast<unsigned int>(v8306.col(17, iron_linear_thread() & 31u));
-        const unsigned int v9090 = static_cast<unsigned int>(v8306.row(17, iron_linear_thread() & 31u));
-        const float v9091 = v8306.x[17];
-        const unsigned int v9092 = v43 + v9090;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9093 = v8300 + v9089;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9094 = v9093 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9097 = v9092 + v37;
-        const unsigned int v9098 = v9093 + v18;
-        const bool v9099 = v9098 <= v9097;
-        const bool v9100 = v828 || v9099;
-        const bool v9101 = v9094 && v9100;
-        const unsigned int v9104 = v9093 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9105 = v9104 + v18;
-        const bool v9107 = v9097 < v9105;
-        const bool v9108 = v8418 || v9107;
-        const bool v9109 = v9101 && v9108;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9111 = v9091 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9112 = v9109 ? v9111 : __uint_as_float(0xff800000u);
-        v8306.x[17] = v9112;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9113 = static_cast<unsigned int>(v8306.col(18, iron_linear_thread() & 31u));
-        const unsigned int v9114 = static_cast<unsigned int>(v8306.row(18, iron_linear_thread() & 31u));
-        const float v9115 = v8306.x[18];
-        const unsigned int v9116 = v43 + v9114;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9117 = v8300 + v9113;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9118 = v9117 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9121 = v9116 + v37;
-        const unsigned int v9122 = v9117 + v18;
-        const bool v9123 = v9122 <= v9121;
-        const bool v9124 = v828 || v9123;
-        const bool v9125 = v9118 && v9124;
-        const unsigned int v9128 = v9117 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9129 = v9128 + v18;
-        const bool v9131 = v9121 < v9129;
-        const bool v9132 = v8418 || v9131;
-        const bool v9133 = v9125 && v9132;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9135 = v9115 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9136 = v9133 ? v9135 : __uint_as_float(0xff800000u);
-        v8306.x[18] = v9136;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9137 = static_cast<unsigned int>(v8306.col(19, iron_linear_thread() & 31u));
-        const unsigned int v9138 = static_cast<unsigned int>(v8306.row(19, iron_linear_thread() & 31u));
-        const float v9139 = v8306.x[19];
-        const unsigned int v9140 = v43 + v9138;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9141 = v8300 + v9137;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9142 = v9141 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9145 = v9140 + v37;
-        const unsigned int v9146 = v9141 + v18;
-        const bool v9147 = v9146 <= v9145;
-        const bool v9148 = v828 || v9147;
-        const bool v9149 = v9142 && v9148;
-        const unsigned int v9152 = v9141 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9153 = v9152 + v18;
-        const bool v9155 = v9145 < v9153;
-        const bool v9156 = v8418 || v9155;
-        const bool v9157 = v9149 && v9156;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9159 = v9139 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9160 = v9157 ? v9159 : __uint_as_float(0xff800000u);
-        v8306.x[19] = v9160;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9161 = static_cast<unsigned int>(v8306.col(20, iron_linear_thread() & 31u));
-        const unsigned int v9162 = static_cast<unsigned int>(v8306.row(20, iron_linear_thread() & 31u));
-        const float v9163 = v8306.x[20];
-        const unsigned int v9164 = v43 + v9162;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9165 = v8300 + v9161;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9166 = v9165 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9169 = v9164 + v37;
-        const unsigned int v9170 = v9165 + v18;
-        const bool v9171 = v9170 <= v9169;
-        const bool v9172 = v828 || v9171;
-        const bool v9173 = v9166 && v9172;
-        const unsigned int v9176 = v9165 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9177 = v9176 + v18;
-        const bool v9179 = v9169 < v9177;
-        const bool v9180 = v8418 || v9179;
-        const bool v9181 = v9173 && v9180;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9183 = v9163 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9184 = v9181 ? v9183 : __uint_as_float(0xff800000u);
-        v8306.x[20] = v9184;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9185 = static_cast<unsigned int>(v8306.col(21, iron_linear_thread() & 31u));
-        const unsigned int v9186 = static_cast<unsigned int>(v8306.row(21, iron_linear_thread() & 31u));
-        const float v9187 = v8306.x[21];
-        const unsigned int v9188 = v43 + v9186;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9189 = v8300 + v9185;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9190 = v9189 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9193 = v9188 + v37;
-        const unsigned int v9194 = v9189 + v18;
-        const bool v9195 = v9194 <= v9193;
-        const bool v9196 = v828 || v9195;
-        const bool v9197 = v9190 && v9196;
-        const unsigned int v9200 = v9189 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9201 = v9200 + v18;
-        const bool v9203 = v9193 < v9201;
-        const bool v9204 = v8418 || v9203;
-        const bool v9205 = v9197 && v9204;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9207 = v9187 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9208 = v9205 ? v9207 : __uint_as_float(0xff800000u);
-        v8306.x[21] = v9208;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9209 = static_cast<unsigned int>(v8306.col(22, iron_linear_thread() & 31u));
-        const unsigned int v9210 = static_cast<unsigned int>(v8306.row(22, iron_linear_thread() & 31u));
-        const float v9211 = v8306.x[22];
-        const unsigned int v9212 = v43 + v9210;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9213 = v8300 + v9209;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9214 = v9213 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9217 = v9212 + v37;
-        const unsigned int v9218 = v9213 + v18;
-        const bool v9219 = v9218 <= v9217;
-        const bool v9220 = v828 || v9219;
-        const bool v9221 = v9214 && v9220;
-        const unsigned int v9224 = v9213 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9225 = v9224 + v18;
-        const bool v9227 = v9217 < v9225;
-        const bool v9228 = v8418 || v9227;
-        const bool v9229 = v9221 && v9228;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9231 = v9211 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9232 = v9229 ? v9231 : __uint_as_float(0xff800000u);
-        v8306.x[22] = v9232;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9233 = static_cast<unsigned int>(v8306.col(23, iron_linear_thread() & 31u));
-        const unsigned int v9234 = static_cast<unsigned int>(v8306.row(23, iron_linear_thread() & 31u));
-        const float v9235 = v8306.x[23];
-        const unsigned int v9236 = v43 + v9234;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9237 = v8300 + v9233;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9238 = v9237 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9241 = v9236 + v37;
-        const unsigned int v9242 = v9237 + v18;
-        const bool v9243 = v9242 <= v9241;
-        const bool v9244 = v828 || v9243;
-        const bool v9245 = v9238 && v9244;
-        const unsigned int v9248 = v9237 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9249 = v9248 + v18;
-        const bool v9251 = v9241 < v9249;
-        const bool v9252 = v8418 || v9251;
-        const bool v9253 = v9245 && v9252;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9255 = v9235 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9256 = v9253 ? v9255 : __uint_as_float(0xff800000u);
-        v8306.x[23] = v9256;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9257 = static_cast<unsigned int>(v8306.col(24, iron_linear_thread() & 31u));
-        const unsigned int v9258 = static_cast<unsigned int>(v8306.row(24, iron_linear_thread() & 31u));
-        const float v9259 = v8306.x[24];
-        const unsigned int v9260 = v43 + v9258;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9261 = v8300 + v9257;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9262 = v9261 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9265 = v9260 + v37;
-        const unsigned int v9266 = v9261 + v18;
-        const bool v9267 = v9266 <= v9265;
-        const bool v9268 = v828 || v9267;
-        const bool v9269 = v9262 && v9268;
-        const unsigned int v9272 = v9261 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9273 = v9272 + v18;
-        const bool v9275 = v9265 < v9273;
-        const bool v9276 = v8418 || v9275;
-        const bool v9277 = v9269 && v9276;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9279 = v9259 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9280 = v9277 ? v9279 : __uint_as_float(0xff800000u);
-        v8306.x[24] = v9280;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9281 = static_cast<unsigned int>(v8306.col(25, iron_linear_thread() & 31u));
-        const unsigned int v9282 = static_cast<unsigned int>(v8306.row(25, iron_linear_thread() & 31u));
-        const float v9283 = v8306.x[25];
-        const unsigned int v9284 = v43 + v9282;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9285 = v8300 + v9281;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9286 = v9285 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9289 = v9284 + v37;
-        const unsigned int v9290 = v9285 + v18;
-        const bool v9291 = v9290 <= v9289;
-        const bool v9292 = v828 || v9291;
-        const bool v9293 = v9286 && v9292;
-        const unsigned int v9296 = v9285 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9297 = v9296 + v18;
-        const bool v9299 = v9289 < v9297;
-        const bool v9300 = v8418 || v9299;
-        const bool v9301 = v9293 && v9300;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9303 = v9283 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9304 = v9301 ? v9303 : __uint_as_float(0xff800000u);
-        v8306.x[25] = v9304;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9305 = static_cast<unsigned int>(v8306.col(26, iron_linear_thread() & 31u));
-        const unsigned int v9306 = static_cast<unsigned int>(v8306.row(26, iron_linear_thread() & 31u));
-        const float v9307 = v8306.x[26];
-        const unsigned int v9308 = v43 + v9306;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9309 = v8300 + v9305;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9310 = v9309 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9313 = v9308 + v37;
-        const unsigned int v9314 = v9309 + v18;
-        const bool v9315 = v9314 <= v9313;
-        const bool v9316 = v828 || v9315;
-        const bool v9317 = v9310 && v9316;
-        const unsigned int v9320 = v9309 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9321 = v9320 + v18;
-        const bool v9323 = v9313 < v9321;
-        const bool v9324 = v8418 || v9323;
-        const bool v9325 = v9317 && v9324;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9327 = v9307 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9328 = v9325 ? v9327 : __uint_as_float(0xff800000u);
-        v8306.x[26] = v9328;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9329 = static_cast<unsigned int>(v8306.col(27, iron_linear_thread() & 31u));
-        const unsigned int v9330 = static_cast<unsigned int>(v8306.row(27, iron_linear_thread() & 31u));
-        const float v9331 = v8306.x[27];
-        const unsigned int v9332 = v43 + v9330;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9333 = v8300 + v9329;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9334 = v9333 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9337 = v9332 + v37;
-        const unsigned int v9338 = v9333 + v18;
-        const bool v9339 = v9338 <= v9337;
-        const bool v9340 = v828 || v9339;
-        const bool v9341 = v9334 && v9340;
-        const unsigned int v9344 = v9333 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9345 = v9344 + v18;
-        const bool v9347 = v9337 < v9345;
-        const bool v9348 = v8418 || v9347;
-        const bool v9349 = v9341 && v9348;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9351 = v9331 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9352 = v9349 ? v9351 : __uint_as_float(0xff800000u);
-        v8306.x[27] = v9352;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9353 = static_cast<unsigned int>(v8306.col(28, iron_linear_thread() & 31u));
-        const unsigned int v9354 = static_cast<unsigned int>(v8306.row(28, iron_linear_thread() & 31u));
-        const float v9355 = v8306.x[28];
-        const unsigned int v9356 = v43 + v9354;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9357 = v8300 + v9353;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9358 = v9357 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9361 = v9356 + v37;
-        const unsigned int v9362 = v9357 + v18;
-        const bool v9363 = v9362 <= v9361;
-        const bool v9364 = v828 || v9363;
-        const bool v9365 = v9358 && v9364;
-        const unsigned int v9368 = v9357 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9369 = v9368 + v18;
-        const bool v9371 = v9361 < v9369;
-        const bool v9372 = v8418 || v9371;
-        const bool v9373 = v9365 && v9372;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9375 = v9355 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9376 = v9373 ? v9375 : __uint_as_float(0xff800000u);
-        v8306.x[28] = v9376;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9377 = static_cast<unsigned int>(v8306.col(29, iron_linear_thread() & 31u));
-        const unsigned int v9378 = static_cast<unsigned int>(v8306.row(29, iron_linear_thread() & 31u));
-        const float v9379 = v8306.x[29];
-        const unsigned int v9380 = v43 + v9378;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9381 = v8300 + v9377;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9382 = v9381 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9385 = v9380 + v37;
-        const unsigned int v9386 = v9381 + v18;
-        const bool v9387 = v9386 <= v9385;
-        const bool v9388 = v828 || v9387;
-        const bool v9389 = v9382 && v9388;
-        const unsigned int v9392 = v9381 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9393 = v9392 + v18;
-        const bool v9395 = v9385 < v9393;
-        const bool v9396 = v8418 || v9395;
-        const bool v9397 = v9389 && v9396;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9399 = v9379 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9400 = v9397 ? v9399 : __uint_as_float(0xff800000u);
-        v8306.x[29] = v9400;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9401 = static_cast<unsigned int>(v8306.col(30, iron_linear_thread() & 31u));
-        const unsigned int v9402 = static_cast<unsigned int>(v8306.row(30, iron_linear_thread() & 31u));
-        const float v9403 = v8306.x[30];
-        const unsigned int v9404 = v43 + v9402;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9405 = v8300 + v9401;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9406 = v9405 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9409 = v9404 + v37;
-        const unsigned int v9410 = v9405 + v18;
-        const bool v9411 = v9410 <= v9409;
-        const bool v9412 = v828 || v9411;
-        const bool v9413 = v9406 && v9412;
-        const unsigned int v9416 = v9405 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9417 = v9416 + v18;
-        const bool v9419 = v9409 < v9417;
-        const bool v9420 = v8418 || v9419;
-        const bool v9421 = v9413 && v9420;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9423 = v9403 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9424 = v9421 ? v9423 : __uint_as_float(0xff800000u);
-        v8306.x[30] = v9424;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9425 = static_cast<unsigned int>(v8306.col(31, iron_linear_thread() & 31u));
-        const unsigned int v9426 = static_cast<unsigned int>(v8306.row(31, iron_linear_thread() & 31u));
-        const float v9427 = v8306.x[31];
-        const unsigned int v9428 = v43 + v9426;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9429 = v8300 + v9425;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9430 = v9429 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9433 = v9428 + v37;
-        const unsigned int v9434 = v9429 + v18;
-        const bool v9435 = v9434 <= v9433;
-        const bool v9436 = v828 || v9435;
-        const bool v9437 = v9430 && v9436;
-        const unsigned int v9440 = v9429 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9441 = v9440 + v18;
-        const bool v9443 = v9433 < v9441;
-        const bool v9444 = v8418 || v9443;
-        const bool v9445 = v9437 && v9444;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9447 = v9427 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9448 = v9445 ? v9447 : __uint_as_float(0xff800000u);
-        v8306.x[31] = v9448;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9449 = static_cast<unsigned int>(v8306.col(32, iron_linear_thread() & 31u));
-        const unsigned int v9450 = static_cast<unsigned int>(v8306.row(32, iron_linear_thread() & 31u));
-        const float v9451 = v8306.x[32];
-        const unsigned int v9452 = v43 + v9450;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9453 = v8300 + v9449;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9454 = v9453 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9457 = v9452 + v37;
-        const unsigned int v9458 = v9453 + v18;
-        const bool v9459 = v9458 <= v9457;
-        const bool v9460 = v828 || v9459;
-        const bool v9461 = v9454 && v9460;
-        const unsigned int v9464 = v9453 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9465 = v9464 + v18;
-        const bool v9467 = v9457 < v9465;
-        const bool v9468 = v8418 || v9467;
-        const bool v9469 = v9461 && v9468;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9471 = v9451 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9472 = v9469 ? v9471 : __uint_as_float(0xff800000u);
-        v8306.x[32] = v9472;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9473 = static_cast<unsigned int>(v8306.col(33, iron_linear_thread() & 31u));
-        const unsigned int v9474 = static_cast<unsigned int>(v8306.row(33, iron_linear_thread() & 31u));
-        const float v9475 = v8306.x[33];
-        const unsigned int v9476 = v43 + v9474;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9477 = v8300 + v9473;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9478 = v9477 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9481 = v9476 + v37;
-        const unsigned int v9482 = v9477 + v18;
-        const bool v9483 = v9482 <= v9481;
-        const bool v9484 = v828 || v9483;
-        const bool v9485 = v9478 && v9484;
-        const unsigned int v9488 = v9477 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9489 = v9488 + v18;
-        const bool v9491 = v9481 < v9489;
-        const bool v9492 = v8418 || v9491;
-        const bool v9493 = v9485 && v9492;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9495 = v9475 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9496 = v9493 ? v9495 : __uint_as_float(0xff800000u);
-        v8306.x[33] = v9496;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9497 = static_cast<unsigned int>(v8306.col(34, iron_linear_thread() & 31u));
-        const unsigned int v9498 = static_cast<unsigned int>(v8306.row(34, iron_linear_thread() & 31u));
-        const float v9499 = v8306.x[34];
-        const unsigned int v9500 = v43 + v9498;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9501 = v8300 + v9497;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9502 = v9501 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9505 = v9500 + v37;
-        const unsigned int v9506 = v9501 + v18;
-        const bool v9507 = v9506 <= v9505;
-        const bool v9508 = v828 || v9507;
-        const bool v9509 = v9502 && v9508;
-        const unsigned int v9512 = v9501 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9513 = v9512 + v18;
-        const bool v9515 = v9505 < v9513;
-        const bool v9516 = v8418 || v9515;
-        const bool v9517 = v9509 && v9516;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9519 = v9499 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9520 = v9517 ? v9519 : __uint_as_float(0xff800000u);
-        v8306.x[34] = v9520;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9521 = static_cast<unsigned int>(v8306.col(35, iron_linear_thread() & 31u));
-        const unsigned int v9522 = static_cast<unsigned int>(v8306.row(35, iron_linear_thread() & 31u));
-        const float v9523 = v8306.x[35];
-        const unsigned int v9524 = v43 + v9522;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9525 = v8300 + v9521;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9526 = v9525 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9529 = v9524 + v37;
-        const unsigned int v9530 = v9525 + v18;
-        const bool v9531 = v9530 <= v9529;
-        const bool v9532 = v828 || v9531;
-        const bool v9533 = v9526 && v9532;
-        const unsigned int v9536 = v9525 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9537 = v9536 + v18;
-        const bool v9539 = v9529 < v9537;
-        const bool v9540 = v8418 || v9539;
-        const bool v9541 = v9533 && v9540;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9543 = v9523 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9544 = v9541 ? v9543 : __uint_as_float(0xff800000u);
-        v8306.x[35] = v9544;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9545 = static_cast<unsigned int>(v8306.col(36, iron_linear_thread() & 31u));
-        const unsigned int v9546 = static_cast<unsigned int>(v8306.row(36, iron_linear_thread() & 31u));
-        const float v9547 = v8306.x[36];
-        const unsigned int v9548 = v43 + v9546;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9549 = v8300 + v9545;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9550 = v9549 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9553 = v9548 + v37;
-        const unsigned int v9554 = v9549 + v18;
-        const bool v9555 = v9554 <= v9553;
-        const bool v9556 = v828 || v9555;
-        const bool v9557 = v9550 && v9556;
-        const unsigned int v9560 = v9549 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9561 = v9560 + v18;
-        const bool v9563 = v9553 < v9561;
-        const bool v9564 = v8418 || v9563;
-        const bool v9565 = v9557 && v9564;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9567 = v9547 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9568 = v9565 ? v9567 : __uint_as_float(0xff800000u);
-        v8306.x[36] = v9568;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9569 = static_cast<unsigned int>(v8306.col(37, iron_linear_thread() & 31u));
-        const unsigned int v9570 = static_cast<unsigned int>(v8306.row(37, iron_linear_thread() & 31u));
-        const float v9571 = v8306.x[37];
-        const unsigned int v9572 = v43 + v9570;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9573 = v8300 + v9569;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9574 = v9573 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9577 = v9572 + v37;
-        const unsigned int v9578 = v9573 + v18;
-        const bool v9579 = v9578 <= v9577;
-        const bool v9580 = v828 || v9579;
-        const bool v9581 = v9574 && v9580;
-        const unsigned int v9584 = v9573 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9585 = v9584 + v18;
-        const bool v9587 = v9577 < v9585;
-        const bool v9588 = v8418 || v9587;
-        const bool v9589 = v9581 && v9588;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9591 = v9571 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9592 = v9589 ? v9591 : __uint_as_float(0xff800000u);
-        v8306.x[37] = v9592;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9593 = static_cast<unsigned int>(v8306.col(38, iron_linear_thread() & 31u));
-        const unsigned int v9594 = static_cast<unsigned int>(v8306.row(38, iron_linear_thread() & 31u));
-        const float v9595 = v8306.x[38];
-        const unsigned int v9596 = v43 + v9594;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9597 = v8300 + v9593;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9598 = v9597 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9601 = v9596 + v37;
-        const unsigned int v9602 = v9597 + v18;
-        const bool v9603 = v9602 <= v9601;
-        const bool v9604 = v828 || v9603;
-        const bool v9605 = v9598 && v9604;
-        const unsigned int v9608 = v9597 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9609 = v9608 + v18;
-        const bool v9611 = v9601 < v9609;
-        const bool v9612 = v8418 || v9611;
-        const bool v9613 = v9605 && v9612;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9615 = v9595 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9616 = v9613 ? v9615 : __uint_as_float(0xff800000u);
-        v8306.x[38] = v9616;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9617 = static_cast<unsigned int>(v8306.col(39, iron_linear_thread() & 31u));
-        const unsigned int v9618 = static_cast<unsigned int>(v8306.row(39, iron_linear_thread() & 31u));
-        const float v9619 = v8306.x[39];
-        const unsigned int v9620 = v43 + v9618;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9621 = v8300 + v9617;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9622 = v9621 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9625 = v9620 + v37;
-        const unsigned int v9626 = v9621 + v18;
-        const bool v9627 = v9626 <= v9625;
-        const bool v9628 = v828 || v9627;
-        const bool v9629 = v9622 && v9628;
-        const unsigned int v9632 = v9621 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9633 = v9632 + v18;
-        const bool v9635 = v9625 < v9633;
-        const bool v9636 = v8418 || v9635;
-        const bool v9637 = v9629 && v9636;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9639 = v9619 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9640 = v9637 ? v9639 : __uint_as_float(0xff800000u);
-        v8306.x[39] = v9640;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9641 = static_cast<unsigned int>(v8306.col(40, iron_linear_thread() & 31u));
-        const unsigned int v9642 = static_cast<unsigned int>(v8306.row(40, iron_linear_thread() & 31u));
-        const float v9643 = v8306.x[40];
-        const unsigned int v9644 = v43 + v9642;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9645 = v8300 + v9641;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9646 = v9645 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9649 = v9644 + v37;
-        const unsigned int v9650 = v9645 + v18;
-        const bool v9651 = v9650 <= v9649;
-        const bool v9652 = v828 || v9651;
-        const bool v9653 = v9646 && v9652;
-        const unsigned int v9656 = v9645 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9657 = v9656 + v18;
-        const bool v9659 = v9649 < v9657;
-        const bool v9660 = v8418 || v9659;
-        const bool v9661 = v9653 && v9660;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9663 = v9643 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9664 = v9661 ? v9663 : __uint_as_float(0xff800000u);
-        v8306.x[40] = v9664;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9665 = static_cast<unsigned int>(v8306.col(41, iron_linear_thread() & 31u));
-        const unsigned int v9666 = static_cast<unsigned int>(v8306.row(41, iron_linear_thread() & 31u));
-        const float v9667 = v8306.x[41];
-        const unsigned int v9668 = v43 + v9666;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9669 = v8300 + v9665;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9670 = v9669 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9673 = v9668 + v37;
-        const unsigned int v9674 = v9669 + v18;
-        const bool v9675 = v9674 <= v9673;
-        const bool v9676 = v828 || v9675;
-        const bool v9677 = v9670 && v9676;
-        const unsigned int v9680 = v9669 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9681 = v9680 + v18;
-        const bool v9683 = v9673 < v9681;
-        const bool v9684 = v8418 || v9683;
-        const bool v9685 = v9677 && v9684;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9687 = v9667 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9688 = v9685 ? v9687 : __uint_as_float(0xff800000u);
-        v8306.x[41] = v9688;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9689 = static_cast<unsigned int>(v8306.col(42, iron_linear_thread() & 31u));
-        const unsigned int v9690 = static_cast<unsigned int>(v8306.row(42, iron_linear_thread() & 31u));
-        const float v9691 = v8306.x[42];
-        const unsigned int v9692 = v43 + v9690;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9693 = v8300 + v9689;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9694 = v9693 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9697 = v9692 + v37;
-        const unsigned int v9698 = v9693 + v18;
-        const bool v9699 = v9698 <= v9697;
-        const bool v9700 = v828 || v9699;
-        const bool v9701 = v9694 && v9700;
-        const unsigned int v9704 = v9693 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9705 = v9704 + v18;
-        const bool v9707 = v9697 < v9705;
-        const bool v9708 = v8418 || v9707;
-        const bool v9709 = v9701 && v9708;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9711 = v9691 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9712 = v9709 ? v9711 : __uint_as_float(0xff800000u);
-        v8306.x[42] = v9712;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9713 = static_cast<unsigned int>(v8306.col(43, iron_linear_thread() & 31u));
-        const unsigned int v9714 = static_cast<unsigned int>(v8306.row(43, iron_linear_thread() & 31u));
-        const float v9715 = v8306.x[43];
-        const unsigned int v9716 = v43 + v9714;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9717 = v8300 + v9713;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9718 = v9717 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9721 = v9716 + v37;
-        const unsigned int v9722 = v9717 + v18;
-        const bool v9723 = v9722 <= v9721;
-        const bool v9724 = v828 || v9723;
-        const bool v9725 = v9718 && v9724;
-        const unsigned int v9728 = v9717 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9729 = v9728 + v18;
-        const bool v9731 = v9721 < v9729;
-        const bool v9732 = v8418 || v9731;
-        const bool v9733 = v9725 && v9732;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9735 = v9715 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9736 = v9733 ? v9735 : __uint_as_float(0xff800000u);
-        v8306.x[43] = v9736;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9737 = static_cast<unsigned int>(v8306.col(44, iron_linear_thread() & 31u));
-        const unsigned int v9738 = static_cast<unsigned int>(v8306.row(44, iron_linear_thread() & 31u));
-        const float v9739 = v8306.x[44];
-        const unsigned int v9740 = v43 + v9738;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9741 = v8300 + v9737;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9742 = v9741 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9745 = v9740 + v37;
-        const unsigned int v9746 = v9741 + v18;
-        const bool v9747 = v9746 <= v9745;
-        const bool v9748 = v828 || v9747;
-        const bool v9749 = v9742 && v9748;
-        const unsigned int v9752 = v9741 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9753 = v9752 + v18;
-        const bool v9755 = v9745 < v9753;
-        const bool v9756 = v8418 || v9755;
-        const bool v9757 = v9749 && v9756;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9759 = v9739 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9760 = v9757 ? v9759 : __uint_as_float(0xff800000u);
-        v8306.x[44] = v9760;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9761 = static_cast<unsigned int>(v8306.col(45, iron_linear_thread() & 31u));
-        const unsigned int v9762 = static_cast<unsigned int>(v8306.row(45, iron_linear_thread() & 31u));
-        const float v9763 = v8306.x[45];
-        const unsigned int v9764 = v43 + v9762;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9765 = v8300 + v9761;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9766 = v9765 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9769 = v9764 + v37;
-        const unsigned int v9770 = v9765 + v18;
-        const bool v9771 = v9770 <= v9769;
-        const bool v9772 = v828 || v9771;
-        const bool v9773 = v9766 && v9772;
-        const unsigned int v9776 = v9765 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9777 = v9776 + v18;
-        const bool v9779 = v9769 < v9777;
-        const bool v9780 = v8418 || v9779;
-        const bool v9781 = v9773 && v9780;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9783 = v9763 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9784 = v9781 ? v9783 : __uint_as_float(0xff800000u);
-        v8306.x[45] = v9784;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9785 = static_cast<unsigned int>(v8306.col(46, iron_linear_thread() & 31u));
-        const unsigned int v9786 = static_cast<unsigned int>(v8306.row(46, iron_linear_thread() & 31u));
-        const float v9787 = v8306.x[46];
-        const unsigned int v9788 = v43 + v9786;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9789 = v8300 + v9785;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9790 = v9789 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9793 = v9788 + v37;
-        const unsigned int v9794 = v9789 + v18;
-        const bool v9795 = v9794 <= v9793;
-        const bool v9796 = v828 || v9795;
-        const bool v9797 = v9790 && v9796;
-        const unsigned int v9800 = v9789 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9801 = v9800 + v18;
-        const bool v9803 = v9793 < v9801;
-        const bool v9804 = v8418 || v9803;
-        const bool v9805 = v9797 && v9804;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9807 = v9787 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9808 = v9805 ? v9807 : __uint_as_float(0xff800000u);
-        v8306.x[46] = v9808;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9809 = static_cast<unsigned int>(v8306.col(47, iron_linear_thread() & 31u));
-        const unsigned int v9810 = static_cast<unsigned int>(v8306.row(47, iron_linear_thread() & 31u));
-        const float v9811 = v8306.x[47];
-        const unsigned int v9812 = v43 + v9810;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9813 = v8300 + v9809;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9814 = v9813 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9817 = v9812 + v37;
-        const unsigned int v9818 = v9813 + v18;
-        const bool v9819 = v9818 <= v9817;
-        const bool v9820 = v828 || v9819;
-        const bool v9821 = v9814 && v9820;
-        const unsigned int v9824 = v9813 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9825 = v9824 + v18;
-        const bool v9827 = v9817 < v9825;
-        const bool v9828 = v8418 || v9827;
-        const bool v9829 = v9821 && v9828;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9831 = v9811 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9832 = v9829 ? v9831 : __uint_as_float(0xff800000u);
-        v8306.x[47] = v9832;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9833 = static_cast<unsigned int>(v8306.col(48, iron_linear_thread() & 31u));
-        const unsigned int v9834 = static_cast<unsigned int>(v8306.row(48, iron_linear_thread() & 31u));
-        const float v9835 = v8306.x[48];
-        const unsigned int v9836 = v43 + v9834;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9837 = v8300 + v9833;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9838 = v9837 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9841 = v9836 + v37;
-        const unsigned int v9842 = v9837 + v18;
-        const bool v9843 = v9842 <= v9841;
-        const bool v9844 = v828 || v9843;
-        const bool v9845 = v9838 && v9844;
-        const unsigned int v9848 = v9837 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9849 = v9848 + v18;
-        const bool v9851 = v9841 < v9849;
-        const bool v9852 = v8418 || v9851;
-        const bool v9853 = v9845 && v9852;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9855 = v9835 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9856 = v9853 ? v9855 : __uint_as_float(0xff800000u);
-        v8306.x[48] = v9856;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9857 = static_cast<unsigned int>(v8306.col(49, iron_linear_thread() & 31u));
-        const unsigned int v9858 = static_cast<unsigned int>(v8306.row(49, iron_linear_thread() & 31u));
-        const float v9859 = v8306.x[49];
-        const unsigned int v9860 = v43 + v9858;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9861 = v8300 + v9857;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9862 = v9861 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9865 = v9860 + v37;
-        const unsigned int v9866 = v9861 + v18;
-        const bool v9867 = v9866 <= v9865;
-        const bool v9868 = v828 || v9867;
-        const bool v9869 = v9862 && v9868;
-        const unsigned int v9872 = v9861 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9873 = v9872 + v18;
-        const bool v9875 = v9865 < v9873;
-        const bool v9876 = v8418 || v9875;
-        const bool v9877 = v9869 && v9876;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9879 = v9859 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9880 = v9877 ? v9879 : __uint_as_float(0xff800000u);
-        v8306.x[49] = v9880;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9881 = static_cast<unsigned int>(v8306.col(50, iron_linear_thread() & 31u));
-        const unsigned int v9882 = static_cast<unsigned int>(v8306.row(50, iron_linear_thread() & 31u));
-        const float v9883 = v8306.x[50];
-        const unsigned int v9884 = v43 + v9882;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9885 = v8300 + v9881;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9886 = v9885 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9889 = v9884 + v37;
-        const unsigned int v9890 = v9885 + v18;
-        const bool v9891 = v9890 <= v9889;
-        const bool v9892 = v828 || v9891;
-        const bool v9893 = v9886 && v9892;
-        const unsigned int v9896 = v9885 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9897 = v9896 + v18;
-        const bool v9899 = v9889 < v9897;
-        const bool v9900 = v8418 || v9899;
-        const bool v9901 = v9893 && v9900;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9903 = v9883 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9904 = v9901 ? v9903 : __uint_as_float(0xff800000u);
-        v8306.x[50] = v9904;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9905 = static_cast<unsigned int>(v8306.col(51, iron_linear_thread() & 31u));
-        const unsigned int v9906 = static_cast<unsigned int>(v8306.row(51, iron_linear_thread() & 31u));
-        const float v9907 = v8306.x[51];
-        const unsigned int v9908 = v43 + v9906;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9909 = v8300 + v9905;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9910 = v9909 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9913 = v9908 + v37;
-        const unsigned int v9914 = v9909 + v18;
-        const bool v9915 = v9914 <= v9913;
-        const bool v9916 = v828 || v9915;
-        const bool v9917 = v9910 && v9916;
-        const unsigned int v9920 = v9909 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9921 = v9920 + v18;
-        const bool v9923 = v9913 < v9921;
-        const bool v9924 = v8418 || v9923;
-        const bool v9925 = v9917 && v9924;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9927 = v9907 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9928 = v9925 ? v9927 : __uint_as_float(0xff800000u);
-        v8306.x[51] = v9928;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9929 = static_cast<unsigned int>(v8306.col(52, iron_linear_thread() & 31u));
-        const unsigned int v9930 = static_cast<unsigned int>(v8306.row(52, iron_linear_thread() & 31u));
-        const float v9931 = v8306.x[52];
-        const unsigned int v9932 = v43 + v9930;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9933 = v8300 + v9929;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9934 = v9933 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9937 = v9932 + v37;
-        const unsigned int v9938 = v9933 + v18;
-        const bool v9939 = v9938 <= v9937;
-        const bool v9940 = v828 || v9939;
-        const bool v9941 = v9934 && v9940;
-        const unsigned int v9944 = v9933 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9945 = v9944 + v18;
-        const bool v9947 = v9937 < v9945;
-        const bool v9948 = v8418 || v9947;
-        const bool v9949 = v9941 && v9948;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9951 = v9931 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9952 = v9949 ? v9951 : __uint_as_float(0xff800000u);
-        v8306.x[52] = v9952;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9953 = static_cast<unsigned int>(v8306.col(53, iron_linear_thread() & 31u));
-        const unsigned int v9954 = static_cast<unsigned int>(v8306.row(53, iron_linear_thread() & 31u));
-        const float v9955 = v8306.x[53];
-        const unsigned int v9956 = v43 + v9954;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9957 = v8300 + v9953;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9958 = v9957 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9961 = v9956 + v37;
-        const unsigned int v9962 = v9957 + v18;
-        const bool v9963 = v9962 <= v9961;
-        const bool v9964 = v828 || v9963;
-        const bool v9965 = v9958 && v9964;
-        const unsigned int v9968 = v9957 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9969 = v9968 + v18;
-        const bool v9971 = v9961 < v9969;
-        const bool v9972 = v8418 || v9971;
-        const bool v9973 = v9965 && v9972;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9975 = v9955 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9976 = v9973 ? v9975 : __uint_as_float(0xff800000u);
-        v8306.x[53] = v9976;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9977 = static_cast<unsigned int>(v8306.col(54, iron_linear_thread() & 31u));
-        const unsigned int v9978 = static_cast<unsigned int>(v8306.row(54, iron_linear_thread() & 31u));
-        const float v9979 = v8306.x[54];
-        const unsigned int v9980 = v43 + v9978;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9981 = v8300 + v9977;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9982 = v9981 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9985 = v9980 + v37;
-        const unsigned int v9986 = v9981 + v18;
-        const bool v9987 = v9986 <= v9985;
-        const bool v9988 = v828 || v9987;
-        const bool v9989 = v9982 && v9988;
-        const unsigned int v9992 = v9981 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9993 = v9992 + v18;
-        const bool v9995 = v9985 < v9993;
-        const bool v9996 = v8418 || v9995;
-        const bool v9997 = v9989 && v9996;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9999 = v9979 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10000 = v9997 ? v9999 : __uint_as_float(0xff800000u);
-        v8306.x[54] = v10000;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10001 = static_cast<unsigned int>(v8306.col(55, iron_linear_thread() & 31u));
-        const unsigned int v10002 = static_cast<unsigned int>(v8306.row(55, iron_linear_thread() & 31u));
-        const float v10003 = v8306.x[55];
-        const unsigned int v10004 = v43 + v10002;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10005 = v8300 + v10001;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10006 = v10005 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10009 = v10004 + v37;
-        const unsigned int v10010 = v10005 + v18;
-        const bool v10011 = v10010 <= v10009;
-        const bool v10012 = v828 || v10011;
-        const bool v10013 = v10006 && v10012;
-        const unsigned int v10016 = v10005 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10017 = v10016 + v18;
-        const bool v10019 = v10009 < v10017;
-        const bool v10020 = v8418 || v10019;
-        const bool v10021 = v10013 && v10020;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10023 = v10003 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10024 = v10021 ? v10023 : __uint_as_float(0xff800000u);
-        v8306.x[55] = v10024;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10025 = static_cast<unsigned int>(v8306.col(56, iron_linear_thread() & 31u));
-        const unsigned int v10026 = static_cast<unsigned int>(v8306.row(56, iron_linear_thread() & 31u));
-        const float v10027 = v8306.x[56];
-        const unsigned int v10028 = v43 + v10026;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10029 = v8300 + v10025;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10030 = v10029 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10033 = v10028 + v37;
-        const unsigned int v10034 = v10029 + v18;
-        const bool v10035 = v10034 <= v10033;
-        const bool v10036 = v828 || v10035;
-        const bool v10037 = v10030 && v10036;
-        const unsigned int v10040 = v10029 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10041 = v10040 + v18;
-        const bool v10043 = v10033 < v10041;
-        const bool v10044 = v8418 || v10043;
-        const bool v10045 = v10037 && v10044;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10047 = v10027 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10048 = v10045 ? v10047 : __uint_as_float(0xff800000u);
-        v8306.x[56] = v10048;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10049 = static_cast<unsigned int>(v8306.col(57, iron_linear_thread() & 31u));
-        const unsigned int v10050 = static_cast<unsigned int>(v8306.row(57, iron_linear_thread() & 31u));
-        const float v10051 = v8306.x[57];
-        const unsigned int v10052 = v43 + v10050;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10053 = v8300 + v10049;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10054 = v10053 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10057 = v10052 + v37;
-        const unsigned int v10058 = v10053 + v18;
-        const bool v10059 = v10058 <= v10057;
-        const bool v10060 = v828 || v10059;
-        const bool v10061 = v10054 && v10060;
-        const unsigned int v10064 = v10053 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10065 = v10064 + v18;
-        const bool v10067 = v10057 < v10065;
-        const bool v10068 = v8418 || v10067;
-        const bool v10069 = v10061 && v10068;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10071 = v10051 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10072 = v10069 ? v10071 : __uint_as_float(0xff800000u);
-        v8306.x[57] = v10072;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10073 = static_cast<unsigned int>(v8306.col(58, iron_linear_thread() & 31u));
-        const unsigned int v10074 = static_cast<unsigned int>(v8306.row(58, iron_linear_thread() & 31u));
-        const float v10075 = v8306.x[58];
-        const unsigned int v10076 = v43 + v10074;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10077 = v8300 + v10073;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10078 = v10077 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10081 = v10076 + v37;
-        const unsigned int v10082 = v10077 + v18;
-        const bool v10083 = v10082 <= v10081;
-        const bool v10084 = v828 || v10083;
-        const bool v10085 = v10078 && v10084;
-        const unsigned int v10088 = v10077 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10089 = v10088 + v18;
-        const bool v10091 = v10081 < v10089;
-        const bool v10092 = v8418 || v10091;
-        const bool v10093 = v10085 && v10092;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10095 = v10075 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10096 = v10093 ? v10095 : __uint_as_float(0xff800000u);
-        v8306.x[58] = v10096;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10097 = static_cast<unsigned int>(v8306.col(59, iron_linear_thread() & 31u));
-        const unsigned int v10098 = static_cast<unsigned int>(v8306.row(59, iron_linear_thread() & 31u));
-        const float v10099 = v8306.x[59];
-        const unsigned int v10100 = v43 + v10098;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10101 = v8300 + v10097;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10102 = v10101 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10105 = v10100 + v37;
-        const unsigned int v10106 = v10101 + v18;
-        const bool v10107 = v10106 <= v10105;
-        const bool v10108 = v828 || v10107;
-        const bool v10109 = v10102 && v10108;
-        const unsigned int v10112 = v10101 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10113 = v10112 + v18;
-        const bool v10115 = v10105 < v10113;
-        const bool v10116 = v8418 || v10115;
-        const bool v10117 = v10109 && v10116;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10119 = v10099 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10120 = v10117 ? v10119 : __uint_as_float(0xff800000u);
-        v8306.x[59] = v10120;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10121 = static_cast<unsigned int>(v8306.col(60, iron_linear_thread() & 31u));
-        const unsigned int v10122 = static_cast<unsigned int>(v8306.row(60, iron_linear_thread() & 31u));
-        const float v10123 = v8306.x[60];
-        const unsigned int v10124 = v43 + v10122;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10125 = v8300 + v10121;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10126 = v10125 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10129 = v10124 + v37;
-        const unsigned int v10130 = v10125 + v18;
-        const bool v10131 = v10130 <= v10129;
-        const bool v10132 = v828 || v10131;
-        const bool v10133 = v10126 && v10132;
-        const unsigned int v10136 = v10125 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10137 = v10136 + v18;
-        const bool v10139 = v10129 < v10137;
-        const bool v10140 = v8418 || v10139;
-        const bool v10141 = v10133 && v10140;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10143 = v10123 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10144 = v10141 ? v10143 : __uint_as_float(0xff800000u);
-        v8306.x[60] = v10144;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10145 = static_cast<unsigned int>(v8306.col(61, iron_linear_thread() & 31u));
-        const unsigned int v10146 = static_cast<unsigned int>(v8306.row(61, iron_linear_thread() & 31u));
-        const float v10147 = v8306.x[61];
-        const unsigned int v10148 = v43 + v10146;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10149 = v8300 + v10145;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10150 = v10149 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10153 = v10148 + v37;
-        const unsigned int v10154 = v10149 + v18;
-        const bool v10155 = v10154 <= v10153;
-        const bool v10156 = v828 || v10155;
-        const bool v10157 = v10150 && v10156;
-        const unsigned int v10160 = v10149 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10161 = v10160 + v18;
-        const bool v10163 = v10153 < v10161;
-        const bool v10164 = v8418 || v10163;
-        const bool v10165 = v10157 && v10164;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10167 = v10147 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10168 = v10165 ? v10167 : __uint_as_float(0xff800000u);
-        v8306.x[61] = v10168;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10169 = static_cast<unsigned int>(v8306.col(62, iron_linear_thread() & 31u));
-        const unsigned int v10170 = static_cast<unsigned int>(v8306.row(62, iron_linear_thread() & 31u));
-        const float v10171 = v8306.x[62];
-        const unsigned int v10172 = v43 + v10170;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10173 = v8300 + v10169;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10174 = v10173 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10177 = v10172 + v37;
-        const unsigned int v10178 = v10173 + v18;
-        const bool v10179 = v10178 <= v10177;
-        const bool v10180 = v828 || v10179;
-        const bool v10181 = v10174 && v10180;
-        const unsigned int v10184 = v10173 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10185 = v10184 + v18;
-        const bool v10187 = v10177 < v10185;
-        const bool v10188 = v8418 || v10187;
-        const bool v10189 = v10181 && v10188;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10191 = v10171 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10192 = v10189 ? v10191 : __uint_as_float(0xff800000u);
-        v8306.x[62] = v10192;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10193 = static_cast<unsigned int>(v8306.col(63, iron_linear_thread() & 31u));
-        const unsigned int v10194 = static_cast<unsigned int>(v8306.row(63, iron_linear_thread() & 31u));
-        const float v10195 = v8306.x[63];
-        const unsigned int v10196 = v43 + v10194;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10197 = v8300 + v10193;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10198 = v10197 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10201 = v10196 + v37;
-        const unsigned int v10202 = v10197 + v18;
-        const bool v10203 = v10202 <= v10201;
-        const bool v10204 = v828 || v10203;
-        const bool v10205 = v10198 && v10204;
-        const unsigned int v10208 = v10197 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10209 = v10208 + v18;
-        const bool v10211 = v10201 < v10209;
-        const bool v10212 = v8418 || v10211;
-        const bool v10213 = v10205 && v10212;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10215 = v10195 * v847;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10216 = v10213 ? v10215 : __uint_as_float(0xff800000u);
-        v8306.x[63] = v10216;  // kernels/sdpa/flash_tile.hpp:171
-      }
-      iron_frag<float, 2, 32, 8> v10218;  // kernels/sdpa/flash_tile.hpp:180
-      iron_frag_fill(v10218, 0.0f);
-      iron_frag_row_reduce<false>(v10218, v8306);
-      iron_frag<float, 2, 32, 8> v10220;  // kernels/sdpa/flash_tile.hpp:181
-      iron_frag_fill(v10220, 0.0f);
-      const float v10224 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10225 = v10218.x[0];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10226 = fmaxf(v10224, v10225);
-      const bool v10229 = v10226 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10230 = v10229 ? 0.0f : v10226;
-      const float v10231 = v10224 - v10230;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10232 = iron_exp2_approx(v10231);
-      v10220.x[0] = v10232;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10236 = v849.x[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10237 = v10218.x[1];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10238 = fmaxf(v10236, v10237);
-      const bool v10241 = v10238 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10242 = v10241 ? 0.0f : v10238;
-      const float v10243 = v10236 - v10242;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10244 = iron_exp2_approx(v10243);
-      v10220.x[1] = v10244;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10248 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10249 = v10218.x[2];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10250 = fmaxf(v10248, v10249);
-      const bool v10253 = v10250 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10254 = v10253 ? 0.0f : v10250;
-      const float v10255 = v10248 - v10254;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10256 = iron_exp2_approx(v10255);
-      v10220.x[2] = v10256;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10260 = v849.x[3];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10261 = v10218.x[3];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10262 = fmaxf(v10260, v10261);
-      const bool v10265 = v10262 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10266 = v10265 ? 0.0f : v10262;
-      const float v10267 = v10260 - v10266;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10268 = iron_exp2_approx(v10267);
-      v10220.x[3] = v10268;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10272 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10273 = v10218.x[4];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10274 = fmaxf(v10272, v10273);
-      const bool v10277 = v10274 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10278 = v10277 ? 0.0f : v10274;
-      const float v10279 = v10272 - v10278;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10280 = iron_exp2_approx(v10279);
-      v10220.x[4] = v10280;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10284 = v849.x[5];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10285 = v10218.x[5];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10286 = fmaxf(v10284, v10285);
-      const bool v10289 = v10286 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10290 = v10289 ? 0.0f : v10286;
-      const float v10291 = v10284 - v10290;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10292 = iron_exp2_approx(v10291);
-      v10220.x[5] = v10292;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10296 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10297 = v10218.x[6];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10298 = fmaxf(v10296, v10297);
-      const bool v10301 = v10298 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10302 = v10301 ? 0.0f : v10298;
-      const float v10303 = v10296 - v10302;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10304 = iron_exp2_approx(v10303);
-      v10220.x[6] = v10304;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10308 = v849.x[7];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10309 = v10218.x[7];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10310 = fmaxf(v10308, v10309);
-      const bool v10313 = v10310 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10314 = v10313 ? 0.0f : v10310;
-      const float v10315 = v10308 - v10314;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10316 = iron_exp2_approx(v10315);
-      v10220.x[7] = v10316;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10319 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v10320 = v10218.x[0];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10321 = fmaxf(v10319, v10320);
-      v849.x[0] = v10321;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10324 = v849.x[1];
-      const float v10325 = v10218.x[1];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10326 = fmaxf(v10324, v10325);
-      v849.x[1] = v10326;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10329 = v849.x[2];
-      const float v10330 = v10218.x[2];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10331 = fmaxf(v10329, v10330);
-      v849.x[2] = v10331;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10334 = v849.x[3];
-      const float v10335 = v10218.x[3];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10336 = fmaxf(v10334, v10335);
-      v849.x[3] = v10336;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10339 = v849.x[4];
-      const float v10340 = v10218.x[4];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10341 = fmaxf(v10339, v10340);
-      v849.x[4] = v10341;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10344 = v849.x[5];
-      const float v10345 = v10218.x[5];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10346 = fmaxf(v10344, v10345);
-      v849.x[5] = v10346;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10349 = v849.x[6];
-      const float v10350 = v10218.x[6];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10351 = fmaxf(v10349, v10350);
-      v849.x[6] = v10351;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10354 = v849.x[7];
-      const float v10355 = v10218.x[7];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10356 = fmaxf(v10354, v10355);
-      v849.x[7] = v10356;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10359 = v8306.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v10360 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10363 = v10360 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10364 = v10363 ? 0.0f : v10360;
-      const float v10365 = v10359 - v10364;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10366 = iron_exp2_approx(v10365);
-      v8306.x[0] = v10366;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10369 = v8306.x[1];
-      const float v10370 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10373 = v10370 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10374 = v10373 ? 0.0f : v10370;
-      const float v10375 = v10369 - v10374;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10376 = iron_exp2_approx(v10375);
-      v8306.x[1] = v10376;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10379 = v8306.x[2];
-      const float v10380 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10383 = v10380 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10384 = v10383 ? 0.0f : v10380;
-      const float v10385 = v10379 - v10384;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10386 = iron_exp2_approx(v10385);
-      v8306.x[2] = v10386;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10389 = v8306.x[3];
-      const float v10390 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10393 = v10390 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10394 = v10393 ? 0.0f : v10390;
-      const float v10395 = v10389 - v10394;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10396 = iron_exp2_approx(v10395);
-      v8306.x[3] = v10396;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10399 = v8306.x[4];
-      const float v10400 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10403 = v10400 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10404 = v10403 ? 0.0f : v10400;
-      const float v10405 = v10399 - v10404;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10406 = iron_exp2_approx(v10405);
-      v8306.x[4] = v10406;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10409 = v8306.x[5];
-      const float v10410 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10413 = v10410 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10414 = v10413 ? 0.0f : v10410;
-      const float v10415 = v10409 - v10414;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10416 = iron_exp2_approx(v10415);
-      v8306.x[5] = v10416;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10419 = v8306.x[6];
-      const float v10420 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10423 = v10420 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10424 = v10423 ? 0.0f : v10420;
-      const float v10425 = v10419 - v10424;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10426 = iron_exp2_approx(v10425);
-      v8306.x[6] = v10426;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10429 = v8306.x[7];
-      const float v10430 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10433 = v10430 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10434 = v10433 ? 0.0f : v10430;
-      const float v10435 = v10429 - v10434;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10436 = iron_exp2_approx(v10435);
-      v8306.x[7] = v10436;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10439 = v8306.x[8];
-      const float v10440 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10443 = v10440 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10444 = v10443 ? 0.0f : v10440;
-      const float v10445 = v10439 - v10444;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10446 = iron_exp2_approx(v10445);
-      v8306.x[8] = v10446;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10449 = v8306.x[9];
-      const float v10450 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10453 = v10450 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10454 = v10453 ? 0.0f : v10450;
-      const float v10455 = v10449 - v10454;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10456 = iron_exp2_approx(v10455);
-      v8306.x[9] = v10456;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10459 = v8306.x[10];
-      const float v10460 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10463 = v10460 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10464 = v10463 ? 0.0f : v10460;
-      const float v10465 = v10459 - v10464;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10466 = iron_exp2_approx(v10465);
-      v8306.x[10] = v10466;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10469 = v8306.x[11];
-      const float v10470 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10473 = v10470 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10474 = v10473 ? 0.0f : v10470;
-      const float v10475 = v10469 - v10474;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10476 = iron_exp2_approx(v10475);
-      v8306.x[11] = v10476;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10479 = v8306.x[12];
-      const float v10480 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10483 = v10480 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10484 = v10483 ? 0.0f : v10480;
-      const float v10485 = v10479 - v10484;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10486 = iron_exp2_approx(v10485);
-      v8306.x[12] = v10486;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10489 = v8306.x[13];
-      const float v10490 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10493 = v10490 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10494 = v10493 ? 0.0f : v10490;
-      const float v10495 = v10489 - v10494;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10496 = iron_exp2_approx(v10495);
-      v8306.x[13] = v10496;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10499 = v8306.x[14];
-      const float v10500 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10503 = v10500 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10504 = v10503 ? 0.0f : v10500;
-      const float v10505 = v10499 - v10504;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10506 = iron_exp2_approx(v10505);
-      v8306.x[14] = v10506;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10509 = v8306.x[15];
-      const float v10510 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10513 = v10510 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10514 = v10513 ? 0.0f : v10510;
-      const float v10515 = v10509 - v10514;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10516 = iron_exp2_approx(v10515);
-      v8306.x[15] = v10516;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10519 = v8306.x[16];
-      const float v10520 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10523 = v10520 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10524 = v10523 ? 0.0f : v10520;
-      const float v10525 = v10519 - v10524;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10526 = iron_exp2_approx(v10525);
-      v8306.x[16] = v10526;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10529 = v8306.x[17];
-      const float v10530 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10533 = v10530 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10534 = v10533 ? 0.0f : v10530;
-      const float v10535 = v10529 - v10534;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10536 = iron_exp2_approx(v10535);
-      v8306.x[17] = v10536;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10539 = v8306.x[18];
-      const float v10540 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10543 = v10540 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10544 = v10543 ? 0.0f : v10540;
-      const float v10545 = v10539 - v10544;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10546 = iron_exp2_approx(v10545);
-      v8306.x[18] = v10546;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10549 = v8306.x[19];
-      const float v10550 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10553 = v10550 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10554 = v10553 ? 0.0f : v10550;
-      const float v10555 = v10549 - v10554;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10556 = iron_exp2_approx(v10555);
-      v8306.x[19] = v10556;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10559 = v8306.x[20];
-      const float v10560 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10563 = v10560 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10564 = v10563 ? 0.0f : v10560;
-      const float v10565 = v10559 - v10564;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10566 = iron_exp2_approx(v10565);
-      v8306.x[20] = v10566;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10569 = v8306.x[21];
-      const float v10570 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10573 = v10570 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10574 = v10573 ? 0.0f : v10570;
-      const float v10575 = v10569 - v10574;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10576 = iron_exp2_approx(v10575);
-      v8306.x[21] = v10576;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10579 = v8306.x[22];
-      const float v10580 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10583 = v10580 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10584 = v10583 ? 0.0f : v10580;
-      const float v10585 = v10579 - v10584;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10586 = iron_exp2_approx(v10585);
-      v8306.x[22] = v10586;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10589 = v8306.x[23];
-      const float v10590 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10593 = v10590 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10594 = v10593 ? 0.0f : v10590;
-      const float v10595 = v10589 - v10594;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10596 = iron_exp2_approx(v10595);
-      v8306.x[23] = v10596;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10599 = v8306.x[24];
-      const float v10600 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10603 = v10600 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10604 = v10603 ? 0.0f : v10600;
-      const float v10605 = v10599 - v10604;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10606 = iron_exp2_approx(v10605);
-      v8306.x[24] = v10606;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10609 = v8306.x[25];
-      const float v10610 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10613 = v10610 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10614 = v10613 ? 0.0f : v10610;
-      const float v10615 = v10609 - v10614;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10616 = iron_exp2_approx(v10615);
-      v8306.x[25] = v10616;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10619 = v8306.x[26];
-      const float v10620 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10623 = v10620 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10624 = v10623 ? 0.0f : v10620;
-      const float v10625 = v10619 - v10624;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10626 = iron_exp2_approx(v10625);
-      v8306.x[26] = v10626;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10629 = v8306.x[27];
-      const float v10630 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10633 = v10630 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10634 = v10633 ? 0.0f : v10630;
-      const float v10635 = v10629 - v10634;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10636 = iron_exp2_approx(v10635);
-      v8306.x[27] = v10636;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10639 = v8306.x[28];
-      const float v10640 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10643 = v10640 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10644 = v10643 ? 0.0f : v10640;
-      const float v10645 = v10639 - v10644;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10646 = iron_exp2_approx(v10645);
-      v8306.x[28] = v10646;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10649 = v8306.x[29];
-      const float v10650 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10653 = v10650 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10654 = v10653 ? 0.0f : v10650;
-      const float v10655 = v10649 - v10654;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10656 = iron_exp2_approx(v10655);
-      v8306.x[29] = v10656;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10659 = v8306.x[30];
-      const float v10660 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10663 = v10660 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10664 = v10663 ? 0.0f : v10660;
-      const float v10665 = v10659 - v10664;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10666 = iron_exp2_approx(v10665);
-      v8306.x[30] = v10666;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10669 = v8306.x[31];
-      const float v10670 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10673 = v10670 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10674 = v10673 ? 0.0f : v10670;
-      const float v10675 = v10669 - v10674;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10676 = iron_exp2_approx(v10675);
-      v8306.x[31] = v10676;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10679 = v8306.x[32];
-      const float v10680 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10683 = v10680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10684 = v10683 ? 0.0f : v10680;
-      const float v10685 = v10679 - v10684;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10686 = iron_exp2_approx(v10685);
-      v8306.x[32] = v10686;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10689 = v8306.x[33];
-      const float v10690 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10693 = v10690 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10694 = v10693 ? 0.0f : v10690;
-      const float v10695 = v10689 - v10694;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10696 = iron_exp2_approx(v10695);
-      v8306.x[33] = v10696;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10699 = v8306.x[34];
-      const float v10700 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10703 = v10700 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10704 = v10703 ? 0.0f : v10700;
-      const float v10705 = v10699 - v10704;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10706 = iron_exp2_approx(v10705);
-      v8306.x[34] = v10706;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10709 = v8306.x[35];
-      const float v10710 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10713 = v10710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10714 = v10713 ? 0.0f : v10710;
-      const float v10715 = v10709 - v10714;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10716 = iron_exp2_approx(v10715);
-      v8306.x[35] = v10716;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10719 = v8306.x[36];
-      const float v10720 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10723 = v10720 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10724 = v10723 ? 0.0f : v10720;
-      const float v10725 = v10719 - v10724;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10726 = iron_exp2_approx(v10725);
-      v8306.x[36] = v10726;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10729 = v8306.x[37];
-      const float v10730 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10733 = v10730 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10734 = v10733 ? 0.0f : v10730;
-      const float v10735 = v10729 - v10734;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10736 = iron_exp2_approx(v10735);
-      v8306.x[37] = v10736;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10739 = v8306.x[38];
-      const float v10740 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10743 = v10740 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10744 = v10743 ? 0.0f : v10740;
-      const float v10745 = v10739 - v10744;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10746 = iron_exp2_approx(v10745);
-      v8306.x[38] = v10746;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10749 = v8306.x[39];
-      const float v10750 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10753 = v10750 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10754 = v10753 ? 0.0f : v10750;
-      const float v10755 = v10749 - v10754;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10756 = iron_exp2_approx(v10755);
-      v8306.x[39] = v10756;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10759 = v8306.x[40];
-      const float v10760 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10763 = v10760 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10764 = v10763 ? 0.0f : v10760;
-      const float v10765 = v10759 - v10764;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10766 = iron_exp2_approx(v10765);
-      v8306.x[40] = v10766;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10769 = v8306.x[41];
-      const float v10770 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10773 = v10770 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10774 = v10773 ? 0.0f : v10770;
-      const float v10775 = v10769 - v10774;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10776 = iron_exp2_approx(v10775);
-      v8306.x[41] = v10776;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10779 = v8306.x[42];
-      const float v10780 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10783 = v10780 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10784 = v10783 ? 0.0f : v10780;
-      const float v10785 = v10779 - v10784;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10786 = iron_exp2_approx(v10785);
-      v8306.x[42] = v10786;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10789 = v8306.x[43];
-      const float v10790 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10793 = v10790 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10794 = v10793 ? 0.0f : v10790;
-      const float v10795 = v10789 - v10794;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10796 = iron_exp2_approx(v10795);
-      v8306.x[43] = v10796;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10799 = v8306.x[44];
-      const float v10800 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10803 = v10800 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10804 = v10803 ? 0.0f : v10800;
-      const float v10805 = v10799 - v10804;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10806 = iron_exp2_approx(v10805);
-      v8306.x[44] = v10806;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10809 = v8306.x[45];
-      const float v10810 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10813 = v10810 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10814 = v10813 ? 0.0f : v10810;
-      const float v10815 = v10809 - v10814;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10816 = iron_exp2_approx(v10815);
-      v8306.x[45] = v10816;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10819 = v8306.x[46];
-      const float v10820 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10823 = v10820 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10824 = v10823 ? 0.0f : v10820;
-      const float v10825 = v10819 - v10824;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10826 = iron_exp2_approx(v10825);
-      v8306.x[46] = v10826;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10829 = v8306.x[47];
-      const float v10830 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10833 = v10830 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10834 = v10833 ? 0.0f : v10830;
-      const float v10835 = v10829 - v10834;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10836 = iron_exp2_approx(v10835);
-      v8306.x[47] = v10836;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10839 = v8306.x[48];
-      const float v10840 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10843 = v10840 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10844 = v10843 ? 0.0f : v10840;
-      const float v10845 = v10839 - v10844;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10846 = iron_exp2_approx(v10845);
-      v8306.x[48] = v10846;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10849 = v8306.x[49];
-      const float v10850 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10853 = v10850 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10854 = v10853 ? 0.0f : v10850;
-      const float v10855 = v10849 - v10854;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10856 = iron_exp2_approx(v10855);
-      v8306.x[49] = v10856;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10859 = v8306.x[50];
-      const float v10860 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10863 = v10860 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10864 = v10863 ? 0.0f : v10860;
-      const float v10865 = v10859 - v10864;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10866 = iron_exp2_approx(v10865);
-      v8306.x[50] = v10866;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10869 = v8306.x[51];
-      const float v10870 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10873 = v10870 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10874 = v10873 ? 0.0f : v10870;
-      const float v10875 = v10869 - v10874;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10876 = iron_exp2_approx(v10875);
-      v8306.x[51] = v10876;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10879 = v8306.x[52];
-      const float v10880 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10883 = v10880 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10884 = v10883 ? 0.0f : v10880;
-      const float v10885 = v10879 - v10884;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10886 = iron_exp2_approx(v10885);
-      v8306.x[52] = v10886;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10889 = v8306.x[53];
-      const float v10890 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10893 = v10890 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10894 = v10893 ? 0.0f : v10890;
-      const float v10895 = v10889 - v10894;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10896 = iron_exp2_approx(v10895);
-      v8306.x[53] = v10896;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10899 = v8306.x[54];
-      const float v10900 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10903 = v10900 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10904 = v10903 ? 0.0f : v10900;
-      const float v10905 = v10899 - v10904;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10906 = iron_exp2_approx(v10905);
-      v8306.x[54] = v10906;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10909 = v8306.x[55];
-      const float v10910 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10913 = v10910 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10914 = v10913 ? 0.0f : v10910;
-      const float v10915 = v10909 - v10914;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10916 = iron_exp2_approx(v10915);
-      v8306.x[55] = v10916;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10919 = v8306.x[56];
-      const float v10920 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10923 = v10920 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10924 = v10923 ? 0.0f : v10920;
-      const float v10925 = v10919 - v10924;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10926 = iron_exp2_approx(v10925);
-      v8306.x[56] = v10926;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10929 = v8306.x[57];
-      const float v10930 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10933 = v10930 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10934 = v10933 ? 0.0f : v10930;
-      const float v10935 = v10929 - v10934;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10936 = iron_exp2_approx(v10935);
-      v8306.x[57] = v10936;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10939 = v8306.x[58];
-      const float v10940 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10943 = v10940 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10944 = v10943 ? 0.0f : v10940;
-      const float v10945 = v10939 - v10944;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10946 = iron_exp2_approx(v10945);
-      v8306.x[58] = v10946;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10949 = v8306.x[59];
-      const float v10950 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10953 = v10950 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10954 = v10953 ? 0.0f : v10950;
-      const float v10955 = v10949 - v10954;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10956 = iron_exp2_approx(v10955);
-      v8306.x[59] = v10956;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10959 = v8306.x[60];
-      const float v10960 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10963 = v10960 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10964 = v10963 ? 0.0f : v10960;
-      const float v10965 = v10959 - v10964;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10966 = iron_exp2_approx(v10965);
-      v8306.x[60] = v10966;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10969 = v8306.x[61];
-      const float v10970 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10973 = v10970 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10974 = v10973 ? 0.0f : v10970;
-      const float v10975 = v10969 - v10974;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10976 = iron_exp2_approx(v10975);
-      v8306.x[61] = v10976;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10979 = v8306.x[62];
-      const float v10980 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10983 = v10980 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10984 = v10983 ? 0.0f : v10980;
-      const float v10985 = v10979 - v10984;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10986 = iron_exp2_approx(v10985);
-      v8306.x[62] = v10986;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10989 = v8306.x[63];
-      const float v10990 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10993 = v10990 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10994 = v10993 ? 0.0f : v10990;
-      const float v10995 = v10989 - v10994;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10996 = iron_exp2_approx(v10995);
-      v8306.x[63] = v10996;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 2, 32, 8> v10998;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v10998, 0.0f);
-      iron_frag_row_reduce<true>(v10998, v8306);
-      const float v11001 = v851.x[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v11002 = v10998.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11003 = v10220.x[0];
-      const float v11004 = v11001 * v11003;
-      const float v11005 = v11004 + v11002;
-      v851.x[0] = v11005;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11008 = v851.x[1];
-      const float v11009 = v10998.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11010 = v10220.x[1];
-      const float v11011 = v11008 * v11010;
-      const float v11012 = v11011 + v11009;
-      v851.x[1] = v11012;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11015 = v851.x[2];
-      const float v11016 = v10998.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11017 = v10220.x[2];
-      const float v11018 = v11015 * v11017;
-      const float v11019 = v11018 + v11016;
-      v851.x[2] = v11019;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11022 = v851.x[3];
-      const float v11023 = v10998.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11024 = v10220.x[3];
-      const float v11025 = v11022 * v11024;
-      const float v11026 = v11025 + v11023;
-      v851.x[3] = v11026;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11029 = v851.x[4];
-      const float v11030 = v10998.x[4];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11031 = v10220.x[4];
-      const float v11032 = v11029 * v11031;
-      const float v11033 = v11032 + v11030;
-      v851.x[4] = v11033;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11036 = v851.x[5];
-      const float v11037 = v10998.x[5];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11038 = v10220.x[5];
-      const float v11039 = v11036 * v11038;
-      const float v11040 = v11039 + v11037;
-      v851.x[5] = v11040;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11043 = v851.x[6];
-      const float v11044 = v10998.x[6];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11045 = v10220.x[6];
-      const float v11046 = v11043 * v11045;
-      const float v11047 = v11046 + v11044;
-      v851.x[6] = v11047;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11050 = v851.x[7];
-      const float v11051 = v10998.x[7];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11052 = v10220.x[7];
-      const float v11053 = v11050 * v11052;
-      const float v11054 = v11053 + v11051;
-      v851.x[7] = v11054;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11057 = v853.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v11058 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11059 = v11057 * v11058;
-      v853.x[0] = v11059;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11062 = v853.x[1];
-      const float v11063 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11064 = v11062 * v11063;
-      v853.x[1] = v11064;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11067 = v853.x[2];
-      const float v11068 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11069 = v11067 * v11068;
-      v853.x[2] = v11069;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11072 = v853.x[3];
-      const float v11073 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11074 = v11072 * v11073;
-      v853.x[3] = v11074;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11077 = v853.x[4];
-      const float v11078 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11079 = v11077 * v11078;
-      v853.x[4] = v11079;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11082 = v853.x[5];
-      const float v11083 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11084 = v11082 * v11083;
-      v853.x[5] = v11084;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11087 = v853.x[6];
-      const float v11088 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11089 = v11087 * v11088;
-      v853.x[6] = v11089;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11092 = v853.x[7];
-      const float v11093 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11094 = v11092 * v11093;
-      v853.x[7] = v11094;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11097 = v853.x[8];
-      const float v11098 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11099 = v11097 * v11098;
-      v853.x[8] = v11099;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11102 = v853.x[9];
-      const float v11103 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11104 = v11102 * v11103;
-      v853.x[9] = v11104;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11107 = v853.x[10];
-      const float v11108 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11109 = v11107 * v11108;
-      v853.x[10] = v11109;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11112 = v853.x[11];
-      const float v11113 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11114 = v11112 * v11113;
-      v853.x[11] = v11114;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11117 = v853.x[12];
-      const float v11118 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11119 = v11117 * v11118;
-      v853.x[12] = v11119;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11122 = v853.x[13];
-      const float v11123 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11124 = v11122 * v11123;
-      v853.x[13] = v11124;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11127 = v853.x[14];
-      const float v11128 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11129 = v11127 * v11128;
-      v853.x[14] = v11129;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11132 = v853.x[15];
-      const float v11133 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11134 = v11132 * v11133;
-      v853.x[15] = v11134;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11137 = v853.x[16];
-      const float v11138 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11139 = v11137 * v11138;
-      v853.x[16] = v11139;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11142 = v853.x[17];
-      const float v11143 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11144 = v11142 * v11143;
-      v853.x[17] = v11144;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11147 = v853.x[18];
-      const float v11148 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11149 = v11147 * v11148;
-      v853.x[18] = v11149;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11152 = v853.x[19];
-      const float v11153 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11154 = v11152 * v11153;
-      v853.x[19] = v11154;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11157 = v853.x[20];
-      const float v11158 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11159 = v11157 * v11158;
-      v853.x[20] = v11159;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11162 = v853.x[21];
-      const float v11163 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11164 = v11162 * v11163;
-      v853.x[21] = v11164;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11167 = v853.x[22];
-      const float v11168 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11169 = v11167 * v11168;
-      v853.x[22] = v11169;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11172 = v853.x[23];
-      const float v11173 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11174 = v11172 * v11173;
-      v853.x[23] = v11174;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11177 = v853.x[24];
-      const float v11178 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11179 = v11177 * v11178;
-      v853.x[24] = v11179;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11182 = v853.x[25];
-      const float v11183 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11184 = v11182 * v11183;
-      v853.x[25] = v11184;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11187 = v853.x[26];
-      const float v11188 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11189 = v11187 * v11188;
-      v853.x[26] = v11189;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11192 = v853.x[27];
-      const float v11193 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11194 = v11192 * v11193;
-      v853.x[27] = v11194;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11197 = v853.x[28];
-      const float v11198 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11199 = v11197 * v11198;
-      v853.x[28] = v11199;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11202 = v853.x[29];
-      const float v11203 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11204 = v11202 * v11203;
-      v853.x[29] = v11204;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11207 = v853.x[30];
-      const float v11208 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11209 = v11207 * v11208;
-      v853.x[30] = v11209;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11212 = v853.x[31];
-      const float v11213 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11214 = v11212 * v11213;
-      v853.x[31] = v11214;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11217 = v855.x[0];
-      const float v11218 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11219 = v11217 * v11218;
-      v855.x[0] = v11219;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11222 = v855.x[1];
-      const float v11223 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11224 = v11222 * v11223;
-      v855.x[1] = v11224;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11227 = v855.x[2];
-      const float v11228 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11229 = v11227 * v11228;
-      v855.x[2] = v11229;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11232 = v855.x[3];
-      const float v11233 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11234 = v11232 * v11233;
-      v855.x[3] = v11234;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11237 = v855.x[4];
-      const float v11238 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11239 = v11237 * v11238;
-      v855.x[4] = v11239;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11242 = v855.x[5];
-      const float v11243 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11244 = v11242 * v11243;
-      v855.x[5] = v11244;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11247 = v855.x[6];
-      const float v11248 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11249 = v11247 * v11248;
-      v855.x[6] = v11249;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11252 = v855.x[7];
-      const float v11253 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11254 = v11252 * v11253;
-      v855.x[7] = v11254;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11257 = v855.x[8];
-      const float v11258 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11259 = v11257 * v11258;
-      v855.x[8] = v11259;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11262 = v855.x[9];
-      const float v11263 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11264 = v11262 * v11263;
-      v855.x[9] = v11264;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11267 = v855.x[10];
-      const float v11268 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11269 = v11267 * v11268;
-      v855.x[10] = v11269;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11272 = v855.x[11];
-      const float v11273 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11274 = v11272 * v11273;
-      v855.x[11] = v11274;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11277 = v855.x[12];
-      const float v11278 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11279 = v11277 * v11278;
-      v855.x[12] = v11279;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11282 = v855.x[13];
-      const float v11283 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11284 = v11282 * v11283;
-      v855.x[13] = v11284;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11287 = v855.x[14];
-      const float v11288 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11289 = v11287 * v11288;
-      v855.x[14] = v11289;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11292 = v855.x[15];
-      const float v11293 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11294 = v11292 * v11293;
-      v855.x[15] = v11294;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11297 = v855.x[16];
-      const float v11298 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11299 = v11297 * v11298;
-      v855.x[16] = v11299;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11302 = v855.x[17];
-      const float v11303 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11304 = v11302 * v11303;
-      v855.x[17] = v11304;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11307 = v855.x[18];
-      const float v11308 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11309 = v11307 * v11308;
-      v855.x[18] = v11309;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11312 = v855.x[19];
-      const float v11313 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11314 = v11312 * v11313;
-      v855.x[19] = v11314;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11317 = v855.x[20];
-      const float v11318 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11319 = v11317 * v11318;
-      v855.x[20] = v11319;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11322 = v855.x[21];
-      const float v11323 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11324 = v11322 * v11323;
-      v855.x[21] = v11324;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11327 = v855.x[22];
-      const float v11328 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11329 = v11327 * v11328;
-      v855.x[22] = v11329;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11332 = v855.x[23];
-      const float v11333 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11334 = v11332 * v11333;
-      v855.x[23] = v11334;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11337 = v855.x[24];
-      const float v11338 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11339 = v11337 * v11338;
-      v855.x[24] = v11339;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11342 = v855.x[25];
-      const float v11343 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11344 = v11342 * v11343;
-      v855.x[25] = v11344;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11347 = v855.x[26];
-      const float v11348 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11349 = v11347 * v11348;
-      v855.x[26] = v11349;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11352 = v855.x[27];
-      const float v11353 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11354 = v11352 * v11353;
-      v855.x[27] = v11354;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11357 = v855.x[28];
-      const float v11358 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11359 = v11357 * v11358;
-      v855.x[28] = v11359;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11362 = v855.x[29];
-      const float v11363 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11364 = v11362 * v11363;
-      v855.x[29] = v11364;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11367 = v855.x[30];
-      const float v11368 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11369 = v11367 * v11368;
-      v855.x[30] = v11369;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11372 = v855.x[31];
-      const float v11373 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11374 = v11372 * v11373;
-      v855.x[31] = v11374;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11377 = v857.x[0];
-      const float v11378 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11379 = v11377 * v11378;
-      v857.x[0] = v11379;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11382 = v857.x[1];
-      const float v11383 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11384 = v11382 * v11383;
-      v857.x[1] = v11384;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11387 = v857.x[2];
-      const float v11388 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11389 = v11387 * v11388;
-      v857.x[2] = v11389;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11392 = v857.x[3];
-      const float v11393 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11394 = v11392 * v11393;
-      v857.x[3] = v11394;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11397 = v857.x[4];
-      const float v11398 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11399 = v11397 * v11398;
-      v857.x[4] = v11399;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11402 = v857.x[5];
-      const float v11403 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11404 = v11402 * v11403;
-      v857.x[5] = v11404;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11407 = v857.x[6];
-      const float v11408 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11409 = v11407 * v11408;
-      v857.x[6] = v11409;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11412 = v857.x[7];
-      const float v11413 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11414 = v11412 * v11413;
-      v857.x[7] = v11414;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11417 = v857.x[8];
-      const float v11418 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11419 = v11417 * v11418;
-      v857.x[8] = v11419;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11422 = v857.x[9];
-      const float v11423 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11424 = v11422 * v11423;
-      v857.x[9] = v11424;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11427 = v857.x[10];
-      const float v11428 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11429 = v11427 * v11428;
-      v857.x[10] = v11429;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11432 = v857.x[11];
-      const float v11433 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11434 = v11432 * v11433;
-      v857.x[11] = v11434;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11437 = v857.x[12];
-      const float v11438 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11439 = v11437 * v11438;
-      v857.x[12] = v11439;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11442 = v857.x[13];
-      const float v11443 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11444 = v11442 * v11443;
-      v857.x[13] = v11444;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11447 = v857.x[14];
-      const float v11448 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11449 = v11447 * v11448;
-      v857.x[14] = v11449;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11452 = v857.x[15];
-      const float v11453 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11454 = v11452 * v11453;
-      v857.x[15] = v11454;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11457 = v857.x[16];
-      const float v11458 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11459 = v11457 * v11458;
-      v857.x[16] = v11459;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11462 = v857.x[17];
-      const float v11463 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11464 = v11462 * v11463;
-      v857.x[17] = v11464;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11467 = v857.x[18];
-      const float v11468 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11469 = v11467 * v11468;
-      v857.x[18] = v11469;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11472 = v857.x[19];
-      const float v11473 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11474 = v11472 * v11473;
-      v857.x[19] = v11474;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11477 = v857.x[20];
-      const float v11478 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11479 = v11477 * v11478;
-      v857.x[20] = v11479;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11482 = v857.x[21];
-      const float v11483 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11484 = v11482 * v11483;
-      v857.x[21] = v11484;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11487 = v857.x[22];
-      const float v11488 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11489 = v11487 * v11488;
-      v857.x[22] = v11489;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11492 = v857.x[23];
-      const float v11493 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11494 = v11492 * v11493;
-      v857.x[23] = v11494;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11497 = v857.x[24];
-      const float v11498 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11499 = v11497 * v11498;
-      v857.x[24] = v11499;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11502 = v857.x[25];
-      const float v11503 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11504 = v11502 * v11503;
-      v857.x[25] = v11504;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11507 = v857.x[26];
-      const float v11508 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11509 = v11507 * v11508;
-      v857.x[26] = v11509;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11512 = v857.x[27];
-      const float v11513 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11514 = v11512 * v11513;
-      v857.x[27] = v11514;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11517 = v857.x[28];
-      const float v11518 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11519 = v11517 * v11518;
-      v857.x[28] = v11519;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11522 = v857.x[29];
-      const float v11523 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11524 = v11522 * v11523;
-      v857.x[29] = v11524;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11527 = v857.x[30];
-      const float v11528 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11529 = v11527 * v11528;
-      v857.x[30] = v11529;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11532 = v857.x[31];
-      const float v11533 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11534 = v11532 * v11533;
-      v857.x[31] = v11534;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11537 = v859.x[0];
-      const float v11538 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11539 = v11537 * v11538;
-      v859.x[0] = v11539;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11542 = v859.x[1];
-      const float v11543 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11544 = v11542 * v11543;
-      v859.x[1] = v11544;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11547 = v859.x[2];
-      const float v11548 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11549 = v11547 * v11548;
-      v859.x[2] = v11549;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11552 = v859.x[3];
-      const float v11553 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11554 = v11552 * v11553;
-      v859.x[3] = v11554;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11557 = v859.x[4];
-      const float v11558 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11559 = v11557 * v11558;
-      v859.x[4] = v11559;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11562 = v859.x[5];
-      const float v11563 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11564 = v11562 * v11563;
-      v859.x[5] = v11564;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11567 = v859.x[6];
-      const float v11568 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11569 = v11567 * v11568;
-      v859.x[6] = v11569;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11572 = v859.x[7];
-      const float v11573 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11574 = v11572 * v11573;
-      v859.x[7] = v11574;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11577 = v859.x[8];
-      const float v11578 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11579 = v11577 * v11578;
-      v859.x[8] = v11579;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11582 = v859.x[9];
-      const float v11583 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11584 = v11582 * v11583;
-      v859.x[9] = v11584;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11587 = v859.x[10];
-      const float v11588 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11589 = v11587 * v11588;
-      v859.x[10] = v11589;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11592 = v859.x[11];
-      const float v11593 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11594 = v11592 * v11593;
-      v859.x[11] = v11594;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11597 = v859.x[12];
-      const float v11598 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11599 = v11597 * v11598;
-      v859.x[12] = v11599;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11602 = v859.x[13];
-      const float v11603 = v10220.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11604 = v11602 * v11603;
-      v859.x[13] = v11604;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11607 = v859.x[14];
-      const float v11608 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11609 = v11607 * v11608;
-      v859.x[14] = v11609;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11612 = v859.x[15];
-      const float v11613 = v10220.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11614 = v11612 * v11613;
-      v859.x[15] = v11614;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11617 = v859.x[16];
-      const float v11618 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11619 = v11617 * v11618;
-      v859.x[16] = v11619;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11622 = v859.x[17];
-      const float v11623 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11624 = v11622 * v11623;
-      v859.x[17] = v11624;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11627 = v859.x[18];
-      const float v11628 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11629 = v11627 * v11628;
-      v859.x[18] = v11629;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11632 = v859.x[19];
-      const float v11633 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11634 = v11632 * v11633;
-      v859.x[19] = v11634;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11637 = v859.x[20];
-      const float v11638 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11639 = v11637 * v11638;
-      v859.x[20] = v11639;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11642 = v859.x[21];
-      const float v11643 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11644 = v11642 * v11643;
-      v859.x[21] = v11644;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11647 = v859.x[22];
-      const float v11648 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11649 = v11647 * v11648;
-      v859.x[22] = v11649;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11652 = v859.x[23];
-      const float v11653 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11654 = v11652 * v11653;
-      v859.x[23] = v11654;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11657 = v859.x[24];
-      const float v11658 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11659 = v11657 * v11658;
-      v859.x[24] = v11659;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11662 = v859.x[25];
-      const float v11663 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11664 = v11662 * v11663;
-      v859.x[25] = v11664;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11667 = v859.x[26];
-      const float v11668 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11669 = v11667 * v11668;
-      v859.x[26] = v11669;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11672 = v859.x[27];
-      const float v11673 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11674 = v11672 * v11673;
-      v859.x[27] = v11674;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11677 = v859.x[28];
-      const float v11678 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11679 = v11677 * v11678;
-      v859.x[28] = v11679;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11682 = v859.x[29];
-      const float v11683 = v10220.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11684 = v11682 * v11683;
-      v859.x[29] = v11684;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11687 = v859.x[30];
-      const float v11688 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11689 = v11687 * v11688;
-      v859.x[30] = v11689;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11692 = v859.x[31];
-      const float v11693 = v10220.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11694 = v11692 * v11693;
-      v859.x[31] = v11694;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<float, 0, 32, 64> v11696;  // kernels/sdpa/flash_tile.hpp:202
-      iron_frag_fill(v11696, 0.0f);
-      iron_frag_convert(v11696, v8306);
-      iron_frag<float, 1, 64, 32> v11698;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v11698, 0.0f);
-      iron_frag_load_shared<false>(v11698, shm2, v8312, 132u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_software(v853, v11696, v11698);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<float, 1, 64, 32> v11705;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v11705, 0.0f);
-      iron_frag_load_shared<false>(v11705, shm2, v8337, 132u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_software(v855, v11696, v11705);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<float, 1, 64, 32> v11712;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v11712, 0.0f);
-      iron_frag_load_shared<false>(v11712, shm2, v8361, 132u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_software(v857, v11696, v11712);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<float, 1, 64, 32> v11719;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v11719, 0.0f);
-      iron_frag_load_shared<false>(v11719, shm2, v8385, 132u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_software(v859, v11696, v11719);  // kernels/sdpa/flash_tile.hpp:206
-      const unsigned int v11729 = v8302 + 1u;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v11730 = v11729 & 1u;
-      const bool v11731 = v8404 < v829;
-      if (v11731) {
-        const unsigned int v11733 = v11730 * 8448u;  // kernels/sdpa/flash_tile.hpp:146
-        const unsigned int v11743 = v8404 + v49;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11744 = v11743 < v37;
-        const unsigned int v11747 = v11744 ? v11743 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11749 = v31 + v11747;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11750 = v11749 * v2;
-        const unsigned int v11751 = v11750 + v28;
-        const unsigned int v11752 = v11751 << 7u;
-        const unsigned int v11753 = v11752 + v53;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11756 = v11733 + v66;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11757 = v11756 + v53;
-        iron_copy_async<16>(shm1 + v11757, k + v11753, v11744);
-        const unsigned int v11767 = v8404 + v73;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11768 = v11767 < v37;
-        const unsigned int v11771 = v11768 ? v11767 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11773 = v31 + v11771;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11774 = v11773 * v2;
-        const unsigned int v11775 = v11774 + v28;
-        const unsigned int v11776 = v11775 << 7u;
-        const unsigned int v11777 = v11776 + v77;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11780 = v11733 + v90;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11781 = v11780 + v77;
-        iron_copy_async<16>(shm1 + v11781, k + v11777, v11768);
-        const unsigned int v11791 = v8404 + v97;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11792 = v11791 < v37;
-        const unsigned int v11795 = v11792 ? v11791 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11797 = v31 + v11795;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11798 = v11797 * v2;
-        const unsigned int v11799 = v11798 + v28;
-        const unsigned int v11800 = v11799 << 7u;
-        const unsigned int v11801 = v11800 + v101;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11804 = v11733 + v114;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11805 = v11804 + v101;
-        iron_copy_async<16>(shm1 + v11805, k + v11801, v11792);
-        const unsigned int v11815 = v8404 + v121;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11816 = v11815 < v37;
-        const unsigned int v11819 = v11816 ? v11815 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11821 = v31 + v11819;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11822 = v11821 * v2;
-        const unsigned int v11823 = v11822 + v28;
-        const unsigned int v11824 = v11823 << 7u;
-        const unsigned int v11825 = v11824 + v125;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11828 = v11733 + v138;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11829 = v11828 + v125;
-        iron_copy_async<16>(shm1 + v11829, k + v11825, v11816);
-        const unsigned int v11839 = v8404 + v145;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11840 = v11839 < v37;
-        const unsigned int v11843 = v11840 ? v11839 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11845 = v31 + v11843;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11846 = v11845 * v2;
-        const unsigned int v11847 = v11846 + v28;
-        const unsigned int v11848 = v11847 << 7u;
-        const unsigned int v11849 = v11848 + v149;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11852 = v11733 + v162;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11853 = v11852 + v149;
-        iron_copy_async<16>(shm1 + v11853, k + v11849, v11840);
-        const unsigned int v11863 = v8404 + v169;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11864 = v11863 < v37;
-        const unsigned int v11867 = v11864 ? v11863 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11869 = v31 + v11867;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11870 = v11869 * v2;
-        const unsigned int v11871 = v11870 + v28;
-        const unsigned int v11872 = v11871 << 7u;
-        const unsigned int v11873 = v11872 + v173;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11876 = v11733 + v186;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11877 = v11876 + v173;
-        iron_copy_async<16>(shm1 + v11877, k + v11873, v11864);
-        const unsigned int v11887 = v8404 + v193;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11888 = v11887 < v37;
-        const unsigned int v11891 = v11888 ? v11887 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11893 = v31 + v11891;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11894 = v11893 * v2;
-        const unsigned int v11895 = v11894 + v28;
-        const unsigned int v11896 = v11895 << 7u;
-        const unsigned int v11897 = v11896 + v197;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11900 = v11733 + v210;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11901 = v11900 + v197;
-        iron_copy_async<16>(shm1 + v11901, k + v11897, v11888);
-        const unsigned int v11911 = v8404 + v217;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11912 = v11911 < v37;
-        const unsigned int v11915 = v11912 ? v11911 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11917 = v31 + v11915;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11918 = v11917 * v2;
-        const unsigned int v11919 = v11918 + v28;
-        const unsigned int v11920 = v11919 << 7u;
-        const unsigned int v11921 = v11920 + v221;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11924 = v11733 + v234;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11925 = v11924 + v221;
-        iron_copy_async<16>(shm1 + v11925, k + v11921, v11912);
-        const unsigned int v11935 = v8404 + v241;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11936 = v11935 < v37;
-        const unsigned int v11939 = v11936 ? v11935 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11941 = v31 + v11939;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11942 = v11941 * v2;
-        const unsigned int v11943 = v11942 + v28;
-        const unsigned int v11944 = v11943 << 7u;
-        const unsigned int v11945 = v11944 + v245;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11948 = v11733 + v258;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11949 = v11948 + v245;
-        iron_copy_async<16>(shm1 + v11949, k + v11945, v11936);
-        const unsigned int v11959 = v8404 + v265;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11960 = v11959 < v37;
-        const unsigned int v11963 = v11960 ? v11959 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11965 = v31 + v11963;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11966 = v11965 * v2;
-        const unsigned int v11967 = v11966 + v28;
-        const unsigned int v11968 = v11967 << 7u;
-        const unsigned int v11969 = v11968 + v269;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11972 = v11733 + v282;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11973 = v11972 + v269;
-        iron_copy_async<16>(shm1 + v11973, k + v11969, v11960);
-        const unsigned int v11983 = v8404 + v289;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11984 = v11983 < v37;
-        const unsigned int v11987 = v11984 ? v11983 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11989 = v31 + v11987;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v11990 = v11989 * v2;
-        const unsigned int v11991 = v11990 + v28;
-        const unsigned int v11992 = v11991 << 7u;
-        const unsigned int v11993 = v11992 + v293;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11996 = v11733 + v306;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11997 = v11996 + v293;
-        iron_copy_async<16>(shm1 + v11997, k + v11993, v11984);
-        const unsigned int v12007 = v8404 + v313;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12008 = v12007 < v37;
-        const unsigned int v12011 = v12008 ? v12007 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12013 = v31 + v12011;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v12014 = v12013 * v2;
-        const unsigned int v12015 = v12014 + v28;
-        const unsigned int v12016 = v12015 << 7u;
-        const unsigned int v12017 = v12016 + v317;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12020 = v11733 + v330;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12021 = v12020 + v317;
-        iron_copy_async<16>(shm1 + v12021, k + v12017, v12008);
-        const unsigned int v12031 = v8404 + v337;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12032 = v12031 < v37;
-        const unsigned int v12035 = v12032 ? v12031 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12037 = v31 + v12035;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v12038 = v12037 * v2;
-        const unsigned int v12039 = v12038 + v28;
-        const unsigned int v12040 = v12039 << 7u;
-        const unsigned int v12041 = v12040 + v341;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12044 = v11733 + v354;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12045 = v12044 + v341;
-        iron_copy_async<16>(shm1 + v12045, k + v12041, v12032);
-        const unsigned int v12055 = v8404 + v361;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12056 = v12055 < v37;
-        const unsigned int v12059 = v12056 ? v12055 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12061 = v31 + v12059;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v12062 = v12061 * v2;
-        const unsigned int v12063 = v12062 + v28;
-        const unsigned int v12064 = v12063 << 7u;
-        const unsigned int v12065 = v12064 + v365;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12068 = v11733 + v378;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12069 = v12068 + v365;
-        iron_copy_async<16>(shm1 + v12069, k + v12065, v12056);
-        const unsigned int v12079 = v8404 + v385;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12080 = v12079 < v37;
-        const unsigned int v12083 = v12080 ? v12079 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12085 = v31 + v12083;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v12086 = v12085 * v2;
-        const unsigned int v12087 = v12086 + v28;
-        const unsigned int v12088 = v12087 << 7u;
-        const unsigned int v12089 = v12088 + v389;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12092 = v11733 + v402;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12093 = v12092 + v389;
-        iron_copy_async<16>(shm1 + v12093, k + v12089, v12080);
-        const unsigned int v12103 = v8404 + v409;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12104 = v12103 < v37;
-        const unsigned int v12107 = v12104 ? v12103 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12109 = v31 + v12107;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v12110 = v12109 * v2;
-        const unsigned int v12111 = v12110 + v28;
-        const unsigned int v12112 = v12111 << 7u;
-        const unsigned int v12113 = v12112 + v413;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12116 = v11733 + v426;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12117 = v12116 + v413;
-        iron_copy_async<16>(shm1 + v12117, k + v12113, v12104);
-        iron_copy_async<16>(shm2 + v11757, v + v11753, v11744);
-        iron_copy_async<16>(shm2 + v11781, v + v11777, v11768);
-        iron_copy_async<16>(shm2 + v11805, v + v11801, v11792);
-        iron_copy_async<16>(shm2 + v11829, v + v11825, v11816);
-        iron_copy_async<16>(shm2 + v11853, v + v11849, v11840);
-        iron_copy_async<16>(shm2 + v11877, v + v11873, v11864);
-        iron_copy_async<16>(shm2 + v11901, v + v11897, v11888);
-        iron_copy_async<16>(shm2 + v11925, v + v11921, v11912);
-        iron_copy_async<16>(shm2 + v11949, v + v11945, v11936);
-        iron_copy_async<16>(shm2 + v11973, v + v11969, v11960);
-        iron_copy_async<16>(shm2 + v11997, v + v11993, v11984);
-        iron_copy_async<16>(shm2 + v12021, v + v12017, v12008);
-        iron_copy_async<16>(shm2 + v12045, v + v12041, v12032);
-        iron_copy_async<16>(shm2 + v12069, v + v12065, v12056);
-        iron_copy_async<16>(shm2 + v12093, v + v12089, v12080);
-        iron_copy_async<16>(shm2 + v12117, v + v12113, v12104);
+      const unsigned int v8307 = v8300 + 64u;
+      const unsigned int v8309 = v8302 + 1u;
+      const unsigned int v8310 = v8309 & 1u;
+      const bool v8311 = v8307 < v829;
+      if (v8311) {
+        const unsigned int v8313 = v8310 * 8448u;  // kernels/sdpa/flash_tile.hpp:146
+        const unsigned int v8323 = v8307 + v49;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8324 = v8323 < v37;
+        const unsigned int v8327 = v8324 ? v8323 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8329 = v31 + v8327;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8330 = v8329 * v2;
+        const unsigned int v8331 = v8330 + v28;
+        const unsigned int v8332 = v8331 << 7u;
+        const unsigned int v8333 = v8332 + v53;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8336 = v8313 + v66;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8337 = v8336 + v53;
+        iron_copy_async<16>(shm1 + v8337, k + v8333, v8324);
+        const unsigned int v8347 = v8307 + v73;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8348 = v8347 < v37;
+        const unsigned int v8351 = v8348 ? v8347 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8353 = v31 + v8351;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8354 = v8353 * v2;
+        const unsigned int v8355 = v8354 + v28;
+        const unsigned int v8356 = v8355 << 7u;
+        const unsigned int v8357 = v8356 + v77;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8360 = v8313 + v90;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8361 = v8360 + v77;
+        iron_copy_async<16>(shm1 + v8361, k + v8357, v8348);
+        const unsigned int v8371 = v8307 + v97;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8372 = v8371 < v37;
+        const unsigned int v8375 = v8372 ? v8371 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8377 = v31 + v8375;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8378 = v8377 * v2;
+        const unsigned int v8379 = v8378 + v28;
+        const unsigned int v8380 = v8379 << 7u;
+        const unsigned int v8381 = v8380 + v101;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8384 = v8313 + v114;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8385 = v8384 + v101;
+        iron_copy_async<16>(shm1 + v8385, k + v8381, v8372);
+        const unsigned int v8395 = v8307 + v121;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8396 = v8395 < v37;
+        const unsigned int v8399 = v8396 ? v8395 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8401 = v31 + v8399;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8402 = v8401 * v2;
+        const unsigned int v8403 = v8402 + v28;
+        const unsigned int v8404 = v8403 << 7u;
+        const unsigned int v8405 = v8404 + v125;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8408 = v8313 + v138;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8409 = v8408 + v125;
+        iron_copy_async<16>(shm1 + v8409, k + v8405, v8396);
+        const unsigned int v8419 = v8307 + v145;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8420 = v8419 < v37;
+        const unsigned int v8423 = v8420 ? v8419 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8425 = v31 + v8423;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8426 = v8425 * v2;
+        const unsigned int v8427 = v8426 + v28;
+        const unsigned int v8428 = v8427 << 7u;
+        const unsigned int v8429 = v8428 + v149;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8432 = v8313 + v162;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8433 = v8432 + v149;
+        iron_copy_async<16>(shm1 + v8433, k + v8429, v8420);
+        const unsigned int v8443 = v8307 + v169;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8444 = v8443 < v37;
+        const unsigned int v8447 = v8444 ? v8443 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8449 = v31 + v8447;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8450 = v8449 * v2;
+        const unsigned int v8451 = v8450 + v28;
+        const unsigned int v8452 = v8451 << 7u;
+        const unsigned int v8453 = v8452 + v173;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8456 = v8313 + v186;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8457 = v8456 + v173;
+        iron_copy_async<16>(shm1 + v8457, k + v8453, v8444);
+        const unsigned int v8467 = v8307 + v193;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8468 = v8467 < v37;
+        const unsigned int v8471 = v8468 ? v8467 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8473 = v31 + v8471;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8474 = v8473 * v2;
+        const unsigned int v8475 = v8474 + v28;
+        const unsigned int v8476 = v8475 << 7u;
+        const unsigned int v8477 = v8476 + v197;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8480 = v8313 + v210;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8481 = v8480 + v197;
+        iron_copy_async<16>(shm1 + v8481, k + v8477, v8468);
+        const unsigned int v8491 = v8307 + v217;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8492 = v8491 < v37;
+        const unsigned int v8495 = v8492 ? v8491 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8497 = v31 + v8495;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8498 = v8497 * v2;
+        const unsigned int v8499 = v8498 + v28;
+        const unsigned int v8500 = v8499 << 7u;
+        const unsigned int v8501 = v8500 + v221;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8504 = v8313 + v234;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8505 = v8504 + v221;
+        iron_copy_async<16>(shm1 + v8505, k + v8501, v8492);
+        const unsigned int v8515 = v8307 + v241;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8516 = v8515 < v37;
+        const unsigned int v8519 = v8516 ? v8515 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8521 = v31 + v8519;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8522 = v8521 * v2;
+        const unsigned int v8523 = v8522 + v28;
+        const unsigned int v8524 = v8523 << 7u;
+        const unsigned int v8525 = v8524 + v245;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8528 = v8313 + v258;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8529 = v8528 + v245;
+        iron_copy_async<16>(shm1 + v8529, k + v8525, v8516);
+        const unsigned int v8539 = v8307 + v265;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8540 = v8539 < v37;
+        const unsigned int v8543 = v8540 ? v8539 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8545 = v31 + v8543;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8546 = v8545 * v2;
+        const unsigned int v8547 = v8546 + v28;
+        const unsigned int v8548 = v8547 << 7u;
+        const unsigned int v8549 = v8548 + v269;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8552 = v8313 + v282;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8553 = v8552 + v269;
+        iron_copy_async<16>(shm1 + v8553, k + v8549, v8540);
+        const unsigned int v8563 = v8307 + v289;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8564 = v8563 < v37;
+        const unsigned int v8567 = v8564 ? v8563 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8569 = v31 + v8567;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8570 = v8569 * v2;
+        const unsigned int v8571 = v8570 + v28;
+        const unsigned int v8572 = v8571 << 7u;
+        const unsigned int v8573 = v8572 + v293;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8576 = v8313 + v306;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8577 = v8576 + v293;
+        iron_copy_async<16>(shm1 + v8577, k + v8573, v8564);
+        const unsigned int v8587 = v8307 + v313;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8588 = v8587 < v37;
+        const unsigned int v8591 = v8588 ? v8587 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8593 = v31 + v8591;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8594 = v8593 * v2;
+        const unsigned int v8595 = v8594 + v28;
+        const unsigned int v8596 = v8595 << 7u;
+        const unsigned int v8597 = v8596 + v317;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8600 = v8313 + v330;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8601 = v8600 + v317;
+        iron_copy_async<16>(shm1 + v8601, k + v8597, v8588);
+        const unsigned int v8611 = v8307 + v337;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8612 = v8611 < v37;
+        const unsigned int v8615 = v8612 ? v8611 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8617 = v31 + v8615;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8618 = v8617 * v2;
+        const unsigned int v8619 = v8618 + v28;
+        const unsigned int v8620 = v8619 << 7u;
+        const unsigned int v8621 = v8620 + v341;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8624 = v8313 + v354;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8625 = v8624 + v341;
+        iron_copy_async<16>(shm1 + v8625, k + v8621, v8612);
+        const unsigned int v8635 = v8307 + v361;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8636 = v8635 < v37;
+        const unsigned int v8639 = v8636 ? v8635 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8641 = v31 + v8639;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8642 = v8641 * v2;
+        const unsigned int v8643 = v8642 + v28;
+        const unsigned int v8644 = v8643 << 7u;
+        const unsigned int v8645 = v8644 + v365;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8648 = v8313 + v378;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8649 = v8648 + v365;
+        iron_copy_async<16>(shm1 + v8649, k + v8645, v8636);
+        const unsigned int v8659 = v8307 + v385;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8660 = v8659 < v37;
+        const unsigned int v8663 = v8660 ? v8659 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8665 = v31 + v8663;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8666 = v8665 * v2;
+        const unsigned int v8667 = v8666 + v28;
+        const unsigned int v8668 = v8667 << 7u;
+        const unsigned int v8669 = v8668 + v389;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8672 = v8313 + v402;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8673 = v8672 + v389;
+        iron_copy_async<16>(shm1 + v8673, k + v8669, v8660);
+        const unsigned int v8683 = v8307 + v409;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8684 = v8683 < v37;
+        const unsigned int v8687 = v8684 ? v8683 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8689 = v31 + v8687;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8690 = v8689 * v2;
+        const unsigned int v8691 = v8690 + v28;
+        const unsigned int v8692 = v8691 << 7u;
+        const unsigned int v8693 = v8692 + v413;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8696 = v8313 + v426;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8697 = v8696 + v413;
+        iron_copy_async<16>(shm1 + v8697, k + v8693, v8684);
+        iron_copy_async<16>(shm2 + v8337, v + v8333, v8324);
+        iron_copy_async<16>(shm2 + v8361, v + v8357, v8348);
+        iron_copy_async<16>(shm2 + v8385, v + v8381, v8372);
+        iron_copy_async<16>(shm2 + v8409, v + v8405, v8396);
+        iron_copy_async<16>(shm2 + v8433, v + v8429, v8420);
+        iron_copy_async<16>(shm2 + v8457, v + v8453, v8444);
+        iron_copy_async<16>(shm2 + v8481, v + v8477, v8468);
+        iron_copy_async<16>(shm2 + v8505, v + v8501, v8492);
+        iron_copy_async<16>(shm2 + v8529, v + v8525, v8516);
+        iron_copy_async<16>(shm2 + v8553, v + v8549, v8540);
+        iron_copy_async<16>(shm2 + v8577, v + v8573, v8564);
+        iron_copy_async<16>(shm2 + v8601, v + v8597, v8588);
+        iron_copy_async<16>(shm2 + v8625, v + v8621, v8612);
+        iron_copy_async<16>(shm2 + v8649, v + v8645, v8636);
+        iron_copy_async<16>(shm2 + v8673, v + v8669, v8660);
+        iron_copy_async<16>(shm2 + v8697, v + v8693, v8684);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
+      iron_frag<float, 2, 32, 64> v9085;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v9085, 0.0f);
+      iron_frag<float, 1, 16, 64> v9087;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9087, 0.0f);
+      const unsigned int v9091 = v8304 * 8448u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9087, shm1, v9091, 132u);
+      iron_frag<float, 0, 32, 16> v9094;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9094, 0.0f);
+      iron_frag_load_shared<false>(v9094, shm0, v817, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9085, v9094, v9087);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9099;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9099, 0.0f);
+      const unsigned int v9104 = v9091 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9099, shm1, v9104, 132u);
+      iron_frag<float, 0, 32, 16> v9106;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9106, 0.0f);
+      iron_frag_load_shared<false>(v9106, shm0, v9109, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9085, v9106, v9099);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9111;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9111, 0.0f);
+      const unsigned int v9116 = v9091 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9111, shm1, v9116, 132u);
+      iron_frag<float, 0, 32, 16> v9118;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9118, 0.0f);
+      iron_frag_load_shared<false>(v9118, shm0, v9121, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9085, v9118, v9111);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9123;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9123, 0.0f);
+      const unsigned int v9128 = v9091 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9123, shm1, v9128, 132u);
+      iron_frag<float, 0, 32, 16> v9130;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9130, 0.0f);
+      iron_frag_load_shared<false>(v9130, shm0, v9133, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9085, v9130, v9123);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9135;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9135, 0.0f);
+      const unsigned int v9140 = v9091 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9135, shm1, v9140, 132u);
+      iron_frag<float, 0, 32, 16> v9142;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9142, 0.0f);
+      iron_frag_load_shared<false>(v9142, shm0, v9145, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9085, v9142, v9135);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9147;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9147, 0.0f);
+      const unsigned int v9152 = v9091 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9147, shm1, v9152, 132u);
+      iron_frag<float, 0, 32, 16> v9154;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9154, 0.0f);
+      iron_frag_load_shared<false>(v9154, shm0, v9157, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9085, v9154, v9147);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9159;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9159, 0.0f);
+      const unsigned int v9164 = v9091 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9159, shm1, v9164, 132u);
+      iron_frag<float, 0, 32, 16> v9166;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9166, 0.0f);
+      iron_frag_load_shared<false>(v9166, shm0, v9169, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9085, v9166, v9159);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9171;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9171, 0.0f);
+      const unsigned int v9176 = v9091 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9171, shm1, v9176, 132u);
+      iron_frag<float, 0, 32, 16> v9178;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9178, 0.0f);
+      iron_frag_load_shared<false>(v9178, shm0, v9181, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9085, v9178, v9171);  // kernels/sdpa/flash_tile.hpp:160
+      const bool v9184 = v8307 <= v37;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v9192 = v8307 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v9193 = v9192 <= v832;
+      const bool v9194 = v828 || v9193;
+      const bool v9195 = v9184 && v9194;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v9198 = v8300 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v9199 = v9198 + v18;
+      const bool v9201 = v821 <= v9199;
+      const bool v9202 = v9197 || v9201;
+      const bool v9203 = v9195 && v9202;  // kernels/sdpa/flash_tile.hpp:165
+      if (v9203) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v9206 = v9085.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v9207 = v9206 * v847;
+        v9085.x[0] = v9207;
+        const float v9210 = v9085.x[1];
+        const float v9211 = v9210 * v847;
+        v9085.x[1] = v9211;
+        const float v9214 = v9085.x[2];
+        const float v9215 = v9214 * v847;
+        v9085.x[2] = v9215;
+        const float v9218 = v9085.x[3];
+        const float v9219 = v9218 * v847;
+        v9085.x[3] = v9219;
+        const float v9222 = v9085.x[4];
+        const float v9223 = v9222 * v847;
+        v9085.x[4] = v9223;
+        const float v9226 = v9085.x[5];
+        const float v9227 = v9226 * v847;
+        v9085.x[5] = v9227;
+        const float v9230 = v9085.x[6];
+        const float v9231 = v9230 * v847;
+        v9085.x[6] = v9231;
+        const float v9234 = v9085.x[7];
+        const float v9235 = v9234 * v847;
+        v9085.x[7] = v9235;
+        const float v9238 = v9085.x[8];
+        const float v9239 = v9238 * v847;
+        v9085.x[8] = v9239;
+        const float v9242 = v9085.x[9];
+        const float v9243 = v9242 * v847;
+        v9085.x[9] = v9243;
+        const float v9246 = v9085.x[10];
+        const float v9247 = v9246 * v847;
+        v9085.x[10] = v9247;
+        const float v9250 = v9085.x[11];
+        const float v9251 = v9250 * v847;
+        v9085.x[11] = v9251;
+        const float v9254 = v9085.x[12];
+        const float v9255 = v9254 * v847;
+        v9085.x[12] = v9255;
+        const float v9258 = v9085.x[13];
+        const float v9259 = v9258 * v847;
+        v9085.x[13] = v9259;
+        const float v9262 = v9085.x[14];
+        const float v9263 = v9262 * v847;
+        v9085.x[14] = v9263;
+        const float v9266 = v9085.x[15];
+        const float v9267 = v9266 * v847;
+        v9085.x[15] = v9267;
+        const float v9270 = v9085.x[16];
+        const float v9271 = v9270 * v847;
+        v9085.x[16] = v9271;
+        const float v9274 = v9085.x[17];
+        const float v9275 = v9274 * v847;
+        v9085.x[17] = v9275;
+        const float v9278 = v9085.x[18];
+        const float v9279 = v9278 * v847;
+        v9085.x[18] = v9279;
+        const float v9282 = v9085.x[19];
+        const float v9283 = v9282 * v847;
+        v9085.x[19] = v9283;
+        const float v9286 = v9085.x[20];
+        const float v9287 = v9286 * v847;
+        v9085.x[20] = v9287;
+        const float v9290 = v9085.x[21];
+        const float v9291 = v9290 * v847;
+        v9085.x[21] = v9291;
+        const float v9294 = v9085.x[22];
+        const float v9295 = v9294 * v847;
+        v9085.x[22] = v9295;
+        const float v9298 = v9085.x[23];
+        const float v9299 = v9298 * v847;
+        v9085.x[23] = v9299;
+        const float v9302 = v9085.x[24];
+        const float v9303 = v9302 * v847;
+        v9085.x[24] = v9303;
+        const float v9306 = v9085.x[25];
+        const float v9307 = v9306 * v847;
+        v9085.x[25] = v9307;
+        const float v9310 = v9085.x[26];
+        const float v9311 = v9310 * v847;
+        v9085.x[26] = v9311;
+        const float v9314 = v9085.x[27];
+        const float v9315 = v9314 * v847;
+        v9085.x[27] = v9315;
+        const float v9318 = v9085.x[28];
+        const float v9319 = v9318 * v847;
+        v9085.x[28] = v9319;
+        const float v9322 = v9085.x[29];
+        const float v9323 = v9322 * v847;
+        v9085.x[29] = v9323;
+        const float v9326 = v9085.x[30];
+        const float v9327 = v9326 * v847;
+        v9085.x[30] = v9327;
+        const float v9330 = v9085.x[31];
+        const float v9331 = v9330 * v847;
+        v9085.x[31] = v9331;
+        const float v9334 = v9085.x[32];
+        const float v9335 = v9334 * v847;
+        v9085.x[32] = v9335;
+        const float v9338 = v9085.x[33];
+        const float v9339 = v9338 * v847;
+        v9085.x[33] = v9339;
+        const float v9342 = v9085.x[34];
+        const float v9343 = v9342 * v847;
+        v9085.x[34] = v9343;
+        const float v9346 = v9085.x[35];
+        const float v9347 = v9346 * v847;
+        v9085.x[35] = v9347;
+        const float v9350 = v9085.x[36];
+        const float v9351 = v9350 * v847;
+        v9085.x[36] = v9351;
+        const float v9354 = v9085.x[37];
+        const float v9355 = v9354 * v847;
+        v9085.x[37] = v9355;
+        const float v9358 = v9085.x[38];
+        const float v9359 = v9358 * v847;
+        v9085.x[38] = v9359;
+        const float v9362 = v9085.x[39];
+        const float v9363 = v9362 * v847;
+        v9085.x[39] = v9363;
+        const float v9366 = v9085.x[40];
+        const float v9367 = v9366 * v847;
+        v9085.x[40] = v9367;
+        const float v9370 = v9085.x[41];
+        const float v9371 = v9370 * v847;
+        v9085.x[41] = v9371;
+        const float v9374 = v9085.x[42];
+        const float v9375 = v9374 * v847;
+        v9085.x[42] = v9375;
+        const float v9378 = v9085.x[43];
+        const float v9379 = v9378 * v847;
+        v9085.x[43] = v9379;
+        const float v9382 = v9085.x[44];
+        const float v9383 = v9382 * v847;
+        v9085.x[44] = v9383;
+        const float v9386 = v9085.x[45];
+        const float v9387 = v9386 * v847;
+        v9085.x[45] = v9387;
+        const float v9390 = v9085.x[46];
+        const float v9391 = v9390 * v847;
+        v9085.x[46] = v9391;
+        const float v9394 = v9085.x[47];
+        const float v9395 = v9394 * v847;
+        v9085.x[47] = v9395;
+        const float v9398 = v9085.x[48];
+        const float v9399 = v9398 * v847;
+        v9085.x[48] = v9399;
+        const float v9402 = v9085.x[49];
+        const float v9403 = v9402 * v847;
+        v9085.x[49] = v9403;
+        const float v9406 = v9085.x[50];
+        const float v9407 = v9406 * v847;
+        v9085.x[50] = v9407;
+        const float v9410 = v9085.x[51];
+        const float v9411 = v9410 * v847;
+        v9085.x[51] = v9411;
+        const float v9414 = v9085.x[52];
+        const float v9415 = v9414 * v847;
+        v9085.x[52] = v9415;
+        const float v9418 = v9085.x[53];
+        const float v9419 = v9418 * v847;
+        v9085.x[53] = v9419;
+        const float v9422 = v9085.x[54];
+        const float v9423 = v9422 * v847;
+        v9085.x[54] = v9423;
+        const float v9426 = v9085.x[55];
+        const float v9427 = v9426 * v847;
+        v9085.x[55] = v9427;
+        const float v9430 = v9085.x[56];
+        const float v9431 = v9430 * v847;
+        v9085.x[56] = v9431;
+        const float v9434 = v9085.x[57];
+        const float v9435 = v9434 * v847;
+        v9085.x[57] = v9435;
+        const float v9438 = v9085.x[58];
+        const float v9439 = v9438 * v847;
+        v9085.x[58] = v9439;
+        const float v9442 = v9085.x[59];
+        const float v9443 = v9442 * v847;
+        v9085.x[59] = v9443;
+        const float v9446 = v9085.x[60];
+        const float v9447 = v9446 * v847;
+        v9085.x[60] = v9447;
+        const float v9450 = v9085.x[61];
+        const float v9451 = v9450 * v847;
+        v9085.x[61] = v9451;
+        const float v9454 = v9085.x[62];
+        const float v9455 = v9454 * v847;
+        v9085.x[62] = v9455;
+        const float v9458 = v9085.x[63];
+        const float v9459 = v9458 * v847;
+        v9085.x[63] = v9459;
+      } else {
+        const unsigned int v9460 = static_cast<unsigned int>(v9085.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9461 = static_cast<unsigned int>(v9085.row(0, iron_linear_thread() & 31u));
+        const float v9462 = v9085.x[0];
+        const unsigned int v9463 = v43 + v9461;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9464 = v8300 + v9460;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9465 = v9464 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9468 = v9463 + v37;
+        const unsigned int v9469 = v9464 + v18;
+        const bool v9470 = v9469 <= v9468;
+        const bool v9471 = v828 || v9470;
+        const bool v9472 = v9465 && v9471;
+        const unsigned int v9475 = v9464 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9476 = v9475 + v18;
+        const bool v9478 = v9468 < v9476;
+        const bool v9479 = v9197 || v9478;
+        const bool v9480 = v9472 && v9479;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9482 = v9462 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9483 = v9480 ? v9482 : __uint_as_float(0xff800000u);
+        v9085.x[0] = v9483;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9484 = static_cast<unsigned int>(v9085.col(1, iron_linear_thread() & 31u));
+        const unsigned int v9485 = static_cast<unsigned int>(v9085.row(1, iron_linear_thread() & 31u));
+        const float v9486 = v9085.x[1];
+        const unsigned int v9487 = v43 + v9485;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9488 = v8300 + v9484;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9489 = v9488 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9492 = v9487 + v37;
+        const unsigned int v9493 = v9488 + v18;
+        const bool v9494 = v9493 <= v9492;
+        const bool v9495 = v828 || v9494;
+        const bool v9496 = v9489 && v9495;
+        const unsigned int v9499 = v9488 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9500 = v9499 + v18;
+        const bool v9502 = v9492 < v9500;
+        const bool v9503 = v9197 || v9502;
+        const bool v9504 = v9496 && v9503;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9506 = v9486 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9507 = v9504 ? v9506 : __uint_as_float(0xff800000u);
+        v9085.x[1] = v9507;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9508 = static_cast<unsigned int>(v9085.col(2, iron_linear_thread() & 31u));
+        const unsigned int v9509 = static_cast<unsigned int>(v9085.row(2, iron_linear_thread() & 31u));
+        const float v9510 = v9085.x[2];
+        const unsigned int v9511 = v43 + v9509;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9512 = v8300 + v9508;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9513 = v9512 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9516 = v9511 + v37;
+        const unsigned int v9517 = v9512 + v18;
+        const bool v9518 = v9517 <= v9516;
+        const bool v9519 = v828 || v9518;
+        const bool v9520 = v9513 && v9519;
+        const unsigned int v9523 = v9512 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9524 = v9523 + v18;
+        const bool v9526 = v9516 < v9524;
+        const bool v9527 = v9197 || v9526;
+        const bool v9528 = v9520 && v9527;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9530 = v9510 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9531 = v9528 ? v9530 : __uint_as_float(0xff800000u);
+        v9085.x[2] = v9531;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9532 = static_cast<unsigned int>(v9085.col(3, iron_linear_thread() & 31u));
+        const unsigned int v9533 = static_cast<unsigned int>(v9085.row(3, iron_linear_thread() & 31u));
+        const float v9534 = v9085.x[3];
+        const unsigned int v9535 = v43 + v9533;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9536 = v8300 + v9532;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9537 = v9536 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9540 = v9535 + v37;
+        const unsigned int v9541 = v9536 + v18;
+        const bool v9542 = v9541 <= v9540;
+        const bool v9543 = v828 || v9542;
+        const bool v9544 = v9537 && v9543;
+        const unsigned int v9547 = v9536 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9548 = v9547 + v18;
+        const bool v9550 = v9540 < v9548;
+        const bool v9551 = v9197 || v9550;
+        const bool v9552 = v9544 && v9551;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9554 = v9534 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9555 = v9552 ? v9554 : __uint_as_float(0xff800000u);
+        v9085.x[3] = v9555;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9556 = static_cast<unsigned int>(v9085.col(4, iron_linear_thread() & 31u));
+        const unsigned int v9557 = static_cast<unsigned int>(v9085.row(4, iron_linear_thread() & 31u));
+        const float v9558 = v9085.x[4];
+        const unsigned int v9559 = v43 + v9557;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9560 = v8300 + v9556;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9561 = v9560 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9564 = v9559 + v37;
+        const unsigned int v9565 = v9560 + v18;
+        const bool v9566 = v9565 <= v9564;
+        const bool v9567 = v828 || v9566;
+        const bool v9568 = v9561 && v9567;
+        const unsigned int v9571 = v9560 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9572 = v9571 + v18;
+        const bool v9574 = v9564 < v9572;
+        const bool v9575 = v9197 || v9574;
+        const bool v9576 = v9568 && v9575;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9578 = v9558 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9579 = v9576 ? v9578 : __uint_as_float(0xff800000u);
+        v9085.x[4] = v9579;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9580 = static_cast<unsigned int>(v9085.col(5, iron_linear_thread() & 31u));
+        const unsigned int v9581 = static_cast<unsigned int>(v9085.row(5, iron_linear_thread() & 31u));
+        const float v9582 = v9085.x[5];
+        const unsigned int v9583 = v43 + v9581;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9584 = v8300 + v9580;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9585 = v9584 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9588 = v9583 + v37;
+        const unsigned int v9589 = v9584 + v18;
+        const bool v9590 = v9589 <= v9588;
+        const bool v9591 = v828 || v9590;
+        const bool v9592 = v9585 && v9591;
+        const unsigned int v9595 = v9584 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9596 = v9595 + v18;
+        const bool v9598 = v9588 < v9596;
+        const bool v9599 = v9197 || v9598;
+        const bool v9600 = v9592 && v9599;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9602 = v9582 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9603 = v9600 ? v9602 : __uint_as_float(0xff800000u);
+        v9085.x[5] = v9603;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9604 = static_cast<unsigned int>(v9085.col(6, iron_linear_thread() & 31u));
+        const unsigned int v9605 = static_cast<unsigned int>(v9085.row(6, iron_linear_thread() & 31u));
+        const float v9606 = v9085.x[6];
+        const unsigned int v9607 = v43 + v9605;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9608 = v8300 + v9604;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9609 = v9608 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9612 = v9607 + v37;
+        const unsigned int v9613 = v9608 + v18;
+        const bool v9614 = v9613 <= v9612;
+        const bool v9615 = v828 || v9614;
+        const bool v9616 = v9609 && v9615;
+        const unsigned int v9619 = v9608 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9620 = v9619 + v18;
+        const bool v9622 = v9612 < v9620;
+        const bool v9623 = v9197 || v9622;
+        const bool v9624 = v9616 && v9623;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9626 = v9606 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9627 = v9624 ? v9626 : __uint_as_float(0xff800000u);
+        v9085.x[6] = v9627;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9628 = static_cast<unsigned int>(v9085.col(7, iron_linear_thread() & 31u));
+        const unsigned int v9629 = static_cast<unsigned int>(v9085.row(7, iron_linear_thread() & 31u));
+        const float v9630 = v9085.x[7];
+        const unsigned int v9631 = v43 + v9629;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9632 = v8300 + v9628;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9633 = v9632 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9636 = v9631 + v37;
+        const unsigned int v9637 = v9632 + v18;
+        const bool v9638 = v9637 <= v9636;
+        const bool v9639 = v828 || v9638;
+        const bool v9640 = v9633 && v9639;
+        const unsigned int v9643 = v9632 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9644 = v9643 + v18;
+        const bool v9646 = v9636 < v9644;
+        const bool v9647 = v9197 || v9646;
+        const bool v9648 = v9640 && v9647;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9650 = v9630 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9651 = v9648 ? v9650 : __uint_as_float(0xff800000u);
+        v9085.x[7] = v9651;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9652 = static_cast<unsigned int>(v9085.col(8, iron_linear_thread() & 31u));
+        const unsigned int v9653 = static_cast<unsigned int>(v9085.row(8, iron_linear_thread() & 31u));
+        const float v9654 = v9085.x[8];
+        const unsigned int v9655 = v43 + v9653;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9656 = v8300 + v9652;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9657 = v9656 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9660 = v9655 + v37;
+        const unsigned int v9661 = v9656 + v18;
+        const bool v9662 = v9661 <= v9660;
+        const bool v9663 = v828 || v9662;
+        const bool v9664 = v9657 && v9663;
+        const unsigned int v9667 = v9656 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9668 = v9667 + v18;
+        const bool v9670 = v9660 < v9668;
+        const bool v9671 = v9197 || v9670;
+        const bool v9672 = v9664 && v9671;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9674 = v9654 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9675 = v9672 ? v9674 : __uint_as_float(0xff800000u);
+        v9085.x[8] = v9675;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9676 = static_cast<unsigned int>(v9085.col(9, iron_linear_thread() & 31u));
+        const unsigned int v9677 = static_cast<unsigned int>(v9085.row(9, iron_linear_thread() & 31u));
+        const float v9678 = v9085.x[9];
+        const unsigned int v9679 = v43 + v9677;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9680 = v8300 + v9676;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9681 = v9680 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9684 = v9679 + v37;
+        const unsigned int v9685 = v9680 + v18;
+        const bool v9686 = v9685 <= v9684;
+        const bool v9687 = v828 || v9686;
+        const bool v9688 = v9681 && v9687;
+        const unsigned int v9691 = v9680 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9692 = v9691 + v18;
+        const bool v9694 = v9684 < v9692;
+        const bool v9695 = v9197 || v9694;
+        const bool v9696 = v9688 && v9695;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9698 = v9678 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9699 = v9696 ? v9698 : __uint_as_float(0xff800000u);
+        v9085.x[9] = v9699;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9700 = static_cast<unsigned int>(v9085.col(10, iron_linear_thread() & 31u));
+        const unsigned int v9701 = static_cast<unsigned int>(v9085.row(10, iron_linear_thread() & 31u));
+        const float v9702 = v9085.x[10];
+        const unsigned int v9703 = v43 + v9701;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9704 = v8300 + v9700;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9705 = v9704 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9708 = v9703 + v37;
+        const unsigned int v9709 = v9704 + v18;
+        const bool v9710 = v9709 <= v9708;
+        const bool v9711 = v828 || v9710;
+        const bool v9712 = v9705 && v9711;
+        const unsigned int v9715 = v9704 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9716 = v9715 + v18;
+        const bool v9718 = v9708 < v9716;
+        const bool v9719 = v9197 || v9718;
+        const bool v9720 = v9712 && v9719;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9722 = v9702 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9723 = v9720 ? v9722 : __uint_as_float(0xff800000u);
+        v9085.x[10] = v9723;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9724 = static_cast<unsigned int>(v9085.col(11, iron_linear_thread() & 31u));
+        const unsigned int v9725 = static_cast<unsigned int>(v9085.row(11, iron_linear_thread() & 31u));
+        const float v9726 = v9085.x[11];
+        const unsigned int v9727 = v43 + v9725;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9728 = v8300 + v9724;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9729 = v9728 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9732 = v9727 + v37;
+        const unsigned int v9733 = v9728 + v18;
+        const bool v9734 = v9733 <= v9732;
+        const bool v9735 = v828 || v9734;
+        const bool v9736 = v9729 && v9735;
+        const unsigned int v9739 = v9728 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9740 = v9739 + v18;
+        const bool v9742 = v9732 < v9740;
+        const bool v9743 = v9197 || v9742;
+        const bool v9744 = v9736 && v9743;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9746 = v9726 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9747 = v9744 ? v9746 : __uint_as_float(0xff800000u);
+        v9085.x[11] = v9747;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9748 = static_cast<unsigned int>(v9085.col(12, iron_linear_thread() & 31u));
+        const unsigned int v9749 = static_cast<unsigned int>(v9085.row(12, iron_linear_thread() & 31u));
+        const float v9750 = v9085.x[12];
+        const unsigned int v9751 = v43 + v9749;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9752 = v8300 + v9748;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9753 = v9752 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9756 = v9751 + v37;
+        const unsigned int v9757 = v9752 + v18;
+        const bool v9758 = v9757 <= v9756;
+        const bool v9759 = v828 || v9758;
+        const bool v9760 = v9753 && v9759;
+        const unsigned int v9763 = v9752 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9764 = v9763 + v18;
+        const bool v9766 = v9756 < v9764;
+        const bool v9767 = v9197 || v9766;
+        const bool v9768 = v9760 && v9767;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9770 = v9750 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9771 = v9768 ? v9770 : __uint_as_float(0xff800000u);
+        v9085.x[12] = v9771;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9772 = static_cast<unsigned int>(v9085.col(13, iron_linear_thread() & 31u));
+        const unsigned int v9773 = static_cast<unsigned int>(v9085.row(13, iron_linear_thread() & 31u));
+        const float v9774 = v9085.x[13];
+        const unsigned int v9775 = v43 + v9773;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9776 = v8300 + v9772;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9777 = v9776 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9780 = v9775 + v37;
+        const unsigned int v9781 = v9776 + v18;
+        const bool v9782 = v9781 <= v9780;
+        const bool v9783 = v828 || v9782;
+        const bool v9784 = v9777 && v9783;
+        const unsigned int v9787 = v9776 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9788 = v9787 + v18;
+        const bool v9790 = v9780 < v9788;
+        const bool v9791 = v9197 || v9790;
+        const bool v9792 = v9784 && v9791;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9794 = v9774 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9795 = v9792 ? v9794 : __uint_as_float(0xff800000u);
+        v9085.x[13] = v9795;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9796 = static_cast<unsigned int>(v9085.col(14, iron_linear_thread() & 31u));
+        const unsigned int v9797 = static_cast<unsigned int>(v9085.row(14, iron_linear_thread() & 31u));
+        const float v9798 = v9085.x[14];
+        const unsigned int v9799 = v43 + v9797;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9800 = v8300 + v9796;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9801 = v9800 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9804 = v9799 + v37;
+        const unsigned int v9805 = v9800 + v18;
+        const bool v9806 = v9805 <= v9804;
+        const bool v9807 = v828 || v9806;
+        const bool v9808 = v9801 && v9807;
+        const unsigned int v9811 = v9800 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9812 = v9811 + v18;
+        const bool v9814 = v9804 < v9812;
+        const bool v9815 = v9197 || v9814;
+        const bool v9816 = v9808 && v9815;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9818 = v9798 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9819 = v9816 ? v9818 : __uint_as_float(0xff800000u);
+        v9085.x[14] = v9819;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9820 = static_cast<unsigned int>(v9085.col(15, iron_linear_thread() & 31u));
+        const unsigned int v9821 = static_cast<unsigned int>(v9085.row(15, iron_linear_thread() & 31u));
+        const float v9822 = v9085.x[15];
+        const unsigned int v9823 = v43 + v9821;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9824 = v8300 + v9820;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9825 = v9824 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9828 = v9823 + v37;
+        const unsigned int v9829 = v9824 + v18;
+        const bool v9830 = v9829 <= v9828;
+        const bool v9831 = v828 || v9830;
+        const bool v9832 = v9825 && v9831;
+        const unsigned int v9835 = v9824 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9836 = v9835 + v18;
+        const bool v9838 = v9828 < v9836;
+        const bool v9839 = v9197 || v9838;
+        const bool v9840 = v9832 && v9839;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9842 = v9822 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9843 = v9840 ? v9842 : __uint_as_float(0xff800000u);
+        v9085.x[15] = v9843;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9844 = static_cast<unsigned int>(v9085.col(16, iron_linear_thread() & 31u));
+        const unsigned int v9845 = static_cast<unsigned int>(v9085.row(16, iron_linear_thread() & 31u));
+        const float v9846 = v9085.x[16];
+        const unsigned int v9847 = v43 + v9845;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9848 = v8300 + v9844;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9849 = v9848 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9852 = v9847 + v37;
+        const unsigned int v9853 = v9848 + v18;
+        const bool v9854 = v9853 <= v9852;
+        const bool v9855 = v828 || v9854;
+        const bool v9856 = v9849 && v9855;
+        const unsigned int v9859 = v9848 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9860 = v9859 + v18;
+        const bool v9862 = v9852 < v9860;
+        const bool v9863 = v9197 || v9862;
+        const bool v9864 = v9856 && v9863;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9866 = v9846 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9867 = v9864 ? v9866 : __uint_as_float(0xff800000u);
+        v9085.x[16] = v9867;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9868 = static_cast<unsigned int>(v9085.col(17, iron_linear_thread() & 31u));
+        const unsigned int v9869 = static_cast<unsigned int>(v9085.row(17, iron_linear_thread() & 31u));
+        const float v9870 = v9085.x[17];
+        const unsigned int v9871 = v43 + v9869;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9872 = v8300 + v9868;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9873 = v9872 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9876 = v9871 + v37;
+        const unsigned int v9877 = v9872 + v18;
+        const bool v9878 = v9877 <= v9876;
+        const bool v9879 = v828 || v9878;
+        const bool v9880 = v9873 && v9879;
+        const unsigned int v9883 = v9872 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9884 = v9883 + v18;
+        const bool v9886 = v9876 < v9884;
+        const bool v9887 = v9197 || v9886;
+        const bool v9888 = v9880 && v9887;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9890 = v9870 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9891 = v9888 ? v9890 : __uint_as_float(0xff800000u);
+        v9085.x[17] = v9891;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9892 = static_cast<unsigned int>(v9085.col(18, iron_linear_thread() & 31u));
+        const unsigned int v9893 = static_cast<unsigned int>(v9085.row(18, iron_linear_thread() & 31u));
+        const float v9894 = v9085.x[18];
+        const unsigned int v9895 = v43 + v9893;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9896 = v8300 + v9892;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9897 = v9896 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9900 = v9895 + v37;
+        const unsigned int v9901 = v9896 + v18;
+        const bool v9902 = v9901 <= v9900;
+        const bool v9903 = v828 || v9902;
+        const bool v9904 = v9897 && v9903;
+        const unsigned int v9907 = v9896 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9908 = v9907 + v18;
+        const bool v9910 = v9900 < v9908;
+        const bool v9911 = v9197 || v9910;
+        const bool v9912 = v9904 && v9911;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9914 = v9894 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9915 = v9912 ? v9914 : __uint_as_float(0xff800000u);
+        v9085.x[18] = v9915;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9916 = static_cast<unsigned int>(v9085.col(19, iron_linear_thread() & 31u));
+        const unsigned int v9917 = static_cast<unsigned int>(v9085.row(19, iron_linear_thread() & 31u));
+        const float v9918 = v9085.x[19];
+        const unsigned int v9919 = v43 + v9917;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9920 = v8300 + v9916;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9921 = v9920 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9924 = v9919 + v37;
+        const unsigned int v9925 = v9920 + v18;
+        const bool v9926 = v9925 <= v9924;
+        const bool v9927 = v828 || v9926;
+        const bool v9928 = v9921 && v9927;
+        const unsigned int v9931 = v9920 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9932 = v9931 + v18;
+        const bool v9934 = v9924 < v9932;
+        const bool v9935 = v9197 || v9934;
+        const bool v9936 = v9928 && v9935;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9938 = v9918 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9939 = v9936 ? v9938 : __uint_as_float(0xff800000u);
+        v9085.x[19] = v9939;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9940 = static_cast<unsigned int>(v9085.col(20, iron_linear_thread() & 31u));
+        const unsigned int v9941 = static_cast<unsigned int>(v9085.row(20, iron_linear_thread() & 31u));
+        const float v9942 = v9085.x[20];
+        const unsigned int v9943 = v43 + v9941;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9944 = v8300 + v9940;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9945 = v9944 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9948 = v9943 + v37;
+        const unsigned int v9949 = v9944 + v18;
+        const bool v9950 = v9949 <= v9948;
+        const bool v9951 = v828 || v9950;
+        const bool v9952 = v9945 && v9951;
+        const unsigned int v9955 = v9944 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9956 = v9955 + v18;
+        const bool v9958 = v9948 < v9956;
+        const bool v9959 = v9197 || v9958;
+        const bool v9960 = v9952 && v9959;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9962 = v9942 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9963 = v9960 ? v9962 : __uint_as_float(0xff800000u);
+        v9085.x[20] = v9963;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9964 = static_cast<unsigned int>(v9085.col(21, iron_linear_thread() & 31u));
+        const unsigned int v9965 = static_cast<unsigned int>(v9085.row(21, iron_linear_thread() & 31u));
+        const float v9966 = v9085.x[21];
+        const unsigned int v9967 = v43 + v9965;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9968 = v8300 + v9964;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9969 = v9968 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9972 = v9967 + v37;
+        const unsigned int v9973 = v9968 + v18;
+        const bool v9974 = v9973 <= v9972;
+        const bool v9975 = v828 || v9974;
+        const bool v9976 = v9969 && v9975;
+        const unsigned int v9979 = v9968 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9980 = v9979 + v18;
+        const bool v9982 = v9972 < v9980;
+        const bool v9983 = v9197 || v9982;
+        const bool v9984 = v9976 && v9983;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9986 = v9966 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9987 = v9984 ? v9986 : __uint_as_float(0xff800000u);
+        v9085.x[21] = v9987;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9988 = static_cast<unsigned int>(v9085.col(22, iron_linear_thread() & 31u));
+        const unsigned int v9989 = static_cast<unsigned int>(v9085.row(22, iron_linear_thread() & 31u));
+        const float v9990 = v9085.x[22];
+        const unsigned int v9991 = v43 + v9989;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9992 = v8300 + v9988;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9993 = v9992 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9996 = v9991 + v37;
+        const unsigned int v9997 = v9992 + v18;
+        const bool v9998 = v9997 <= v9996;
+        const bool v9999 = v828 || v9998;
+        const bool v10000 = v9993 && v9999;
+        const unsigned int v10003 = v9992 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10004 = v10003 + v18;
+        const bool v10006 = v9996 < v10004;
+        const bool v10007 = v9197 || v10006;
+        const bool v10008 = v10000 && v10007;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10010 = v9990 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10011 = v10008 ? v10010 : __uint_as_float(0xff800000u);
+        v9085.x[22] = v10011;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10012 = static_cast<unsigned int>(v9085.col(23, iron_linear_thread() & 31u));
+        const unsigned int v10013 = static_cast<unsigned int>(v9085.row(23, iron_linear_thread() & 31u));
+        const float v10014 = v9085.x[23];
+        const unsigned int v10015 = v43 + v10013;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10016 = v8300 + v10012;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10017 = v10016 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10020 = v10015 + v37;
+        const unsigned int v10021 = v10016 + v18;
+        const bool v10022 = v10021 <= v10020;
+        const bool v10023 = v828 || v10022;
+        const bool v10024 = v10017 && v10023;
+        const unsigned int v10027 = v10016 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10028 = v10027 + v18;
+        const bool v10030 = v10020 < v10028;
+        const bool v10031 = v9197 || v10030;
+        const bool v10032 = v10024 && v10031;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10034 = v10014 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10035 = v10032 ? v10034 : __uint_as_float(0xff800000u);
+        v9085.x[23] = v10035;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10036 = static_cast<unsigned int>(v9085.col(24, iron_linear_thread() & 31u));
+        const unsigned int v10037 = static_cast<unsigned int>(v9085.row(24, iron_linear_thread() & 31u));
+        const float v10038 = v9085.x[24];
+        const unsigned int v10039 = v43 + v10037;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10040 = v8300 + v10036;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10041 = v10040 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10044 = v10039 + v37;
+        const unsigned int v10045 = v10040 + v18;
+        const bool v10046 = v10045 <= v10044;
+        const bool v10047 = v828 || v10046;
+        const bool v10048 = v10041 && v10047;
+        const unsigned int v10051 = v10040 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10052 = v10051 + v18;
+        const bool v10054 = v10044 < v10052;
+        const bool v10055 = v9197 || v10054;
+        const bool v10056 = v10048 && v10055;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10058 = v10038 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10059 = v10056 ? v10058 : __uint_as_float(0xff800000u);
+        v9085.x[24] = v10059;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10060 = static_cast<unsigned int>(v9085.col(25, iron_linear_thread() & 31u));
+        const unsigned int v10061 = static_cast<unsigned int>(v9085.row(25, iron_linear_thread() & 31u));
+        const float v10062 = v9085.x[25];
+        const unsigned int v10063 = v43 + v10061;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10064 = v8300 + v10060;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10065 = v10064 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10068 = v10063 + v37;
+        const unsigned int v10069 = v10064 + v18;
+        const bool v10070 = v10069 <= v10068;
+        const bool v10071 = v828 || v10070;
+        const bool v10072 = v10065 && v10071;
+        const unsigned int v10075 = v10064 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10076 = v10075 + v18;
+        const bool v10078 = v10068 < v10076;
+        const bool v10079 = v9197 || v10078;
+        const bool v10080 = v10072 && v10079;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10082 = v10062 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10083 = v10080 ? v10082 : __uint_as_float(0xff800000u);
+        v9085.x[25] = v10083;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10084 = static_cast<unsigned int>(v9085.col(26, iron_linear_thread() & 31u));
+        const unsigned int v10085 = static_cast<unsigned int>(v9085.row(26, iron_linear_thread() & 31u));
+        const float v10086 = v9085.x[26];
+        const unsigned int v10087 = v43 + v10085;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10088 = v8300 + v10084;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10089 = v10088 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10092 = v10087 + v37;
+        const unsigned int v10093 = v10088 + v18;
+        const bool v10094 = v10093 <= v10092;
+        const bool v10095 = v828 || v10094;
+        const bool v10096 = v10089 && v10095;
+        const unsigned int v10099 = v10088 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10100 = v10099 + v18;
+        const bool v10102 = v10092 < v10100;
+        const bool v10103 = v9197 || v10102;
+        const bool v10104 = v10096 && v10103;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10106 = v10086 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10107 = v10104 ? v10106 : __uint_as_float(0xff800000u);
+        v9085.x[26] = v10107;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10108 = static_cast<unsigned int>(v9085.col(27, iron_linear_thread() & 31u));
+        const unsigned int v10109 = static_cast<unsigned int>(v9085.row(27, iron_linear_thread() & 31u));
+        const float v10110 = v9085.x[27];
+        const unsigned int v10111 = v43 + v10109;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10112 = v8300 + v10108;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10113 = v10112 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10116 = v10111 + v37;
+        const unsigned int v10117 = v10112 + v18;
+        const bool v10118 = v10117 <= v10116;
+        const bool v10119 = v828 || v10118;
+        const bool v10120 = v10113 && v10119;
+        const unsigned int v10123 = v10112 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10124 = v10123 + v18;
+        const bool v10126 = v10116 < v10124;
+        const bool v10127 = v9197 || v10126;
+        const bool v10128 = v10120 && v10127;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10130 = v10110 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10131 = v10128 ? v10130 : __uint_as_float(0xff800000u);
+        v9085.x[27] = v10131;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10132 = static_cast<unsigned int>(v9085.col(28, iron_linear_thread() & 31u));
+        const unsigned int v10133 = static_cast<unsigned int>(v9085.row(28, iron_linear_thread() & 31u));
+        const float v10134 = v9085.x[28];
+        const unsigned int v10135 = v43 + v10133;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10136 = v8300 + v10132;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10137 = v10136 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10140 = v10135 + v37;
+        const unsigned int v10141 = v10136 + v18;
+        const bool v10142 = v10141 <= v10140;
+        const bool v10143 = v828 || v10142;
+        const bool v10144 = v10137 && v10143;
+        const unsigned int v10147 = v10136 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10148 = v10147 + v18;
+        const bool v10150 = v10140 < v10148;
+        const bool v10151 = v9197 || v10150;
+        const bool v10152 = v10144 && v10151;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10154 = v10134 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10155 = v10152 ? v10154 : __uint_as_float(0xff800000u);
+        v9085.x[28] = v10155;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10156 = static_cast<unsigned int>(v9085.col(29, iron_linear_thread() & 31u));
+        const unsigned int v10157 = static_cast<unsigned int>(v9085.row(29, iron_linear_thread() & 31u));
+        const float v10158 = v9085.x[29];
+        const unsigned int v10159 = v43 + v10157;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10160 = v8300 + v10156;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10161 = v10160 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10164 = v10159 + v37;
+        const unsigned int v10165 = v10160 + v18;
+        const bool v10166 = v10165 <= v10164;
+        const bool v10167 = v828 || v10166;
+        const bool v10168 = v10161 && v10167;
+        const unsigned int v10171 = v10160 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10172 = v10171 + v18;
+        const bool v10174 = v10164 < v10172;
+        const bool v10175 = v9197 || v10174;
+        const bool v10176 = v10168 && v10175;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10178 = v10158 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10179 = v10176 ? v10178 : __uint_as_float(0xff800000u);
+        v9085.x[29] = v10179;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10180 = static_cast<unsigned int>(v9085.col(30, iron_linear_thread() & 31u));
+        const unsigned int v10181 = static_cast<unsigned int>(v9085.row(30, iron_linear_thread() & 31u));
+        const float v10182 = v9085.x[30];
+        const unsigned int v10183 = v43 + v10181;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10184 = v8300 + v10180;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10185 = v10184 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10188 = v10183 + v37;
+        const unsigned int v10189 = v10184 + v18;
+        const bool v10190 = v10189 <= v10188;
+        const bool v10191 = v828 || v10190;
+        const bool v10192 = v10185 && v10191;
+        const unsigned int v10195 = v10184 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10196 = v10195 + v18;
+        const bool v10198 = v10188 < v10196;
+        const bool v10199 = v9197 || v10198;
+        const bool v10200 = v10192 && v10199;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10202 = v10182 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10203 = v10200 ? v10202 : __uint_as_float(0xff800000u);
+        v9085.x[30] = v10203;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10204 = static_cast<unsigned int>(v9085.col(31, iron_linear_thread() & 31u));
+        const unsigned int v10205 = static_cast<unsigned int>(v9085.row(31, iron_linear_thread() & 31u));
+        const float v10206 = v9085.x[31];
+        const unsigned int v10207 = v43 + v10205;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10208 = v8300 + v10204;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10209 = v10208 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10212 = v10207 + v37;
+        const unsigned int v10213 = v10208 + v18;
+        const bool v10214 = v10213 <= v10212;
+        const bool v10215 = v828 || v10214;
+        const bool v10216 = v10209 && v10215;
+        const unsigned int v10219 = v10208 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10220 = v10219 + v18;
+        const bool v10222 = v10212 < v10220;
+        const bool v10223 = v9197 || v10222;
+        const bool v10224 = v10216 && v10223;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10226 = v10206 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10227 = v10224 ? v10226 : __uint_as_float(0xff800000u);
+        v9085.x[31] = v10227;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10228 = static_cast<unsigned int>(v9085.col(32, iron_linear_thread() & 31u));
+        const unsigned int v10229 = static_cast<unsigned int>(v9085.row(32, iron_linear_thread() & 31u));
+        const float v10230 = v9085.x[32];
+        const unsigned int v10231 = v43 + v10229;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10232 = v8300 + v10228;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10233 = v10232 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10236 = v10231 + v37;
+        const unsigned int v10237 = v10232 + v18;
+        const bool v10238 = v10237 <= v10236;
+        const bool v10239 = v828 || v10238;
+        const bool v10240 = v10233 && v10239;
+        const unsigned int v10243 = v10232 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10244 = v10243 + v18;
+        const bool v10246 = v10236 < v10244;
+        const bool v10247 = v9197 || v10246;
+        const bool v10248 = v10240 && v10247;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10250 = v10230 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10251 = v10248 ? v10250 : __uint_as_float(0xff800000u);
+        v9085.x[32] = v10251;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10252 = static_cast<unsigned int>(v9085.col(33, iron_linear_thread() & 31u));
+        const unsigned int v10253 = static_cast<unsigned int>(v9085.row(33, iron_linear_thread() & 31u));
+        const float v10254 = v9085.x[33];
+        const unsigned int v10255 = v43 + v10253;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10256 = v8300 + v10252;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10257 = v10256 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10260 = v10255 + v37;
+        const unsigned int v10261 = v10256 + v18;
+        const bool v10262 = v10261 <= v10260;
+        const bool v10263 = v828 || v10262;
+        const bool v10264 = v10257 && v10263;
+        const unsigned int v10267 = v10256 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10268 = v10267 + v18;
+        const bool v10270 = v10260 < v10268;
+        const bool v10271 = v9197 || v10270;
+        const bool v10272 = v10264 && v10271;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10274 = v10254 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10275 = v10272 ? v10274 : __uint_as_float(0xff800000u);
+        v9085.x[33] = v10275;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10276 = static_cast<unsigned int>(v9085.col(34, iron_linear_thread() & 31u));
+        const unsigned int v10277 = static_cast<unsigned int>(v9085.row(34, iron_linear_thread() & 31u));
+        const float v10278 = v9085.x[34];
+        const unsigned int v10279 = v43 + v10277;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10280 = v8300 + v10276;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10281 = v10280 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10284 = v10279 + v37;
+        const unsigned int v10285 = v10280 + v18;
+        const bool v10286 = v10285 <= v10284;
+        const bool v10287 = v828 || v10286;
+        const bool v10288 = v10281 && v10287;
+        const unsigned int v10291 = v10280 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10292 = v10291 + v18;
+        const bool v10294 = v10284 < v10292;
+        const bool v10295 = v9197 || v10294;
+        const bool v10296 = v10288 && v10295;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10298 = v10278 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10299 = v10296 ? v10298 : __uint_as_float(0xff800000u);
+        v9085.x[34] = v10299;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10300 = static_cast<unsigned int>(v9085.col(35, iron_linear_thread() & 31u));
+        const unsigned int v10301 = static_cast<unsigned int>(v9085.row(35, iron_linear_thread() & 31u));
+        const float v10302 = v9085.x[35];
+        const unsigned int v10303 = v43 + v10301;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10304 = v8300 + v10300;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10305 = v10304 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10308 = v10303 + v37;
+        const unsigned int v10309 = v10304 + v18;
+        const bool v10310 = v10309 <= v10308;
+        const bool v10311 = v828 || v10310;
+        const bool v10312 = v10305 && v10311;
+        const unsigned int v10315 = v10304 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10316 = v10315 + v18;
+        const bool v10318 = v10308 < v10316;
+        const bool v10319 = v9197 || v10318;
+        const bool v10320 = v10312 && v10319;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10322 = v10302 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10323 = v10320 ? v10322 : __uint_as_float(0xff800000u);
+        v9085.x[35] = v10323;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10324 = static_cast<unsigned int>(v9085.col(36, iron_linear_thread() & 31u));
+        const unsigned int v10325 = static_cast<unsigned int>(v9085.row(36, iron_linear_thread() & 31u));
+        const float v10326 = v9085.x[36];
+        const unsigned int v10327 = v43 + v10325;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10328 = v8300 + v10324;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10329 = v10328 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10332 = v10327 + v37;
+        const unsigned int v10333 = v10328 + v18;
+        const bool v10334 = v10333 <= v10332;
+        const bool v10335 = v828 || v10334;
+        const bool v10336 = v10329 && v10335;
+        const unsigned int v10339 = v10328 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10340 = v10339 + v18;
+        const bool v10342 = v10332 < v10340;
+        const bool v10343 = v9197 || v10342;
+        const bool v10344 = v10336 && v10343;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10346 = v10326 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10347 = v10344 ? v10346 : __uint_as_float(0xff800000u);
+        v9085.x[36] = v10347;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10348 = static_cast<unsigned int>(v9085.col(37, iron_linear_thread() & 31u));
+        const unsigned int v10349 = static_cast<unsigned int>(v9085.row(37, iron_linear_thread() & 31u));
+        const float v10350 = v9085.x[37];
+        const unsigned int v10351 = v43 + v10349;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10352 = v8300 + v10348;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10353 = v10352 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10356 = v10351 + v37;
+        const unsigned int v10357 = v10352 + v18;
+        const bool v10358 = v10357 <= v10356;
+        const bool v10359 = v828 || v10358;
+        const bool v10360 = v10353 && v10359;
+        const unsigned int v10363 = v10352 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10364 = v10363 + v18;
+        const bool v10366 = v10356 < v10364;
+        const bool v10367 = v9197 || v10366;
+        const bool v10368 = v10360 && v10367;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10370 = v10350 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10371 = v10368 ? v10370 : __uint_as_float(0xff800000u);
+        v9085.x[37] = v10371;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10372 = static_cast<unsigned int>(v9085.col(38, iron_linear_thread() & 31u));
+        const unsigned int v10373 = static_cast<unsigned int>(v9085.row(38, iron_linear_thread() & 31u));
+        const float v10374 = v9085.x[38];
+        const unsigned int v10375 = v43 + v10373;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10376 = v8300 + v10372;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10377 = v10376 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10380 = v10375 + v37;
+        const unsigned int v10381 = v10376 + v18;
+        const bool v10382 = v10381 <= v10380;
+        const bool v10383 = v828 || v10382;
+        const bool v10384 = v10377 && v10383;
+        const unsigned int v10387 = v10376 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10388 = v10387 + v18;
+        const bool v10390 = v10380 < v10388;
+        const bool v10391 = v9197 || v10390;
+        const bool v10392 = v10384 && v10391;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10394 = v10374 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10395 = v10392 ? v10394 : __uint_as_float(0xff800000u);
+        v9085.x[38] = v10395;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10396 = static_cast<unsigned int>(v9085.col(39, iron_linear_thread() & 31u));
+        const unsigned int v10397 = static_cast<unsigned int>(v9085.row(39, iron_linear_thread() & 31u));
+        const float v10398 = v9085.x[39];
+        const unsigned int v10399 = v43 + v10397;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10400 = v8300 + v10396;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10401 = v10400 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10404 = v10399 + v37;
+        const unsigned int v10405 = v10400 + v18;
+        const bool v10406 = v10405 <= v10404;
+        const bool v10407 = v828 || v10406;
+        const bool v10408 = v10401 && v10407;
+        const unsigned int v10411 = v10400 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10412 = v10411 + v18;
+        const bool v10414 = v10404 < v10412;
+        const bool v10415 = v9197 || v10414;
+        const bool v10416 = v10408 && v10415;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10418 = v10398 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10419 = v10416 ? v10418 : __uint_as_float(0xff800000u);
+        v9085.x[39] = v10419;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10420 = static_cast<unsigned int>(v9085.col(40, iron_linear_thread() & 31u));
+        const unsigned int v10421 = static_cast<unsigned int>(v9085.row(40, iron_linear_thread() & 31u));
+        const float v10422 = v9085.x[40];
+        const unsigned int v10423 = v43 + v10421;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10424 = v8300 + v10420;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10425 = v10424 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10428 = v10423 + v37;
+        const unsigned int v10429 = v10424 + v18;
+        const bool v10430 = v10429 <= v10428;
+        const bool v10431 = v828 || v10430;
+        const bool v10432 = v10425 && v10431;
+        const unsigned int v10435 = v10424 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10436 = v10435 + v18;
+        const bool v10438 = v10428 < v10436;
+        const bool v10439 = v9197 || v10438;
+        const bool v10440 = v10432 && v10439;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10442 = v10422 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10443 = v10440 ? v10442 : __uint_as_float(0xff800000u);
+        v9085.x[40] = v10443;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10444 = static_cast<unsigned int>(v9085.col(41, iron_linear_thread() & 31u));
+        const unsigned int v10445 = static_cast<unsigned int>(v9085.row(41, iron_linear_thread() & 31u));
+        const float v10446 = v9085.x[41];
+        const unsigned int v10447 = v43 + v10445;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10448 = v8300 + v10444;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10449 = v10448 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10452 = v10447 + v37;
+        const unsigned int v10453 = v10448 + v18;
+        const bool v10454 = v10453 <= v10452;
+        const bool v10455 = v828 || v10454;
+        const bool v10456 = v10449 && v10455;
+        const unsigned int v10459 = v10448 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10460 = v10459 + v18;
+        const bool v10462 = v10452 < v10460;
+        const bool v10463 = v9197 || v10462;
+        const bool v10464 = v10456 && v10463;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10466 = v10446 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10467 = v10464 ? v10466 : __uint_as_float(0xff800000u);
+        v9085.x[41] = v10467;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10468 = static_cast<unsigned int>(v9085.col(42, iron_linear_thread() & 31u));
+        const unsigned int v10469 = static_cast<unsigned int>(v9085.row(42, iron_linear_thread() & 31u));
+        const float v10470 = v9085.x[42];
+        const unsigned int v10471 = v43 + v10469;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10472 = v8300 + v10468;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10473 = v10472 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10476 = v10471 + v37;
+        const unsigned int v10477 = v10472 + v18;
+        const bool v10478 = v10477 <= v10476;
+        const bool v10479 = v828 || v10478;
+        const bool v10480 = v10473 && v10479;
+        const unsigned int v10483 = v10472 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10484 = v10483 + v18;
+        const bool v10486 = v10476 < v10484;
+        const bool v10487 = v9197 || v10486;
+        const bool v10488 = v10480 && v10487;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10490 = v10470 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10491 = v10488 ? v10490 : __uint_as_float(0xff800000u);
+        v9085.x[42] = v10491;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10492 = static_cast<unsigned int>(v9085.col(43, iron_linear_thread() & 31u));
+        const unsigned int v10493 = static_cast<unsigned int>(v9085.row(43, iron_linear_thread() & 31u));
+        const float v10494 = v9085.x[43];
+        const unsigned int v10495 = v43 + v10493;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10496 = v8300 + v10492;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10497 = v10496 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10500 = v10495 + v37;
+        const unsigned int v10501 = v10496 + v18;
+        const bool v10502 = v10501 <= v10500;
+        const bool v10503 = v828 || v10502;
+        const bool v10504 = v10497 && v10503;
+        const unsigned int v10507 = v10496 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10508 = v10507 + v18;
+        const bool v10510 = v10500 < v10508;
+        const bool v10511 = v9197 || v10510;
+        const bool v10512 = v10504 && v10511;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10514 = v10494 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10515 = v10512 ? v10514 : __uint_as_float(0xff800000u);
+        v9085.x[43] = v10515;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10516 = static_cast<unsigned int>(v9085.col(44, iron_linear_thread() & 31u));
+        const unsigned int v10517 = static_cast<unsigned int>(v9085.row(44, iron_linear_thread() & 31u));
+        const float v10518 = v9085.x[44];
+        const unsigned int v10519 = v43 + v10517;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10520 = v8300 + v10516;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10521 = v10520 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10524 = v10519 + v37;
+        const unsigned int v10525 = v10520 + v18;
+        const bool v10526 = v10525 <= v10524;
+        const bool v10527 = v828 || v10526;
+        const bool v10528 = v10521 && v10527;
+        const unsigned int v10531 = v10520 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10532 = v10531 + v18;
+        const bool v10534 = v10524 < v10532;
+        const bool v10535 = v9197 || v10534;
+        const bool v10536 = v10528 && v10535;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10538 = v10518 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10539 = v10536 ? v10538 : __uint_as_float(0xff800000u);
+        v9085.x[44] = v10539;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10540 = static_cast<unsigned int>(v9085.col(45, iron_linear_thread() & 31u));
+        const unsigned int v10541 = static_cast<unsigned int>(v9085.row(45, iron_linear_thread() & 31u));
+        const float v10542 = v9085.x[45];
+        const unsigned int v10543 = v43 + v10541;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10544 = v8300 + v10540;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10545 = v10544 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10548 = v10543 + v37;
+        const unsigned int v10549 = v10544 + v18;
+        const bool v10550 = v10549 <= v10548;
+        const bool v10551 = v828 || v10550;
+        const bool v10552 = v10545 && v10551;
+        const unsigned int v10555 = v10544 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10556 = v10555 + v18;
+        const bool v10558 = v10548 < v10556;
+        const bool v10559 = v9197 || v10558;
+        const bool v10560 = v10552 && v10559;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10562 = v10542 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10563 = v10560 ? v10562 : __uint_as_float(0xff800000u);
+        v9085.x[45] = v10563;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10564 = static_cast<unsigned int>(v9085.col(46, iron_linear_thread() & 31u));
+        const unsigned int v10565 = static_cast<unsigned int>(v9085.row(46, iron_linear_thread() & 31u));
+        const float v10566 = v9085.x[46];
+        const unsigned int v10567 = v43 + v10565;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10568 = v8300 + v10564;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10569 = v10568 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10572 = v10567 + v37;
+        const unsigned int v10573 = v10568 + v18;
+        const bool v10574 = v10573 <= v10572;
+        const bool v10575 = v828 || v10574;
+        const bool v10576 = v10569 && v10575;
+        const unsigned int v10579 = v10568 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10580 = v10579 + v18;
+        const bool v10582 = v10572 < v10580;
+        const bool v10583 = v9197 || v10582;
+        const bool v10584 = v10576 && v10583;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10586 = v10566 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10587 = v10584 ? v10586 : __uint_as_float(0xff800000u);
+        v9085.x[46] = v10587;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10588 = static_cast<unsigned int>(v9085.col(47, iron_linear_thread() & 31u));
+        const unsigned int v10589 = static_cast<unsigned int>(v9085.row(47, iron_linear_thread() & 31u));
+        const float v10590 = v9085.x[47];
+        const unsigned int v10591 = v43 + v10589;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10592 = v8300 + v10588;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10593 = v10592 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10596 = v10591 + v37;
+        const unsigned int v10597 = v10592 + v18;
+        const bool v10598 = v10597 <= v10596;
+        const bool v10599 = v828 || v10598;
+        const bool v10600 = v10593 && v10599;
+        const unsigned int v10603 = v10592 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10604 = v10603 + v18;
+        const bool v10606 = v10596 < v10604;
+        const bool v10607 = v9197 || v10606;
+        const bool v10608 = v10600 && v10607;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10610 = v10590 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10611 = v10608 ? v10610 : __uint_as_float(0xff800000u);
+        v9085.x[47] = v10611;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10612 = static_cast<unsigned int>(v9085.col(48, iron_linear_thread() & 31u));
+        const unsigned int v10613 = static_cast<unsigned int>(v9085.row(48, iron_linear_thread() & 31u));
+        const float v10614 = v9085.x[48];
+        const unsigned int v10615 = v43 + v10613;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10616 = v8300 + v10612;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10617 = v10616 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10620 = v10615 + v37;
+        const unsigned int v10621 = v10616 + v18;
+        const bool v10622 = v10621 <= v10620;
+        const bool v10623 = v828 || v10622;
+        const bool v10624 = v10617 && v10623;
+        const unsigned int v10627 = v10616 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10628 = v10627 + v18;
+        const bool v10630 = v10620 < v10628;
+        const bool v10631 = v9197 || v10630;
+        const bool v10632 = v10624 && v10631;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10634 = v10614 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10635 = v10632 ? v10634 : __uint_as_float(0xff800000u);
+        v9085.x[48] = v10635;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10636 = static_cast<unsigned int>(v9085.col(49, iron_linear_thread() & 31u));
+        const unsigned int v10637 = static_cast<unsigned int>(v9085.row(49, iron_linear_thread() & 31u));
+        const float v10638 = v9085.x[49];
+        const unsigned int v10639 = v43 + v10637;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10640 = v8300 + v10636;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10641 = v10640 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10644 = v10639 + v37;
+        const unsigned int v10645 = v10640 + v18;
+        const bool v10646 = v10645 <= v10644;
+        const bool v10647 = v828 || v10646;
+        const bool v10648 = v10641 && v10647;
+        const unsigned int v10651 = v10640 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10652 = v10651 + v18;
+        const bool v10654 = v10644 < v10652;
+        const bool v10655 = v9197 || v10654;
+        const bool v10656 = v10648 && v10655;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10658 = v10638 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10659 = v10656 ? v10658 : __uint_as_float(0xff800000u);
+        v9085.x[49] = v10659;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10660 = static_cast<unsigned int>(v9085.col(50, iron_linear_thread() & 31u));
+        const unsigned int v10661 = static_cast<unsigned int>(v9085.row(50, iron_linear_thread() & 31u));
+        const float v10662 = v9085.x[50];
+        const unsigned int v10663 = v43 + v10661;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10664 = v8300 + v10660;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10665 = v10664 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10668 = v10663 + v37;
+        const unsigned int v10669 = v10664 + v18;
+        const bool v10670 = v10669 <= v10668;
+        const bool v10671 = v828 || v10670;
+        const bool v10672 = v10665 && v10671;
+        const unsigned int v10675 = v10664 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10676 = v10675 + v18;
+        const bool v10678 = v10668 < v10676;
+        const bool v10679 = v9197 || v10678;
+        const bool v10680 = v10672 && v10679;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10682 = v10662 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10683 = v10680 ? v10682 : __uint_as_float(0xff800000u);
+        v9085.x[50] = v10683;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10684 = static_cast<unsigned int>(v9085.col(51, iron_linear_thread() & 31u));
+        const unsigned int v10685 = static_cast<unsigned int>(v9085.row(51, iron_linear_thread() & 31u));
+        const float v10686 = v9085.x[51];
+        const unsigned int v10687 = v43 + v10685;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10688 = v8300 + v10684;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10689 = v10688 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10692 = v10687 + v37;
+        const unsigned int v10693 = v10688 + v18;
+        const bool v10694 = v10693 <= v10692;
+        const bool v10695 = v828 || v10694;
+        const bool v10696 = v10689 && v10695;
+        const unsigned int v10699 = v10688 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10700 = v10699 + v18;
+        const bool v10702 = v10692 < v10700;
+        const bool v10703 = v9197 || v10702;
+        const bool v10704 = v10696 && v10703;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10706 = v10686 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10707 = v10704 ? v10706 : __uint_as_float(0xff800000u);
+        v9085.x[51] = v10707;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10708 = static_cast<unsigned int>(v9085.col(52, iron_linear_thread() & 31u));
+        const unsigned int v10709 = static_cast<unsigned int>(v9085.row(52, iron_linear_thread() & 31u));
+        const float v10710 = v9085.x[52];
+        const unsigned int v10711 = v43 + v10709;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10712 = v8300 + v10708;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10713 = v10712 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10716 = v10711 + v37;
+        const unsigned int v10717 = v10712 + v18;
+        const bool v10718 = v10717 <= v10716;
+        const bool v10719 = v828 || v10718;
+        const bool v10720 = v10713 && v10719;
+        const unsigned int v10723 = v10712 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10724 = v10723 + v18;
+        const bool v10726 = v10716 < v10724;
+        const bool v10727 = v9197 || v10726;
+        const bool v10728 = v10720 && v10727;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10730 = v10710 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10731 = v10728 ? v10730 : __uint_as_float(0xff800000u);
+        v9085.x[52] = v10731;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10732 = static_cast<unsigned int>(v9085.col(53, iron_linear_thread() & 31u));
+        const unsigned int v10733 = static_cast<unsigned int>(v9085.row(53, iron_linear_thread() & 31u));
+        const float v10734 = v9085.x[53];
+        const unsigned int v10735 = v43 + v10733;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10736 = v8300 + v10732;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10737 = v10736 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10740 = v10735 + v37;
+        const unsigned int v10741 = v10736 + v18;
+        const bool v10742 = v10741 <= v10740;
+        const bool v10743 = v828 || v10742;
+        const bool v10744 = v10737 && v10743;
+        const unsigned int v10747 = v10736 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10748 = v10747 + v18;
+        const bool v10750 = v10740 < v10748;
+        const bool v10751 = v9197 || v10750;
+        const bool v10752 = v10744 && v10751;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10754 = v10734 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10755 = v10752 ? v10754 : __uint_as_float(0xff800000u);
+        v9085.x[53] = v10755;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10756 = static_cast<unsigned int>(v9085.col(54, iron_linear_thread() & 31u));
+        const unsigned int v10757 = static_cast<unsigned int>(v9085.row(54, iron_linear_thread() & 31u));
+        const float v10758 = v9085.x[54];
+        const unsigned int v10759 = v43 + v10757;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10760 = v8300 + v10756;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10761 = v10760 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10764 = v10759 + v37;
+        const unsigned int v10765 = v10760 + v18;
+        const bool v10766 = v10765 <= v10764;
+        const bool v10767 = v828 || v10766;
+        const bool v10768 = v10761 && v10767;
+        const unsigned int v10771 = v10760 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10772 = v10771 + v18;
+        const bool v10774 = v10764 < v10772;
+        const bool v10775 = v9197 || v10774;
+        const bool v10776 = v10768 && v10775;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10778 = v10758 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10779 = v10776 ? v10778 : __uint_as_float(0xff800000u);
+        v9085.x[54] = v10779;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10780 = static_cast<unsigned int>(v9085.col(55, iron_linear_thread() & 31u));
+        const unsigned int v10781 = static_cast<unsigned int>(v9085.row(55, iron_linear_thread() & 31u));
+        const float v10782 = v9085.x[55];
+        const unsigned int v10783 = v43 + v10781;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10784 = v8300 + v10780;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10785 = v10784 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10788 = v10783 + v37;
+        const unsigned int v10789 = v10784 + v18;
+        const bool v10790 = v10789 <= v10788;
+        const bool v10791 = v828 || v10790;
+        const bool v10792 = v10785 && v10791;
+        const unsigned int v10795 = v10784 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10796 = v10795 + v18;
+        const bool v10798 = v10788 < v10796;
+        const bool v10799 = v9197 || v10798;
+        const bool v10800 = v10792 && v10799;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10802 = v10782 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10803 = v10800 ? v10802 : __uint_as_float(0xff800000u);
+        v9085.x[55] = v10803;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10804 = static_cast<unsigned int>(v9085.col(56, iron_linear_thread() & 31u));
+        const unsigned int v10805 = static_cast<unsigned int>(v9085.row(56, iron_linear_thread() & 31u));
+        const float v10806 = v9085.x[56];
+        const unsigned int v10807 = v43 + v10805;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10808 = v8300 + v10804;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10809 = v10808 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10812 = v10807 + v37;
+        const unsigned int v10813 = v10808 + v18;
+        const bool v10814 = v10813 <= v10812;
+        const bool v10815 = v828 || v10814;
+        const bool v10816 = v10809 && v10815;
+        const unsigned int v10819 = v10808 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10820 = v10819 + v18;
+        const bool v10822 = v10812 < v10820;
+        const bool v10823 = v9197 || v10822;
+        const bool v10824 = v10816 && v10823;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10826 = v10806 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10827 = v10824 ? v10826 : __uint_as_float(0xff800000u);
+        v9085.x[56] = v10827;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10828 = static_cast<unsigned int>(v9085.col(57, iron_linear_thread() & 31u));
+        const unsigned int v10829 = static_cast<unsigned int>(v9085.row(57, iron_linear_thread() & 31u));
+        const float v10830 = v9085.x[57];
+        const unsigned int v10831 = v43 + v10829;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10832 = v8300 + v10828;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10833 = v10832 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10836 = v10831 + v37;
+        const unsigned int v10837 = v10832 + v18;
+        const bool v10838 = v10837 <= v10836;
+        const bool v10839 = v828 || v10838;
+        const bool v10840 = v10833 && v10839;
+        const unsigned int v10843 = v10832 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10844 = v10843 + v18;
+        const bool v10846 = v10836 < v10844;
+        const bool v10847 = v9197 || v10846;
+        const bool v10848 = v10840 && v10847;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10850 = v10830 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10851 = v10848 ? v10850 : __uint_as_float(0xff800000u);
+        v9085.x[57] = v10851;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10852 = static_cast<unsigned int>(v9085.col(58, iron_linear_thread() & 31u));
+        const unsigned int v10853 = static_cast<unsigned int>(v9085.row(58, iron_linear_thread() & 31u));
+        const float v10854 = v9085.x[58];
+        const unsigned int v10855 = v43 + v10853;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10856 = v8300 + v10852;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10857 = v10856 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10860 = v10855 + v37;
+        const unsigned int v10861 = v10856 + v18;
+        const bool v10862 = v10861 <= v10860;
+        const bool v10863 = v828 || v10862;
+        const bool v10864 = v10857 && v10863;
+        const unsigned int v10867 = v10856 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10868 = v10867 + v18;
+        const bool v10870 = v10860 < v10868;
+        const bool v10871 = v9197 || v10870;
+        const bool v10872 = v10864 && v10871;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10874 = v10854 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10875 = v10872 ? v10874 : __uint_as_float(0xff800000u);
+        v9085.x[58] = v10875;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10876 = static_cast<unsigned int>(v9085.col(59, iron_linear_thread() & 31u));
+        const unsigned int v10877 = static_cast<unsigned int>(v9085.row(59, iron_linear_thread() & 31u));
+        const float v10878 = v9085.x[59];
+        const unsigned int v10879 = v43 + v10877;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10880 = v8300 + v10876;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10881 = v10880 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10884 = v10879 + v37;
+        const unsigned int v10885 = v10880 + v18;
+        const bool v10886 = v10885 <= v10884;
+        const bool v10887 = v828 || v10886;
+        const bool v10888 = v10881 && v10887;
+        const unsigned int v10891 = v10880 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10892 = v10891 + v18;
+        const bool v10894 = v10884 < v10892;
+        const bool v10895 = v9197 || v10894;
+        const bool v10896 = v10888 && v10895;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10898 = v10878 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10899 = v10896 ? v10898 : __uint_as_float(0xff800000u);
+        v9085.x[59] = v10899;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10900 = static_cast<unsigned int>(v9085.col(60, iron_linear_thread() & 31u));
+        const unsigned int v10901 = static_cast<unsigned int>(v9085.row(60, iron_linear_thread() & 31u));
+        const float v10902 = v9085.x[60];
+        const unsigned int v10903 = v43 + v10901;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10904 = v8300 + v10900;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10905 = v10904 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10908 = v10903 + v37;
+        const unsigned int v10909 = v10904 + v18;
+        const bool v10910 = v10909 <= v10908;
+        const bool v10911 = v828 || v10910;
+        const bool v10912 = v10905 && v10911;
+        const unsigned int v10915 = v10904 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10916 = v10915 + v18;
+        const bool v10918 = v10908 < v10916;
+        const bool v10919 = v9197 || v10918;
+        const bool v10920 = v10912 && v10919;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10922 = v10902 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10923 = v10920 ? v10922 : __uint_as_float(0xff800000u);
+        v9085.x[60] = v10923;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10924 = static_cast<unsigned int>(v9085.col(61, iron_linear_thread() & 31u));
+        const unsigned int v10925 = static_cast<unsigned int>(v9085.row(61, iron_linear_thread() & 31u));
+        const float v10926 = v9085.x[61];
+        const unsigned int v10927 = v43 + v10925;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10928 = v8300 + v10924;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10929 = v10928 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10932 = v10927 + v37;
+        const unsigned int v10933 = v10928 + v18;
+        const bool v10934 = v10933 <= v10932;
+        const bool v10935 = v828 || v10934;
+        const bool v10936 = v10929 && v10935;
+        const unsigned int v10939 = v10928 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10940 = v10939 + v18;
+        const bool v10942 = v10932 < v10940;
+        const bool v10943 = v9197 || v10942;
+        const bool v10944 = v10936 && v10943;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10946 = v10926 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10947 = v10944 ? v10946 : __uint_as_float(0xff800000u);
+        v9085.x[61] = v10947;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10948 = static_cast<unsigned int>(v9085.col(62, iron_linear_thread() & 31u));
+        const unsigned int v10949 = static_cast<unsigned int>(v9085.row(62, iron_linear_thread() & 31u));
+        const float v10950 = v9085.x[62];
+        const unsigned int v10951 = v43 + v10949;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10952 = v8300 + v10948;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10953 = v10952 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10956 = v10951 + v37;
+        const unsigned int v10957 = v10952 + v18;
+        const bool v10958 = v10957 <= v10956;
+        const bool v10959 = v828 || v10958;
+        const bool v10960 = v10953 && v10959;
+        const unsigned int v10963 = v10952 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10964 = v10963 + v18;
+        const bool v10966 = v10956 < v10964;
+        const bool v10967 = v9197 || v10966;
+        const bool v10968 = v10960 && v10967;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10970 = v10950 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10971 = v10968 ? v10970 : __uint_as_float(0xff800000u);
+        v9085.x[62] = v10971;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10972 = static_cast<unsigned int>(v9085.col(63, iron_linear_thread() & 31u));
+        const unsigned int v10973 = static_cast<unsigned int>(v9085.row(63, iron_linear_thread() & 31u));
+        const float v10974 = v9085.x[63];
+        const unsigned int v10975 = v43 + v10973;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10976 = v8300 + v10972;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10977 = v10976 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10980 = v10975 + v37;
+        const unsigned int v10981 = v10976 + v18;
+        const bool v10982 = v10981 <= v10980;
+        const bool v10983 = v828 || v10982;
+        const bool v10984 = v10977 && v10983;
+        const unsigned int v10987 = v10976 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10988 = v10987 + v18;
+        const bool v10990 = v10980 < v10988;
+        const bool v10991 = v9197 || v10990;
+        const bool v10992 = v10984 && v10991;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10994 = v10974 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10995 = v10992 ? v10994 : __uint_as_float(0xff800000u);
+        v9085.x[63] = v10995;  // kernels/sdpa/flash_tile.hpp:171
+      }
+      iron_frag<float, 2, 32, 8> v10997;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v10997, 0.0f);
+      iron_frag_row_reduce<false>(v10997, v9085);
+      iron_frag<float, 2, 32, 8> v10999;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v10999, 0.0f);
+      const float v11003 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11004 = v10997.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11005 = fmaxf(v11003, v11004);
+      const bool v11008 = v11005 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11009 = v11008 ? 0.0f : v11005;
+      const float v11010 = v11003 - v11009;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11011 = iron_exp2_approx(v11010);
+      v10999.x[0] = v11011;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11015 = v849.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11016 = v10997.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11017 = fmaxf(v11015, v11016);
+      const bool v11020 = v11017 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11021 = v11020 ? 0.0f : v11017;
+      const float v11022 = v11015 - v11021;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11023 = iron_exp2_approx(v11022);
+      v10999.x[1] = v11023;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11027 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11028 = v10997.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11029 = fmaxf(v11027, v11028);
+      const bool v11032 = v11029 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11033 = v11032 ? 0.0f : v11029;
+      const float v11034 = v11027 - v11033;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11035 = iron_exp2_approx(v11034);
+      v10999.x[2] = v11035;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11039 = v849.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11040 = v10997.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11041 = fmaxf(v11039, v11040);
+      const bool v11044 = v11041 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11045 = v11044 ? 0.0f : v11041;
+      const float v11046 = v11039 - v11045;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11047 = iron_exp2_approx(v11046);
+      v10999.x[3] = v11047;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11051 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11052 = v10997.x[4];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11053 = fmaxf(v11051, v11052);
+      const bool v11056 = v11053 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11057 = v11056 ? 0.0f : v11053;
+      const float v11058 = v11051 - v11057;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11059 = iron_exp2_approx(v11058);
+      v10999.x[4] = v11059;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11063 = v849.x[5];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11064 = v10997.x[5];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11065 = fmaxf(v11063, v11064);
+      const bool v11068 = v11065 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11069 = v11068 ? 0.0f : v11065;
+      const float v11070 = v11063 - v11069;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11071 = iron_exp2_approx(v11070);
+      v10999.x[5] = v11071;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11075 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11076 = v10997.x[6];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11077 = fmaxf(v11075, v11076);
+      const bool v11080 = v11077 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11081 = v11080 ? 0.0f : v11077;
+      const float v11082 = v11075 - v11081;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11083 = iron_exp2_approx(v11082);
+      v10999.x[6] = v11083;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11087 = v849.x[7];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11088 = v10997.x[7];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11089 = fmaxf(v11087, v11088);
+      const bool v11092 = v11089 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11093 = v11092 ? 0.0f : v11089;
+      const float v11094 = v11087 - v11093;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11095 = iron_exp2_approx(v11094);
+      v10999.x[7] = v11095;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11098 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v11099 = v10997.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11100 = fmaxf(v11098, v11099);
+      v849.x[0] = v11100;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11103 = v849.x[1];
+      const float v11104 = v10997.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11105 = fmaxf(v11103, v11104);
+      v849.x[1] = v11105;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11108 = v849.x[2];
+      const float v11109 = v10997.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11110 = fmaxf(v11108, v11109);
+      v849.x[2] = v11110;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11113 = v849.x[3];
+      const float v11114 = v10997.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11115 = fmaxf(v11113, v11114);
+      v849.x[3] = v11115;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11118 = v849.x[4];
+      const float v11119 = v10997.x[4];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11120 = fmaxf(v11118, v11119);
+      v849.x[4] = v11120;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11123 = v849.x[5];
+      const float v11124 = v10997.x[5];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11125 = fmaxf(v11123, v11124);
+      v849.x[5] = v11125;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11128 = v849.x[6];
+      const float v11129 = v10997.x[6];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11130 = fmaxf(v11128, v11129);
+      v849.x[6] = v11130;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11133 = v849.x[7];
+      const float v11134 = v10997.x[7];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11135 = fmaxf(v11133, v11134);
+      v849.x[7] = v11135;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11138 = v9085.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v11139 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11142 = v11139 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11143 = v11142 ? 0.0f : v11139;
+      const float v11144 = v11138 - v11143;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11145 = iron_exp2_approx(v11144);
+      v9085.x[0] = v11145;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11148 = v9085.x[1];
+      const float v11149 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11152 = v11149 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11153 = v11152 ? 0.0f : v11149;
+      const float v11154 = v11148 - v11153;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11155 = iron_exp2_approx(v11154);
+      v9085.x[1] = v11155;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11158 = v9085.x[2];
+      const float v11159 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11162 = v11159 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11163 = v11162 ? 0.0f : v11159;
+      const float v11164 = v11158 - v11163;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11165 = iron_exp2_approx(v11164);
+      v9085.x[2] = v11165;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11168 = v9085.x[3];
+      const float v11169 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11172 = v11169 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11173 = v11172 ? 0.0f : v11169;
+      const float v11174 = v11168 - v11173;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11175 = iron_exp2_approx(v11174);
+      v9085.x[3] = v11175;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11178 = v9085.x[4];
+      const float v11179 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11182 = v11179 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11183 = v11182 ? 0.0f : v11179;
+      const float v11184 = v11178 - v11183;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11185 = iron_exp2_approx(v11184);
+      v9085.x[4] = v11185;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11188 = v9085.x[5];
+      const float v11189 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11192 = v11189 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11193 = v11192 ? 0.0f : v11189;
+      const float v11194 = v11188 - v11193;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11195 = iron_exp2_approx(v11194);
+      v9085.x[5] = v11195;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11198 = v9085.x[6];
+      const float v11199 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11202 = v11199 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11203 = v11202 ? 0.0f : v11199;
+      const float v11204 = v11198 - v11203;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11205 = iron_exp2_approx(v11204);
+      v9085.x[6] = v11205;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11208 = v9085.x[7];
+      const float v11209 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11212 = v11209 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11213 = v11212 ? 0.0f : v11209;
+      const float v11214 = v11208 - v11213;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11215 = iron_exp2_approx(v11214);
+      v9085.x[7] = v11215;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11218 = v9085.x[8];
+      const float v11219 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11222 = v11219 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11223 = v11222 ? 0.0f : v11219;
+      const float v11224 = v11218 - v11223;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11225 = iron_exp2_approx(v11224);
+      v9085.x[8] = v11225;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11228 = v9085.x[9];
+      const float v11229 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11232 = v11229 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11233 = v11232 ? 0.0f : v11229;
+      const float v11234 = v11228 - v11233;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11235 = iron_exp2_approx(v11234);
+      v9085.x[9] = v11235;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11238 = v9085.x[10];
+      const float v11239 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11242 = v11239 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11243 = v11242 ? 0.0f : v11239;
+      const float v11244 = v11238 - v11243;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11245 = iron_exp2_approx(v11244);
+      v9085.x[10] = v11245;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11248 = v9085.x[11];
+      const float v11249 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11252 = v11249 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11253 = v11252 ? 0.0f : v11249;
+      const float v11254 = v11248 - v11253;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11255 = iron_exp2_approx(v11254);
+      v9085.x[11] = v11255;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11258 = v9085.x[12];
+      const float v11259 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11262 = v11259 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11263 = v11262 ? 0.0f : v11259;
+      const float v11264 = v11258 - v11263;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11265 = iron_exp2_approx(v11264);
+      v9085.x[12] = v11265;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11268 = v9085.x[13];
+      const float v11269 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11272 = v11269 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11273 = v11272 ? 0.0f : v11269;
+      const float v11274 = v11268 - v11273;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11275 = iron_exp2_approx(v11274);
+      v9085.x[13] = v11275;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11278 = v9085.x[14];
+      const float v11279 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11282 = v11279 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11283 = v11282 ? 0.0f : v11279;
+      const float v11284 = v11278 - v11283;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11285 = iron_exp2_approx(v11284);
+      v9085.x[14] = v11285;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11288 = v9085.x[15];
+      const float v11289 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11292 = v11289 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11293 = v11292 ? 0.0f : v11289;
+      const float v11294 = v11288 - v11293;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11295 = iron_exp2_approx(v11294);
+      v9085.x[15] = v11295;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11298 = v9085.x[16];
+      const float v11299 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11302 = v11299 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11303 = v11302 ? 0.0f : v11299;
+      const float v11304 = v11298 - v11303;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11305 = iron_exp2_approx(v11304);
+      v9085.x[16] = v11305;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11308 = v9085.x[17];
+      const float v11309 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11312 = v11309 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11313 = v11312 ? 0.0f : v11309;
+      const float v11314 = v11308 - v11313;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11315 = iron_exp2_approx(v11314);
+      v9085.x[17] = v11315;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11318 = v9085.x[18];
+      const float v11319 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11322 = v11319 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11323 = v11322 ? 0.0f : v11319;
+      const float v11324 = v11318 - v11323;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11325 = iron_exp2_approx(v11324);
+      v9085.x[18] = v11325;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11328 = v9085.x[19];
+      const float v11329 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11332 = v11329 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11333 = v11332 ? 0.0f : v11329;
+      const float v11334 = v11328 - v11333;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11335 = iron_exp2_approx(v11334);
+      v9085.x[19] = v11335;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11338 = v9085.x[20];
+      const float v11339 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11342 = v11339 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11343 = v11342 ? 0.0f : v11339;
+      const float v11344 = v11338 - v11343;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11345 = iron_exp2_approx(v11344);
+      v9085.x[20] = v11345;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11348 = v9085.x[21];
+      const float v11349 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11352 = v11349 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11353 = v11352 ? 0.0f : v11349;
+      const float v11354 = v11348 - v11353;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11355 = iron_exp2_approx(v11354);
+      v9085.x[21] = v11355;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11358 = v9085.x[22];
+      const float v11359 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11362 = v11359 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11363 = v11362 ? 0.0f : v11359;
+      const float v11364 = v11358 - v11363;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11365 = iron_exp2_approx(v11364);
+      v9085.x[22] = v11365;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11368 = v9085.x[23];
+      const float v11369 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11372 = v11369 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11373 = v11372 ? 0.0f : v11369;
+      const float v11374 = v11368 - v11373;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11375 = iron_exp2_approx(v11374);
+      v9085.x[23] = v11375;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11378 = v9085.x[24];
+      const float v11379 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11382 = v11379 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11383 = v11382 ? 0.0f : v11379;
+      const float v11384 = v11378 - v11383;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11385 = iron_exp2_approx(v11384);
+      v9085.x[24] = v11385;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11388 = v9085.x[25];
+      const float v11389 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11392 = v11389 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11393 = v11392 ? 0.0f : v11389;
+      const float v11394 = v11388 - v11393;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11395 = iron_exp2_approx(v11394);
+      v9085.x[25] = v11395;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11398 = v9085.x[26];
+      const float v11399 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11402 = v11399 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11403 = v11402 ? 0.0f : v11399;
+      const float v11404 = v11398 - v11403;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11405 = iron_exp2_approx(v11404);
+      v9085.x[26] = v11405;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11408 = v9085.x[27];
+      const float v11409 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11412 = v11409 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11413 = v11412 ? 0.0f : v11409;
+      const float v11414 = v11408 - v11413;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11415 = iron_exp2_approx(v11414);
+      v9085.x[27] = v11415;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11418 = v9085.x[28];
+      const float v11419 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11422 = v11419 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11423 = v11422 ? 0.0f : v11419;
+      const float v11424 = v11418 - v11423;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11425 = iron_exp2_approx(v11424);
+      v9085.x[28] = v11425;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11428 = v9085.x[29];
+      const float v11429 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11432 = v11429 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11433 = v11432 ? 0.0f : v11429;
+      const float v11434 = v11428 - v11433;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11435 = iron_exp2_approx(v11434);
+      v9085.x[29] = v11435;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11438 = v9085.x[30];
+      const float v11439 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11442 = v11439 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11443 = v11442 ? 0.0f : v11439;
+      const float v11444 = v11438 - v11443;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11445 = iron_exp2_approx(v11444);
+      v9085.x[30] = v11445;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11448 = v9085.x[31];
+      const float v11449 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11452 = v11449 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11453 = v11452 ? 0.0f : v11449;
+      const float v11454 = v11448 - v11453;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11455 = iron_exp2_approx(v11454);
+      v9085.x[31] = v11455;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11458 = v9085.x[32];
+      const float v11459 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11462 = v11459 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11463 = v11462 ? 0.0f : v11459;
+      const float v11464 = v11458 - v11463;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11465 = iron_exp2_approx(v11464);
+      v9085.x[32] = v11465;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11468 = v9085.x[33];
+      const float v11469 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11472 = v11469 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11473 = v11472 ? 0.0f : v11469;
+      const float v11474 = v11468 - v11473;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11475 = iron_exp2_approx(v11474);
+      v9085.x[33] = v11475;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11478 = v9085.x[34];
+      const float v11479 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11482 = v11479 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11483 = v11482 ? 0.0f : v11479;
+      const float v11484 = v11478 - v11483;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11485 = iron_exp2_approx(v11484);
+      v9085.x[34] = v11485;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11488 = v9085.x[35];
+      const float v11489 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11492 = v11489 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11493 = v11492 ? 0.0f : v11489;
+      const float v11494 = v11488 - v11493;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11495 = iron_exp2_approx(v11494);
+      v9085.x[35] = v11495;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11498 = v9085.x[36];
+      const float v11499 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11502 = v11499 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11503 = v11502 ? 0.0f : v11499;
+      const float v11504 = v11498 - v11503;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11505 = iron_exp2_approx(v11504);
+      v9085.x[36] = v11505;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11508 = v9085.x[37];
+      const float v11509 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11512 = v11509 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11513 = v11512 ? 0.0f : v11509;
+      const float v11514 = v11508 - v11513;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11515 = iron_exp2_approx(v11514);
+      v9085.x[37] = v11515;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11518 = v9085.x[38];
+      const float v11519 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11522 = v11519 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11523 = v11522 ? 0.0f : v11519;
+      const float v11524 = v11518 - v11523;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11525 = iron_exp2_approx(v11524);
+      v9085.x[38] = v11525;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11528 = v9085.x[39];
+      const float v11529 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11532 = v11529 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11533 = v11532 ? 0.0f : v11529;
+      const float v11534 = v11528 - v11533;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11535 = iron_exp2_approx(v11534);
+      v9085.x[39] = v11535;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11538 = v9085.x[40];
+      const float v11539 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11542 = v11539 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11543 = v11542 ? 0.0f : v11539;
+      const float v11544 = v11538 - v11543;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11545 = iron_exp2_approx(v11544);
+      v9085.x[40] = v11545;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11548 = v9085.x[41];
+      const float v11549 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11552 = v11549 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11553 = v11552 ? 0.0f : v11549;
+      const float v11554 = v11548 - v11553;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11555 = iron_exp2_approx(v11554);
+      v9085.x[41] = v11555;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11558 = v9085.x[42];
+      const float v11559 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11562 = v11559 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11563 = v11562 ? 0.0f : v11559;
+      const float v11564 = v11558 - v11563;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11565 = iron_exp2_approx(v11564);
+      v9085.x[42] = v11565;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11568 = v9085.x[43];
+      const float v11569 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11572 = v11569 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11573 = v11572 ? 0.0f : v11569;
+      const float v11574 = v11568 - v11573;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11575 = iron_exp2_approx(v11574);
+      v9085.x[43] = v11575;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11578 = v9085.x[44];
+      const float v11579 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11582 = v11579 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11583 = v11582 ? 0.0f : v11579;
+      const float v11584 = v11578 - v11583;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11585 = iron_exp2_approx(v11584);
+      v9085.x[44] = v11585;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11588 = v9085.x[45];
+      const float v11589 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11592 = v11589 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11593 = v11592 ? 0.0f : v11589;
+      const float v11594 = v11588 - v11593;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11595 = iron_exp2_approx(v11594);
+      v9085.x[45] = v11595;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11598 = v9085.x[46];
+      const float v11599 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11602 = v11599 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11603 = v11602 ? 0.0f : v11599;
+      const float v11604 = v11598 - v11603;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11605 = iron_exp2_approx(v11604);
+      v9085.x[46] = v11605;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11608 = v9085.x[47];
+      const float v11609 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11612 = v11609 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11613 = v11612 ? 0.0f : v11609;
+      const float v11614 = v11608 - v11613;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11615 = iron_exp2_approx(v11614);
+      v9085.x[47] = v11615;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11618 = v9085.x[48];
+      const float v11619 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11622 = v11619 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11623 = v11622 ? 0.0f : v11619;
+      const float v11624 = v11618 - v11623;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11625 = iron_exp2_approx(v11624);
+      v9085.x[48] = v11625;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11628 = v9085.x[49];
+      const float v11629 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11632 = v11629 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11633 = v11632 ? 0.0f : v11629;
+      const float v11634 = v11628 - v11633;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11635 = iron_exp2_approx(v11634);
+      v9085.x[49] = v11635;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11638 = v9085.x[50];
+      const float v11639 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11642 = v11639 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11643 = v11642 ? 0.0f : v11639;
+      const float v11644 = v11638 - v11643;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11645 = iron_exp2_approx(v11644);
+      v9085.x[50] = v11645;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11648 = v9085.x[51];
+      const float v11649 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11652 = v11649 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11653 = v11652 ? 0.0f : v11649;
+      const float v11654 = v11648 - v11653;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11655 = iron_exp2_approx(v11654);
+      v9085.x[51] = v11655;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11658 = v9085.x[52];
+      const float v11659 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11662 = v11659 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11663 = v11662 ? 0.0f : v11659;
+      const float v11664 = v11658 - v11663;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11665 = iron_exp2_approx(v11664);
+      v9085.x[52] = v11665;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11668 = v9085.x[53];
+      const float v11669 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11672 = v11669 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11673 = v11672 ? 0.0f : v11669;
+      const float v11674 = v11668 - v11673;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11675 = iron_exp2_approx(v11674);
+      v9085.x[53] = v11675;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11678 = v9085.x[54];
+      const float v11679 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11682 = v11679 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11683 = v11682 ? 0.0f : v11679;
+      const float v11684 = v11678 - v11683;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11685 = iron_exp2_approx(v11684);
+      v9085.x[54] = v11685;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11688 = v9085.x[55];
+      const float v11689 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11692 = v11689 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11693 = v11692 ? 0.0f : v11689;
+      const float v11694 = v11688 - v11693;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11695 = iron_exp2_approx(v11694);
+      v9085.x[55] = v11695;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11698 = v9085.x[56];
+      const float v11699 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11702 = v11699 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11703 = v11702 ? 0.0f : v11699;
+      const float v11704 = v11698 - v11703;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11705 = iron_exp2_approx(v11704);
+      v9085.x[56] = v11705;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11708 = v9085.x[57];
+      const float v11709 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11712 = v11709 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11713 = v11712 ? 0.0f : v11709;
+      const float v11714 = v11708 - v11713;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11715 = iron_exp2_approx(v11714);
+      v9085.x[57] = v11715;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11718 = v9085.x[58];
+      const float v11719 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11722 = v11719 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11723 = v11722 ? 0.0f : v11719;
+      const float v11724 = v11718 - v11723;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11725 = iron_exp2_approx(v11724);
+      v9085.x[58] = v11725;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11728 = v9085.x[59];
+      const float v11729 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11732 = v11729 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11733 = v11732 ? 0.0f : v11729;
+      const float v11734 = v11728 - v11733;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11735 = iron_exp2_approx(v11734);
+      v9085.x[59] = v11735;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11738 = v9085.x[60];
+      const float v11739 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11742 = v11739 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11743 = v11742 ? 0.0f : v11739;
+      const float v11744 = v11738 - v11743;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11745 = iron_exp2_approx(v11744);
+      v9085.x[60] = v11745;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11748 = v9085.x[61];
+      const float v11749 = v849.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11752 = v11749 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11753 = v11752 ? 0.0f : v11749;
+      const float v11754 = v11748 - v11753;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11755 = iron_exp2_approx(v11754);
+      v9085.x[61] = v11755;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11758 = v9085.x[62];
+      const float v11759 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11762 = v11759 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11763 = v11762 ? 0.0f : v11759;
+      const float v11764 = v11758 - v11763;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11765 = iron_exp2_approx(v11764);
+      v9085.x[62] = v11765;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11768 = v9085.x[63];
+      const float v11769 = v849.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11772 = v11769 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11773 = v11772 ? 0.0f : v11769;
+      const float v11774 = v11768 - v11773;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11775 = iron_exp2_approx(v11774);
+      v9085.x[63] = v11775;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 32, 8> v11777;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v11777, 0.0f);
+      iron_frag_row_reduce<true>(v11777, v9085);
+      const float v11780 = v851.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v11781 = v11777.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11782 = v10999.x[0];
+      const float v11783 = v11780 * v11782;
+      const float v11784 = v11783 + v11781;
+      v851.x[0] = v11784;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11787 = v851.x[1];
+      const float v11788 = v11777.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11789 = v10999.x[1];
+      const float v11790 = v11787 * v11789;
+      const float v11791 = v11790 + v11788;
+      v851.x[1] = v11791;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11794 = v851.x[2];
+      const float v11795 = v11777.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11796 = v10999.x[2];
+      const float v11797 = v11794 * v11796;
+      const float v11798 = v11797 + v11795;
+      v851.x[2] = v11798;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11801 = v851.x[3];
+      const float v11802 = v11777.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11803 = v10999.x[3];
+      const float v11804 = v11801 * v11803;
+      const float v11805 = v11804 + v11802;
+      v851.x[3] = v11805;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11808 = v851.x[4];
+      const float v11809 = v11777.x[4];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11810 = v10999.x[4];
+      const float v11811 = v11808 * v11810;
+      const float v11812 = v11811 + v11809;
+      v851.x[4] = v11812;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11815 = v851.x[5];
+      const float v11816 = v11777.x[5];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11817 = v10999.x[5];
+      const float v11818 = v11815 * v11817;
+      const float v11819 = v11818 + v11816;
+      v851.x[5] = v11819;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11822 = v851.x[6];
+      const float v11823 = v11777.x[6];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11824 = v10999.x[6];
+      const float v11825 = v11822 * v11824;
+      const float v11826 = v11825 + v11823;
+      v851.x[6] = v11826;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11829 = v851.x[7];
+      const float v11830 = v11777.x[7];  // kernels/sdpa/flash_tile.hpp:194
+      const float v11831 = v10999.x[7];
+      const float v11832 = v11829 * v11831;
+      const float v11833 = v11832 + v11830;
+      v851.x[7] = v11833;  // kernels/sdpa/flash_tile.hpp:193
+      const float v11836 = v853.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v11837 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11838 = v11836 * v11837;
+      v853.x[0] = v11838;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11841 = v853.x[1];
+      const float v11842 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11843 = v11841 * v11842;
+      v853.x[1] = v11843;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11846 = v853.x[2];
+      const float v11847 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11848 = v11846 * v11847;
+      v853.x[2] = v11848;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11851 = v853.x[3];
+      const float v11852 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11853 = v11851 * v11852;
+      v853.x[3] = v11853;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11856 = v853.x[4];
+      const float v11857 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11858 = v11856 * v11857;
+      v853.x[4] = v11858;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11861 = v853.x[5];
+      const float v11862 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11863 = v11861 * v11862;
+      v853.x[5] = v11863;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11866 = v853.x[6];
+      const float v11867 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11868 = v11866 * v11867;
+      v853.x[6] = v11868;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11871 = v853.x[7];
+      const float v11872 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11873 = v11871 * v11872;
+      v853.x[7] = v11873;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11876 = v853.x[8];
+      const float v11877 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11878 = v11876 * v11877;
+      v853.x[8] = v11878;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11881 = v853.x[9];
+      const float v11882 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11883 = v11881 * v11882;
+      v853.x[9] = v11883;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11886 = v853.x[10];
+      const float v11887 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11888 = v11886 * v11887;
+      v853.x[10] = v11888;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11891 = v853.x[11];
+      const float v11892 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11893 = v11891 * v11892;
+      v853.x[11] = v11893;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11896 = v853.x[12];
+      const float v11897 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11898 = v11896 * v11897;
+      v853.x[12] = v11898;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11901 = v853.x[13];
+      const float v11902 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11903 = v11901 * v11902;
+      v853.x[13] = v11903;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11906 = v853.x[14];
+      const float v11907 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11908 = v11906 * v11907;
+      v853.x[14] = v11908;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11911 = v853.x[15];
+      const float v11912 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11913 = v11911 * v11912;
+      v853.x[15] = v11913;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11916 = v853.x[16];
+      const float v11917 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11918 = v11916 * v11917;
+      v853.x[16] = v11918;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11921 = v853.x[17];
+      const float v11922 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11923 = v11921 * v11922;
+      v853.x[17] = v11923;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11926 = v853.x[18];
+      const float v11927 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11928 = v11926 * v11927;
+      v853.x[18] = v11928;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11931 = v853.x[19];
+      const float v11932 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11933 = v11931 * v11932;
+      v853.x[19] = v11933;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11936 = v853.x[20];
+      const float v11937 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11938 = v11936 * v11937;
+      v853.x[20] = v11938;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11941 = v853.x[21];
+      const float v11942 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11943 = v11941 * v11942;
+      v853.x[21] = v11943;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11946 = v853.x[22];
+      const float v11947 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11948 = v11946 * v11947;
+      v853.x[22] = v11948;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11951 = v853.x[23];
+      const float v11952 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11953 = v11951 * v11952;
+      v853.x[23] = v11953;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11956 = v853.x[24];
+      const float v11957 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11958 = v11956 * v11957;
+      v853.x[24] = v11958;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11961 = v853.x[25];
+      const float v11962 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11963 = v11961 * v11962;
+      v853.x[25] = v11963;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11966 = v853.x[26];
+      const float v11967 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11968 = v11966 * v11967;
+      v853.x[26] = v11968;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11971 = v853.x[27];
+      const float v11972 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11973 = v11971 * v11972;
+      v853.x[27] = v11973;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11976 = v853.x[28];
+      const float v11977 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11978 = v11976 * v11977;
+      v853.x[28] = v11978;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11981 = v853.x[29];
+      const float v11982 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11983 = v11981 * v11982;
+      v853.x[29] = v11983;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11986 = v853.x[30];
+      const float v11987 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11988 = v11986 * v11987;
+      v853.x[30] = v11988;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11991 = v853.x[31];
+      const float v11992 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11993 = v11991 * v11992;
+      v853.x[31] = v11993;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11996 = v855.x[0];
+      const float v11997 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11998 = v11996 * v11997;
+      v855.x[0] = v11998;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12001 = v855.x[1];
+      const float v12002 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12003 = v12001 * v12002;
+      v855.x[1] = v12003;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12006 = v855.x[2];
+      const float v12007 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12008 = v12006 * v12007;
+      v855.x[2] = v12008;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12011 = v855.x[3];
+      const float v12012 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12013 = v12011 * v12012;
+      v855.x[3] = v12013;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12016 = v855.x[4];
+      const float v12017 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12018 = v12016 * v12017;
+      v855.x[4] = v12018;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12021 = v855.x[5];
+      const float v12022 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12023 = v12021 * v12022;
+      v855.x[5] = v12023;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12026 = v855.x[6];
+      const float v12027 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12028 = v12026 * v12027;
+      v855.x[6] = v12028;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12031 = v855.x[7];
+      const float v12032 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12033 = v12031 * v12032;
+      v855.x[7] = v12033;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12036 = v855.x[8];
+      const float v12037 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12038 = v12036 * v12037;
+      v855.x[8] = v12038;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12041 = v855.x[9];
+      const float v12042 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12043 = v12041 * v12042;
+      v855.x[9] = v12043;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12046 = v855.x[10];
+      const float v12047 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12048 = v12046 * v12047;
+      v855.x[10] = v12048;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12051 = v855.x[11];
+      const float v12052 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12053 = v12051 * v12052;
+      v855.x[11] = v12053;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12056 = v855.x[12];
+      const float v12057 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12058 = v12056 * v12057;
+      v855.x[12] = v12058;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12061 = v855.x[13];
+      const float v12062 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12063 = v12061 * v12062;
+      v855.x[13] = v12063;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12066 = v855.x[14];
+      const float v12067 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12068 = v12066 * v12067;
+      v855.x[14] = v12068;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12071 = v855.x[15];
+      const float v12072 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12073 = v12071 * v12072;
+      v855.x[15] = v12073;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12076 = v855.x[16];
+      const float v12077 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12078 = v12076 * v12077;
+      v855.x[16] = v12078;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12081 = v855.x[17];
+      const float v12082 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12083 = v12081 * v12082;
+      v855.x[17] = v12083;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12086 = v855.x[18];
+      const float v12087 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12088 = v12086 * v12087;
+      v855.x[18] = v12088;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12091 = v855.x[19];
+      const float v12092 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12093 = v12091 * v12092;
+      v855.x[19] = v12093;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12096 = v855.x[20];
+      const float v12097 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12098 = v12096 * v12097;
+      v855.x[20] = v12098;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12101 = v855.x[21];
+      const float v12102 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12103 = v12101 * v12102;
+      v855.x[21] = v12103;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12106 = v855.x[22];
+      const float v12107 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12108 = v12106 * v12107;
+      v855.x[22] = v12108;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12111 = v855.x[23];
+      const float v12112 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12113 = v12111 * v12112;
+      v855.x[23] = v12113;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12116 = v855.x[24];
+      const float v12117 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12118 = v12116 * v12117;
+      v855.x[24] = v12118;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12121 = v855.x[25];
+      const float v12122 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12123 = v12121 * v12122;
+      v855.x[25] = v12123;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12126 = v855.x[26];
+      const float v12127 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12128 = v12126 * v12127;
+      v855.x[26] = v12128;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12131 = v855.x[27];
+      const float v12132 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12133 = v12131 * v12132;
+      v855.x[27] = v12133;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12136 = v855.x[28];
+      const float v12137 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12138 = v12136 * v12137;
+      v855.x[28] = v12138;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12141 = v855.x[29];
+      const float v12142 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12143 = v12141 * v12142;
+      v855.x[29] = v12143;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12146 = v855.x[30];
+      const float v12147 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12148 = v12146 * v12147;
+      v855.x[30] = v12148;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12151 = v855.x[31];
+      const float v12152 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12153 = v12151 * v12152;
+      v855.x[31] = v12153;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12156 = v857.x[0];
+      const float v12157 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12158 = v12156 * v12157;
+      v857.x[0] = v12158;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12161 = v857.x[1];
+      const float v12162 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12163 = v12161 * v12162;
+      v857.x[1] = v12163;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12166 = v857.x[2];
+      const float v12167 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12168 = v12166 * v12167;
+      v857.x[2] = v12168;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12171 = v857.x[3];
+      const float v12172 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12173 = v12171 * v12172;
+      v857.x[3] = v12173;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12176 = v857.x[4];
+      const float v12177 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12178 = v12176 * v12177;
+      v857.x[4] = v12178;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12181 = v857.x[5];
+      const float v12182 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12183 = v12181 * v12182;
+      v857.x[5] = v12183;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12186 = v857.x[6];
+      const float v12187 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12188 = v12186 * v12187;
+      v857.x[6] = v12188;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12191 = v857.x[7];
+      const float v12192 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12193 = v12191 * v12192;
+      v857.x[7] = v12193;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12196 = v857.x[8];
+      const float v12197 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12198 = v12196 * v12197;
+      v857.x[8] = v12198;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12201 = v857.x[9];
+      const float v12202 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12203 = v12201 * v12202;
+      v857.x[9] = v12203;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12206 = v857.x[10];
+      const float v12207 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12208 = v12206 * v12207;
+      v857.x[10] = v12208;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12211 = v857.x[11];
+      const float v12212 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12213 = v12211 * v12212;
+      v857.x[11] = v12213;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12216 = v857.x[12];
+      const float v12217 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12218 = v12216 * v12217;
+      v857.x[12] = v12218;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12221 = v857.x[13];
+      const float v12222 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12223 = v12221 * v12222;
+      v857.x[13] = v12223;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12226 = v857.x[14];
+      const float v12227 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12228 = v12226 * v12227;
+      v857.x[14] = v12228;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12231 = v857.x[15];
+      const float v12232 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12233 = v12231 * v12232;
+      v857.x[15] = v12233;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12236 = v857.x[16];
+      const float v12237 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12238 = v12236 * v12237;
+      v857.x[16] = v12238;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12241 = v857.x[17];
+      const float v12242 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12243 = v12241 * v12242;
+      v857.x[17] = v12243;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12246 = v857.x[18];
+      const float v12247 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12248 = v12246 * v12247;
+      v857.x[18] = v12248;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12251 = v857.x[19];
+      const float v12252 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12253 = v12251 * v12252;
+      v857.x[19] = v12253;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12256 = v857.x[20];
+      const float v12257 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12258 = v12256 * v12257;
+      v857.x[20] = v12258;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12261 = v857.x[21];
+      const float v12262 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12263 = v12261 * v12262;
+      v857.x[21] = v12263;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12266 = v857.x[22];
+      const float v12267 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12268 = v12266 * v12267;
+      v857.x[22] = v12268;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12271 = v857.x[23];
+      const float v12272 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12273 = v12271 * v12272;
+      v857.x[23] = v12273;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12276 = v857.x[24];
+      const float v12277 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12278 = v12276 * v12277;
+      v857.x[24] = v12278;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12281 = v857.x[25];
+      const float v12282 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12283 = v12281 * v12282;
+      v857.x[25] = v12283;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12286 = v857.x[26];
+      const float v12287 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12288 = v12286 * v12287;
+      v857.x[26] = v12288;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12291 = v857.x[27];
+      const float v12292 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12293 = v12291 * v12292;
+      v857.x[27] = v12293;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12296 = v857.x[28];
+      const float v12297 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12298 = v12296 * v12297;
+      v857.x[28] = v12298;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12301 = v857.x[29];
+      const float v12302 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12303 = v12301 * v12302;
+      v857.x[29] = v12303;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12306 = v857.x[30];
+      const float v12307 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12308 = v12306 * v12307;
+      v857.x[30] = v12308;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12311 = v857.x[31];
+      const float v12312 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12313 = v12311 * v12312;
+      v857.x[31] = v12313;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12316 = v859.x[0];
+      const float v12317 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12318 = v12316 * v12317;
+      v859.x[0] = v12318;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12321 = v859.x[1];
+      const float v12322 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12323 = v12321 * v12322;
+      v859.x[1] = v12323;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12326 = v859.x[2];
+      const float v12327 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12328 = v12326 * v12327;
+      v859.x[2] = v12328;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12331 = v859.x[3];
+      const float v12332 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12333 = v12331 * v12332;
+      v859.x[3] = v12333;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12336 = v859.x[4];
+      const float v12337 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12338 = v12336 * v12337;
+      v859.x[4] = v12338;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12341 = v859.x[5];
+      const float v12342 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12343 = v12341 * v12342;
+      v859.x[5] = v12343;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12346 = v859.x[6];
+      const float v12347 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12348 = v12346 * v12347;
+      v859.x[6] = v12348;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12351 = v859.x[7];
+      const float v12352 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12353 = v12351 * v12352;
+      v859.x[7] = v12353;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12356 = v859.x[8];
+      const float v12357 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12358 = v12356 * v12357;
+      v859.x[8] = v12358;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12361 = v859.x[9];
+      const float v12362 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12363 = v12361 * v12362;
+      v859.x[9] = v12363;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12366 = v859.x[10];
+      const float v12367 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12368 = v12366 * v12367;
+      v859.x[10] = v12368;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12371 = v859.x[11];
+      const float v12372 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12373 = v12371 * v12372;
+      v859.x[11] = v12373;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12376 = v859.x[12];
+      const float v12377 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12378 = v12376 * v12377;
+      v859.x[12] = v12378;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12381 = v859.x[13];
+      const float v12382 = v10999.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12383 = v12381 * v12382;
+      v859.x[13] = v12383;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12386 = v859.x[14];
+      const float v12387 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12388 = v12386 * v12387;
+      v859.x[14] = v12388;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12391 = v859.x[15];
+      const float v12392 = v10999.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12393 = v12391 * v12392;
+      v859.x[15] = v12393;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12396 = v859.x[16];
+      const float v12397 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12398 = v12396 * v12397;
+      v859.x[16] = v12398;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12401 = v859.x[17];
+      const float v12402 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12403 = v12401 * v12402;
+      v859.x[17] = v12403;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12406 = v859.x[18];
+      const float v12407 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12408 = v12406 * v12407;
+      v859.x[18] = v12408;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12411 = v859.x[19];
+      const float v12412 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12413 = v12411 * v12412;
+      v859.x[19] = v12413;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12416 = v859.x[20];
+      const float v12417 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12418 = v12416 * v12417;
+      v859.x[20] = v12418;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12421 = v859.x[21];
+      const float v12422 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12423 = v12421 * v12422;
+      v859.x[21] = v12423;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12426 = v859.x[22];
+      const float v12427 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12428 = v12426 * v12427;
+      v859.x[22] = v12428;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12431 = v859.x[23];
+      const float v12432 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12433 = v12431 * v12432;
+      v859.x[23] = v12433;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12436 = v859.x[24];
+      const float v12437 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12438 = v12436 * v12437;
+      v859.x[24] = v12438;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12441 = v859.x[25];
+      const float v12442 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12443 = v12441 * v12442;
+      v859.x[25] = v12443;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12446 = v859.x[26];
+      const float v12447 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12448 = v12446 * v12447;
+      v859.x[26] = v12448;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12451 = v859.x[27];
+      const float v12452 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12453 = v12451 * v12452;
+      v859.x[27] = v12453;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12456 = v859.x[28];
+      const float v12457 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12458 = v12456 * v12457;
+      v859.x[28] = v12458;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12461 = v859.x[29];
+      const float v12462 = v10999.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12463 = v12461 * v12462;
+      v859.x[29] = v12463;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12466 = v859.x[30];
+      const float v12467 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12468 = v12466 * v12467;
+      v859.x[30] = v12468;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12471 = v859.x[31];
+      const float v12472 = v10999.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12473 = v12471 * v12472;
+      v859.x[31] = v12473;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<float, 0, 32, 64> v12475;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v12475, 0.0f);
+      iron_frag_convert(v12475, v9085);
+      iron_frag<float, 1, 64, 32> v12477;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v12477, 0.0f);
+      iron_frag_load_shared<false>(v12477, shm2, v9091, 132u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v853, v12475, v12477);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v12484;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v12484, 0.0f);
+      iron_frag_load_shared<false>(v12484, shm2, v9116, 132u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v855, v12475, v12484);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v12491;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v12491, 0.0f);
+      iron_frag_load_shared<false>(v12491, shm2, v9140, 132u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v857, v12475, v12491);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v12498;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v12498, 0.0f);
+      iron_frag_load_shared<false>(v12498, shm2, v9164, 132u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v859, v12475, v12498);  // kernels/sdpa/flash_tile.hpp:206
     }
-    __syncthreads();
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
     const float v5058 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
     iron_frag<float, 2, 32, 8> v5060;  // kernels/sdpa/flash_tile.hpp:212
     iron_frag_fill(v5060, 0.0f);
@@ -4300,7 +4300,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
     const bool v5343 = v5335 > 0.0f;
     const float v5344 = v5343 ? v5341 : 0.0f;
     v5240.x[7] = v5344;  // kernels/sdpa/flash_tile.hpp:221
-    const unsigned int v5346 = v43 + v11056;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5346 = v43 + v11835;  // kernels/sdpa/flash_tile.hpp:227
     const float v5347 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5348 = v853.x[0];
     const float v5349 = v5348 * v5347;
@@ -4310,10 +4310,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5357 = v5356 * v1;
       const unsigned int v5358 = v5357 + v26;
       const unsigned int v5359 = v5358 << 7u;
-      const unsigned int v5360 = v5359 + v11055;
+      const unsigned int v5360 = v5359 + v11834;
       out[v5360] = v5349;
     }
-    const unsigned int v5362 = v43 + v11061;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5362 = v43 + v11840;  // kernels/sdpa/flash_tile.hpp:227
     const float v5363 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5364 = v853.x[1];
     const float v5365 = v5364 * v5363;
@@ -4323,10 +4323,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5373 = v5372 * v1;
       const unsigned int v5374 = v5373 + v26;
       const unsigned int v5375 = v5374 << 7u;
-      const unsigned int v5376 = v5375 + v11060;
+      const unsigned int v5376 = v5375 + v11839;
       out[v5376] = v5365;
     }
-    const unsigned int v5378 = v43 + v11066;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5378 = v43 + v11845;  // kernels/sdpa/flash_tile.hpp:227
     const float v5379 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5380 = v853.x[2];
     const float v5381 = v5380 * v5379;
@@ -4336,10 +4336,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5389 = v5388 * v1;
       const unsigned int v5390 = v5389 + v26;
       const unsigned int v5391 = v5390 << 7u;
-      const unsigned int v5392 = v5391 + v11065;
+      const unsigned int v5392 = v5391 + v11844;
       out[v5392] = v5381;
     }
-    const unsigned int v5394 = v43 + v11071;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5394 = v43 + v11850;  // kernels/sdpa/flash_tile.hpp:227
     const float v5395 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5396 = v853.x[3];
     const float v5397 = v5396 * v5395;
@@ -4349,10 +4349,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5405 = v5404 * v1;
       const unsigned int v5406 = v5405 + v26;
       const unsigned int v5407 = v5406 << 7u;
-      const unsigned int v5408 = v5407 + v11070;
+      const unsigned int v5408 = v5407 + v11849;
       out[v5408] = v5397;
     }
-    const unsigned int v5410 = v43 + v11076;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5410 = v43 + v11855;  // kernels/sdpa/flash_tile.hpp:227
     const float v5411 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5412 = v853.x[4];
     const float v5413 = v5412 * v5411;
@@ -4362,10 +4362,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5421 = v5420 * v1;
       const unsigned int v5422 = v5421 + v26;
       const unsigned int v5423 = v5422 << 7u;
-      const unsigned int v5424 = v5423 + v11075;
+      const unsigned int v5424 = v5423 + v11854;
       out[v5424] = v5413;
     }
-    const unsigned int v5426 = v43 + v11081;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5426 = v43 + v11860;  // kernels/sdpa/flash_tile.hpp:227
     const float v5427 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5428 = v853.x[5];
     const float v5429 = v5428 * v5427;
@@ -4375,10 +4375,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5437 = v5436 * v1;
       const unsigned int v5438 = v5437 + v26;
       const unsigned int v5439 = v5438 << 7u;
-      const unsigned int v5440 = v5439 + v11080;
+      const unsigned int v5440 = v5439 + v11859;
       out[v5440] = v5429;
     }
-    const unsigned int v5442 = v43 + v11086;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5442 = v43 + v11865;  // kernels/sdpa/flash_tile.hpp:227
     const float v5443 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5444 = v853.x[6];
     const float v5445 = v5444 * v5443;
@@ -4388,10 +4388,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5453 = v5452 * v1;
       const unsigned int v5454 = v5453 + v26;
       const unsigned int v5455 = v5454 << 7u;
-      const unsigned int v5456 = v5455 + v11085;
+      const unsigned int v5456 = v5455 + v11864;
       out[v5456] = v5445;
     }
-    const unsigned int v5458 = v43 + v11091;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5458 = v43 + v11870;  // kernels/sdpa/flash_tile.hpp:227
     const float v5459 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5460 = v853.x[7];
     const float v5461 = v5460 * v5459;
@@ -4401,10 +4401,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5469 = v5468 * v1;
       const unsigned int v5470 = v5469 + v26;
       const unsigned int v5471 = v5470 << 7u;
-      const unsigned int v5472 = v5471 + v11090;
+      const unsigned int v5472 = v5471 + v11869;
       out[v5472] = v5461;
     }
-    const unsigned int v5474 = v43 + v11096;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5474 = v43 + v11875;  // kernels/sdpa/flash_tile.hpp:227
     const float v5475 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5476 = v853.x[8];
     const float v5477 = v5476 * v5475;
@@ -4414,10 +4414,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5485 = v5484 * v1;
       const unsigned int v5486 = v5485 + v26;
       const unsigned int v5487 = v5486 << 7u;
-      const unsigned int v5488 = v5487 + v11095;
+      const unsigned int v5488 = v5487 + v11874;
       out[v5488] = v5477;
     }
-    const unsigned int v5490 = v43 + v11101;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5490 = v43 + v11880;  // kernels/sdpa/flash_tile.hpp:227
     const float v5491 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5492 = v853.x[9];
     const float v5493 = v5492 * v5491;
@@ -4427,10 +4427,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5501 = v5500 * v1;
       const unsigned int v5502 = v5501 + v26;
       const unsigned int v5503 = v5502 << 7u;
-      const unsigned int v5504 = v5503 + v11100;
+      const unsigned int v5504 = v5503 + v11879;
       out[v5504] = v5493;
     }
-    const unsigned int v5506 = v43 + v11106;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5506 = v43 + v11885;  // kernels/sdpa/flash_tile.hpp:227
     const float v5507 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5508 = v853.x[10];
     const float v5509 = v5508 * v5507;
@@ -4440,10 +4440,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5517 = v5516 * v1;
       const unsigned int v5518 = v5517 + v26;
       const unsigned int v5519 = v5518 << 7u;
-      const unsigned int v5520 = v5519 + v11105;
+      const unsigned int v5520 = v5519 + v11884;
       out[v5520] = v5509;
     }
-    const unsigned int v5522 = v43 + v11111;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5522 = v43 + v11890;  // kernels/sdpa/flash_tile.hpp:227
     const float v5523 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5524 = v853.x[11];
     const float v5525 = v5524 * v5523;
@@ -4453,10 +4453,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5533 = v5532 * v1;
       const unsigned int v5534 = v5533 + v26;
       const unsigned int v5535 = v5534 << 7u;
-      const unsigned int v5536 = v5535 + v11110;
+      const unsigned int v5536 = v5535 + v11889;
       out[v5536] = v5525;
     }
-    const unsigned int v5538 = v43 + v11116;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5538 = v43 + v11895;  // kernels/sdpa/flash_tile.hpp:227
     const float v5539 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5540 = v853.x[12];
     const float v5541 = v5540 * v5539;
@@ -4466,10 +4466,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5549 = v5548 * v1;
       const unsigned int v5550 = v5549 + v26;
       const unsigned int v5551 = v5550 << 7u;
-      const unsigned int v5552 = v5551 + v11115;
+      const unsigned int v5552 = v5551 + v11894;
       out[v5552] = v5541;
     }
-    const unsigned int v5554 = v43 + v11121;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5554 = v43 + v11900;  // kernels/sdpa/flash_tile.hpp:227
     const float v5555 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5556 = v853.x[13];
     const float v5557 = v5556 * v5555;
@@ -4479,10 +4479,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5565 = v5564 * v1;
       const unsigned int v5566 = v5565 + v26;
       const unsigned int v5567 = v5566 << 7u;
-      const unsigned int v5568 = v5567 + v11120;
+      const unsigned int v5568 = v5567 + v11899;
       out[v5568] = v5557;
     }
-    const unsigned int v5570 = v43 + v11126;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5570 = v43 + v11905;  // kernels/sdpa/flash_tile.hpp:227
     const float v5571 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5572 = v853.x[14];
     const float v5573 = v5572 * v5571;
@@ -4492,10 +4492,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5581 = v5580 * v1;
       const unsigned int v5582 = v5581 + v26;
       const unsigned int v5583 = v5582 << 7u;
-      const unsigned int v5584 = v5583 + v11125;
+      const unsigned int v5584 = v5583 + v11904;
       out[v5584] = v5573;
     }
-    const unsigned int v5586 = v43 + v11131;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5586 = v43 + v11910;  // kernels/sdpa/flash_tile.hpp:227
     const float v5587 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5588 = v853.x[15];
     const float v5589 = v5588 * v5587;
@@ -4505,10 +4505,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5597 = v5596 * v1;
       const unsigned int v5598 = v5597 + v26;
       const unsigned int v5599 = v5598 << 7u;
-      const unsigned int v5600 = v5599 + v11130;
+      const unsigned int v5600 = v5599 + v11909;
       out[v5600] = v5589;
     }
-    const unsigned int v5602 = v43 + v11136;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5602 = v43 + v11915;  // kernels/sdpa/flash_tile.hpp:227
     const float v5603 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5604 = v853.x[16];
     const float v5605 = v5604 * v5603;
@@ -4518,10 +4518,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5613 = v5612 * v1;
       const unsigned int v5614 = v5613 + v26;
       const unsigned int v5615 = v5614 << 7u;
-      const unsigned int v5616 = v5615 + v11135;
+      const unsigned int v5616 = v5615 + v11914;
       out[v5616] = v5605;
     }
-    const unsigned int v5618 = v43 + v11141;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5618 = v43 + v11920;  // kernels/sdpa/flash_tile.hpp:227
     const float v5619 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5620 = v853.x[17];
     const float v5621 = v5620 * v5619;
@@ -4531,10 +4531,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5629 = v5628 * v1;
       const unsigned int v5630 = v5629 + v26;
       const unsigned int v5631 = v5630 << 7u;
-      const unsigned int v5632 = v5631 + v11140;
+      const unsigned int v5632 = v5631 + v11919;
       out[v5632] = v5621;
     }
-    const unsigned int v5634 = v43 + v11146;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5634 = v43 + v11925;  // kernels/sdpa/flash_tile.hpp:227
     const float v5635 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5636 = v853.x[18];
     const float v5637 = v5636 * v5635;
@@ -4544,10 +4544,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5645 = v5644 * v1;
       const unsigned int v5646 = v5645 + v26;
       const unsigned int v5647 = v5646 << 7u;
-      const unsigned int v5648 = v5647 + v11145;
+      const unsigned int v5648 = v5647 + v11924;
       out[v5648] = v5637;
     }
-    const unsigned int v5650 = v43 + v11151;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5650 = v43 + v11930;  // kernels/sdpa/flash_tile.hpp:227
     const float v5651 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5652 = v853.x[19];
     const float v5653 = v5652 * v5651;
@@ -4557,10 +4557,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5661 = v5660 * v1;
       const unsigned int v5662 = v5661 + v26;
       const unsigned int v5663 = v5662 << 7u;
-      const unsigned int v5664 = v5663 + v11150;
+      const unsigned int v5664 = v5663 + v11929;
       out[v5664] = v5653;
     }
-    const unsigned int v5666 = v43 + v11156;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5666 = v43 + v11935;  // kernels/sdpa/flash_tile.hpp:227
     const float v5667 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5668 = v853.x[20];
     const float v5669 = v5668 * v5667;
@@ -4570,10 +4570,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5677 = v5676 * v1;
       const unsigned int v5678 = v5677 + v26;
       const unsigned int v5679 = v5678 << 7u;
-      const unsigned int v5680 = v5679 + v11155;
+      const unsigned int v5680 = v5679 + v11934;
       out[v5680] = v5669;
     }
-    const unsigned int v5682 = v43 + v11161;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5682 = v43 + v11940;  // kernels/sdpa/flash_tile.hpp:227
     const float v5683 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5684 = v853.x[21];
     const float v5685 = v5684 * v5683;
@@ -4583,10 +4583,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5693 = v5692 * v1;
       const unsigned int v5694 = v5693 + v26;
       const unsigned int v5695 = v5694 << 7u;
-      const unsigned int v5696 = v5695 + v11160;
+      const unsigned int v5696 = v5695 + v11939;
       out[v5696] = v5685;
     }
-    const unsigned int v5698 = v43 + v11166;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5698 = v43 + v11945;  // kernels/sdpa/flash_tile.hpp:227
     const float v5699 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5700 = v853.x[22];
     const float v5701 = v5700 * v5699;
@@ -4596,10 +4596,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5709 = v5708 * v1;
       const unsigned int v5710 = v5709 + v26;
       const unsigned int v5711 = v5710 << 7u;
-      const unsigned int v5712 = v5711 + v11165;
+      const unsigned int v5712 = v5711 + v11944;
       out[v5712] = v5701;
     }
-    const unsigned int v5714 = v43 + v11171;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5714 = v43 + v11950;  // kernels/sdpa/flash_tile.hpp:227
     const float v5715 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5716 = v853.x[23];
     const float v5717 = v5716 * v5715;
@@ -4609,10 +4609,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5725 = v5724 * v1;
       const unsigned int v5726 = v5725 + v26;
       const unsigned int v5727 = v5726 << 7u;
-      const unsigned int v5728 = v5727 + v11170;
+      const unsigned int v5728 = v5727 + v11949;
       out[v5728] = v5717;
     }
-    const unsigned int v5730 = v43 + v11176;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5730 = v43 + v11955;  // kernels/sdpa/flash_tile.hpp:227
     const float v5731 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5732 = v853.x[24];
     const float v5733 = v5732 * v5731;
@@ -4622,10 +4622,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5741 = v5740 * v1;
       const unsigned int v5742 = v5741 + v26;
       const unsigned int v5743 = v5742 << 7u;
-      const unsigned int v5744 = v5743 + v11175;
+      const unsigned int v5744 = v5743 + v11954;
       out[v5744] = v5733;
     }
-    const unsigned int v5746 = v43 + v11181;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5746 = v43 + v11960;  // kernels/sdpa/flash_tile.hpp:227
     const float v5747 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5748 = v853.x[25];
     const float v5749 = v5748 * v5747;
@@ -4635,10 +4635,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5757 = v5756 * v1;
       const unsigned int v5758 = v5757 + v26;
       const unsigned int v5759 = v5758 << 7u;
-      const unsigned int v5760 = v5759 + v11180;
+      const unsigned int v5760 = v5759 + v11959;
       out[v5760] = v5749;
     }
-    const unsigned int v5762 = v43 + v11186;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5762 = v43 + v11965;  // kernels/sdpa/flash_tile.hpp:227
     const float v5763 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5764 = v853.x[26];
     const float v5765 = v5764 * v5763;
@@ -4648,10 +4648,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5773 = v5772 * v1;
       const unsigned int v5774 = v5773 + v26;
       const unsigned int v5775 = v5774 << 7u;
-      const unsigned int v5776 = v5775 + v11185;
+      const unsigned int v5776 = v5775 + v11964;
       out[v5776] = v5765;
     }
-    const unsigned int v5778 = v43 + v11191;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5778 = v43 + v11970;  // kernels/sdpa/flash_tile.hpp:227
     const float v5779 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5780 = v853.x[27];
     const float v5781 = v5780 * v5779;
@@ -4661,10 +4661,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5789 = v5788 * v1;
       const unsigned int v5790 = v5789 + v26;
       const unsigned int v5791 = v5790 << 7u;
-      const unsigned int v5792 = v5791 + v11190;
+      const unsigned int v5792 = v5791 + v11969;
       out[v5792] = v5781;
     }
-    const unsigned int v5794 = v43 + v11196;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5794 = v43 + v11975;  // kernels/sdpa/flash_tile.hpp:227
     const float v5795 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5796 = v853.x[28];
     const float v5797 = v5796 * v5795;
@@ -4674,10 +4674,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5805 = v5804 * v1;
       const unsigned int v5806 = v5805 + v26;
       const unsigned int v5807 = v5806 << 7u;
-      const unsigned int v5808 = v5807 + v11195;
+      const unsigned int v5808 = v5807 + v11974;
       out[v5808] = v5797;
     }
-    const unsigned int v5810 = v43 + v11201;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5810 = v43 + v11980;  // kernels/sdpa/flash_tile.hpp:227
     const float v5811 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5812 = v853.x[29];
     const float v5813 = v5812 * v5811;
@@ -4687,10 +4687,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5821 = v5820 * v1;
       const unsigned int v5822 = v5821 + v26;
       const unsigned int v5823 = v5822 << 7u;
-      const unsigned int v5824 = v5823 + v11200;
+      const unsigned int v5824 = v5823 + v11979;
       out[v5824] = v5813;
     }
-    const unsigned int v5826 = v43 + v11206;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5826 = v43 + v11985;  // kernels/sdpa/flash_tile.hpp:227
     const float v5827 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5828 = v853.x[30];
     const float v5829 = v5828 * v5827;
@@ -4700,10 +4700,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5837 = v5836 * v1;
       const unsigned int v5838 = v5837 + v26;
       const unsigned int v5839 = v5838 << 7u;
-      const unsigned int v5840 = v5839 + v11205;
+      const unsigned int v5840 = v5839 + v11984;
       out[v5840] = v5829;
     }
-    const unsigned int v5842 = v43 + v11211;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5842 = v43 + v11990;  // kernels/sdpa/flash_tile.hpp:227
     const float v5843 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5844 = v853.x[31];
     const float v5845 = v5844 * v5843;
@@ -4713,16 +4713,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5853 = v5852 * v1;
       const unsigned int v5854 = v5853 + v26;
       const unsigned int v5855 = v5854 << 7u;
-      const unsigned int v5856 = v5855 + v11210;
+      const unsigned int v5856 = v5855 + v11989;
       out[v5856] = v5845;
     }
-    const unsigned int v5858 = v43 + v11216;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5858 = v43 + v11995;  // kernels/sdpa/flash_tile.hpp:227
     const float v5859 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5860 = v855.x[0];
     const float v5861 = v5860 * v5859;
     const bool v5862 = v5858 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5862) {
-      const unsigned int v5865 = 32u + v11215;
+      const unsigned int v5865 = 32u + v11994;
       const unsigned int v5868 = v11 + v5858;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5869 = v5868 * v1;
       const unsigned int v5870 = v5869 + v26;
@@ -4730,13 +4730,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5872 = v5871 + v5865;
       out[v5872] = v5861;
     }
-    const unsigned int v5874 = v43 + v11221;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5874 = v43 + v12000;  // kernels/sdpa/flash_tile.hpp:227
     const float v5875 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5876 = v855.x[1];
     const float v5877 = v5876 * v5875;
     const bool v5878 = v5874 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5878) {
-      const unsigned int v5881 = 32u + v11220;
+      const unsigned int v5881 = 32u + v11999;
       const unsigned int v5884 = v11 + v5874;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5885 = v5884 * v1;
       const unsigned int v5886 = v5885 + v26;
@@ -4744,13 +4744,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5888 = v5887 + v5881;
       out[v5888] = v5877;
     }
-    const unsigned int v5890 = v43 + v11226;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5890 = v43 + v12005;  // kernels/sdpa/flash_tile.hpp:227
     const float v5891 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5892 = v855.x[2];
     const float v5893 = v5892 * v5891;
     const bool v5894 = v5890 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5894) {
-      const unsigned int v5897 = 32u + v11225;
+      const unsigned int v5897 = 32u + v12004;
       const unsigned int v5900 = v11 + v5890;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5901 = v5900 * v1;
       const unsigned int v5902 = v5901 + v26;
@@ -4758,13 +4758,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5904 = v5903 + v5897;
       out[v5904] = v5893;
     }
-    const unsigned int v5906 = v43 + v11231;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5906 = v43 + v12010;  // kernels/sdpa/flash_tile.hpp:227
     const float v5907 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5908 = v855.x[3];
     const float v5909 = v5908 * v5907;
     const bool v5910 = v5906 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5910) {
-      const unsigned int v5913 = 32u + v11230;
+      const unsigned int v5913 = 32u + v12009;
       const unsigned int v5916 = v11 + v5906;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5917 = v5916 * v1;
       const unsigned int v5918 = v5917 + v26;
@@ -4772,13 +4772,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5920 = v5919 + v5913;
       out[v5920] = v5909;
     }
-    const unsigned int v5922 = v43 + v11236;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5922 = v43 + v12015;  // kernels/sdpa/flash_tile.hpp:227
     const float v5923 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5924 = v855.x[4];
     const float v5925 = v5924 * v5923;
     const bool v5926 = v5922 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5926) {
-      const unsigned int v5929 = 32u + v11235;
+      const unsigned int v5929 = 32u + v12014;
       const unsigned int v5932 = v11 + v5922;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5933 = v5932 * v1;
       const unsigned int v5934 = v5933 + v26;
@@ -4786,13 +4786,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5936 = v5935 + v5929;
       out[v5936] = v5925;
     }
-    const unsigned int v5938 = v43 + v11241;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5938 = v43 + v12020;  // kernels/sdpa/flash_tile.hpp:227
     const float v5939 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5940 = v855.x[5];
     const float v5941 = v5940 * v5939;
     const bool v5942 = v5938 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5942) {
-      const unsigned int v5945 = 32u + v11240;
+      const unsigned int v5945 = 32u + v12019;
       const unsigned int v5948 = v11 + v5938;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5949 = v5948 * v1;
       const unsigned int v5950 = v5949 + v26;
@@ -4800,13 +4800,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5952 = v5951 + v5945;
       out[v5952] = v5941;
     }
-    const unsigned int v5954 = v43 + v11246;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5954 = v43 + v12025;  // kernels/sdpa/flash_tile.hpp:227
     const float v5955 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5956 = v855.x[6];
     const float v5957 = v5956 * v5955;
     const bool v5958 = v5954 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5958) {
-      const unsigned int v5961 = 32u + v11245;
+      const unsigned int v5961 = 32u + v12024;
       const unsigned int v5964 = v11 + v5954;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5965 = v5964 * v1;
       const unsigned int v5966 = v5965 + v26;
@@ -4814,13 +4814,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5968 = v5967 + v5961;
       out[v5968] = v5957;
     }
-    const unsigned int v5970 = v43 + v11251;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5970 = v43 + v12030;  // kernels/sdpa/flash_tile.hpp:227
     const float v5971 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5972 = v855.x[7];
     const float v5973 = v5972 * v5971;
     const bool v5974 = v5970 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5974) {
-      const unsigned int v5977 = 32u + v11250;
+      const unsigned int v5977 = 32u + v12029;
       const unsigned int v5980 = v11 + v5970;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5981 = v5980 * v1;
       const unsigned int v5982 = v5981 + v26;
@@ -4828,13 +4828,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v5984 = v5983 + v5977;
       out[v5984] = v5973;
     }
-    const unsigned int v5986 = v43 + v11256;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5986 = v43 + v12035;  // kernels/sdpa/flash_tile.hpp:227
     const float v5987 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5988 = v855.x[8];
     const float v5989 = v5988 * v5987;
     const bool v5990 = v5986 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5990) {
-      const unsigned int v5993 = 32u + v11255;
+      const unsigned int v5993 = 32u + v12034;
       const unsigned int v5996 = v11 + v5986;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5997 = v5996 * v1;
       const unsigned int v5998 = v5997 + v26;
@@ -4842,13 +4842,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6000 = v5999 + v5993;
       out[v6000] = v5989;
     }
-    const unsigned int v6002 = v43 + v11261;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6002 = v43 + v12040;  // kernels/sdpa/flash_tile.hpp:227
     const float v6003 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6004 = v855.x[9];
     const float v6005 = v6004 * v6003;
     const bool v6006 = v6002 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6006) {
-      const unsigned int v6009 = 32u + v11260;
+      const unsigned int v6009 = 32u + v12039;
       const unsigned int v6012 = v11 + v6002;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6013 = v6012 * v1;
       const unsigned int v6014 = v6013 + v26;
@@ -4856,13 +4856,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6016 = v6015 + v6009;
       out[v6016] = v6005;
     }
-    const unsigned int v6018 = v43 + v11266;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6018 = v43 + v12045;  // kernels/sdpa/flash_tile.hpp:227
     const float v6019 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6020 = v855.x[10];
     const float v6021 = v6020 * v6019;
     const bool v6022 = v6018 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6022) {
-      const unsigned int v6025 = 32u + v11265;
+      const unsigned int v6025 = 32u + v12044;
       const unsigned int v6028 = v11 + v6018;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6029 = v6028 * v1;
       const unsigned int v6030 = v6029 + v26;
@@ -4870,13 +4870,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6032 = v6031 + v6025;
       out[v6032] = v6021;
     }
-    const unsigned int v6034 = v43 + v11271;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6034 = v43 + v12050;  // kernels/sdpa/flash_tile.hpp:227
     const float v6035 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6036 = v855.x[11];
     const float v6037 = v6036 * v6035;
     const bool v6038 = v6034 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6038) {
-      const unsigned int v6041 = 32u + v11270;
+      const unsigned int v6041 = 32u + v12049;
       const unsigned int v6044 = v11 + v6034;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6045 = v6044 * v1;
       const unsigned int v6046 = v6045 + v26;
@@ -4884,13 +4884,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6048 = v6047 + v6041;
       out[v6048] = v6037;
     }
-    const unsigned int v6050 = v43 + v11276;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6050 = v43 + v12055;  // kernels/sdpa/flash_tile.hpp:227
     const float v6051 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6052 = v855.x[12];
     const float v6053 = v6052 * v6051;
     const bool v6054 = v6050 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6054) {
-      const unsigned int v6057 = 32u + v11275;
+      const unsigned int v6057 = 32u + v12054;
       const unsigned int v6060 = v11 + v6050;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6061 = v6060 * v1;
       const unsigned int v6062 = v6061 + v26;
@@ -4898,13 +4898,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6064 = v6063 + v6057;
       out[v6064] = v6053;
     }
-    const unsigned int v6066 = v43 + v11281;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6066 = v43 + v12060;  // kernels/sdpa/flash_tile.hpp:227
     const float v6067 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6068 = v855.x[13];
     const float v6069 = v6068 * v6067;
     const bool v6070 = v6066 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6070) {
-      const unsigned int v6073 = 32u + v11280;
+      const unsigned int v6073 = 32u + v12059;
       const unsigned int v6076 = v11 + v6066;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6077 = v6076 * v1;
       const unsigned int v6078 = v6077 + v26;
@@ -4912,13 +4912,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6080 = v6079 + v6073;
       out[v6080] = v6069;
     }
-    const unsigned int v6082 = v43 + v11286;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6082 = v43 + v12065;  // kernels/sdpa/flash_tile.hpp:227
     const float v6083 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6084 = v855.x[14];
     const float v6085 = v6084 * v6083;
     const bool v6086 = v6082 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6086) {
-      const unsigned int v6089 = 32u + v11285;
+      const unsigned int v6089 = 32u + v12064;
       const unsigned int v6092 = v11 + v6082;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6093 = v6092 * v1;
       const unsigned int v6094 = v6093 + v26;
@@ -4926,13 +4926,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6096 = v6095 + v6089;
       out[v6096] = v6085;
     }
-    const unsigned int v6098 = v43 + v11291;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6098 = v43 + v12070;  // kernels/sdpa/flash_tile.hpp:227
     const float v6099 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6100 = v855.x[15];
     const float v6101 = v6100 * v6099;
     const bool v6102 = v6098 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6102) {
-      const unsigned int v6105 = 32u + v11290;
+      const unsigned int v6105 = 32u + v12069;
       const unsigned int v6108 = v11 + v6098;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6109 = v6108 * v1;
       const unsigned int v6110 = v6109 + v26;
@@ -4940,13 +4940,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6112 = v6111 + v6105;
       out[v6112] = v6101;
     }
-    const unsigned int v6114 = v43 + v11296;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6114 = v43 + v12075;  // kernels/sdpa/flash_tile.hpp:227
     const float v6115 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6116 = v855.x[16];
     const float v6117 = v6116 * v6115;
     const bool v6118 = v6114 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6118) {
-      const unsigned int v6121 = 32u + v11295;
+      const unsigned int v6121 = 32u + v12074;
       const unsigned int v6124 = v11 + v6114;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6125 = v6124 * v1;
       const unsigned int v6126 = v6125 + v26;
@@ -4954,13 +4954,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6128 = v6127 + v6121;
       out[v6128] = v6117;
     }
-    const unsigned int v6130 = v43 + v11301;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6130 = v43 + v12080;  // kernels/sdpa/flash_tile.hpp:227
     const float v6131 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6132 = v855.x[17];
     const float v6133 = v6132 * v6131;
     const bool v6134 = v6130 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6134) {
-      const unsigned int v6137 = 32u + v11300;
+      const unsigned int v6137 = 32u + v12079;
       const unsigned int v6140 = v11 + v6130;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6141 = v6140 * v1;
       const unsigned int v6142 = v6141 + v26;
@@ -4968,13 +4968,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6144 = v6143 + v6137;
       out[v6144] = v6133;
     }
-    const unsigned int v6146 = v43 + v11306;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6146 = v43 + v12085;  // kernels/sdpa/flash_tile.hpp:227
     const float v6147 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6148 = v855.x[18];
     const float v6149 = v6148 * v6147;
     const bool v6150 = v6146 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6150) {
-      const unsigned int v6153 = 32u + v11305;
+      const unsigned int v6153 = 32u + v12084;
       const unsigned int v6156 = v11 + v6146;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6157 = v6156 * v1;
       const unsigned int v6158 = v6157 + v26;
@@ -4982,13 +4982,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6160 = v6159 + v6153;
       out[v6160] = v6149;
     }
-    const unsigned int v6162 = v43 + v11311;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6162 = v43 + v12090;  // kernels/sdpa/flash_tile.hpp:227
     const float v6163 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6164 = v855.x[19];
     const float v6165 = v6164 * v6163;
     const bool v6166 = v6162 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6166) {
-      const unsigned int v6169 = 32u + v11310;
+      const unsigned int v6169 = 32u + v12089;
       const unsigned int v6172 = v11 + v6162;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6173 = v6172 * v1;
       const unsigned int v6174 = v6173 + v26;
@@ -4996,13 +4996,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6176 = v6175 + v6169;
       out[v6176] = v6165;
     }
-    const unsigned int v6178 = v43 + v11316;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6178 = v43 + v12095;  // kernels/sdpa/flash_tile.hpp:227
     const float v6179 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6180 = v855.x[20];
     const float v6181 = v6180 * v6179;
     const bool v6182 = v6178 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6182) {
-      const unsigned int v6185 = 32u + v11315;
+      const unsigned int v6185 = 32u + v12094;
       const unsigned int v6188 = v11 + v6178;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6189 = v6188 * v1;
       const unsigned int v6190 = v6189 + v26;
@@ -5010,13 +5010,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6192 = v6191 + v6185;
       out[v6192] = v6181;
     }
-    const unsigned int v6194 = v43 + v11321;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6194 = v43 + v12100;  // kernels/sdpa/flash_tile.hpp:227
     const float v6195 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6196 = v855.x[21];
     const float v6197 = v6196 * v6195;
     const bool v6198 = v6194 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6198) {
-      const unsigned int v6201 = 32u + v11320;
+      const unsigned int v6201 = 32u + v12099;
       const unsigned int v6204 = v11 + v6194;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6205 = v6204 * v1;
       const unsigned int v6206 = v6205 + v26;
@@ -5024,13 +5024,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6208 = v6207 + v6201;
       out[v6208] = v6197;
     }
-    const unsigned int v6210 = v43 + v11326;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6210 = v43 + v12105;  // kernels/sdpa/flash_tile.hpp:227
     const float v6211 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6212 = v855.x[22];
     const float v6213 = v6212 * v6211;
     const bool v6214 = v6210 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6214) {
-      const unsigned int v6217 = 32u + v11325;
+      const unsigned int v6217 = 32u + v12104;
       const unsigned int v6220 = v11 + v6210;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6221 = v6220 * v1;
       const unsigned int v6222 = v6221 + v26;
@@ -5038,13 +5038,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6224 = v6223 + v6217;
       out[v6224] = v6213;
     }
-    const unsigned int v6226 = v43 + v11331;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6226 = v43 + v12110;  // kernels/sdpa/flash_tile.hpp:227
     const float v6227 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6228 = v855.x[23];
     const float v6229 = v6228 * v6227;
     const bool v6230 = v6226 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6230) {
-      const unsigned int v6233 = 32u + v11330;
+      const unsigned int v6233 = 32u + v12109;
       const unsigned int v6236 = v11 + v6226;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6237 = v6236 * v1;
       const unsigned int v6238 = v6237 + v26;
@@ -5052,13 +5052,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6240 = v6239 + v6233;
       out[v6240] = v6229;
     }
-    const unsigned int v6242 = v43 + v11336;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6242 = v43 + v12115;  // kernels/sdpa/flash_tile.hpp:227
     const float v6243 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6244 = v855.x[24];
     const float v6245 = v6244 * v6243;
     const bool v6246 = v6242 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6246) {
-      const unsigned int v6249 = 32u + v11335;
+      const unsigned int v6249 = 32u + v12114;
       const unsigned int v6252 = v11 + v6242;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6253 = v6252 * v1;
       const unsigned int v6254 = v6253 + v26;
@@ -5066,13 +5066,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6256 = v6255 + v6249;
       out[v6256] = v6245;
     }
-    const unsigned int v6258 = v43 + v11341;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6258 = v43 + v12120;  // kernels/sdpa/flash_tile.hpp:227
     const float v6259 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6260 = v855.x[25];
     const float v6261 = v6260 * v6259;
     const bool v6262 = v6258 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6262) {
-      const unsigned int v6265 = 32u + v11340;
+      const unsigned int v6265 = 32u + v12119;
       const unsigned int v6268 = v11 + v6258;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6269 = v6268 * v1;
       const unsigned int v6270 = v6269 + v26;
@@ -5080,13 +5080,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6272 = v6271 + v6265;
       out[v6272] = v6261;
     }
-    const unsigned int v6274 = v43 + v11346;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6274 = v43 + v12125;  // kernels/sdpa/flash_tile.hpp:227
     const float v6275 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6276 = v855.x[26];
     const float v6277 = v6276 * v6275;
     const bool v6278 = v6274 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6278) {
-      const unsigned int v6281 = 32u + v11345;
+      const unsigned int v6281 = 32u + v12124;
       const unsigned int v6284 = v11 + v6274;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6285 = v6284 * v1;
       const unsigned int v6286 = v6285 + v26;
@@ -5094,13 +5094,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6288 = v6287 + v6281;
       out[v6288] = v6277;
     }
-    const unsigned int v6290 = v43 + v11351;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6290 = v43 + v12130;  // kernels/sdpa/flash_tile.hpp:227
     const float v6291 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6292 = v855.x[27];
     const float v6293 = v6292 * v6291;
     const bool v6294 = v6290 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6294) {
-      const unsigned int v6297 = 32u + v11350;
+      const unsigned int v6297 = 32u + v12129;
       const unsigned int v6300 = v11 + v6290;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6301 = v6300 * v1;
       const unsigned int v6302 = v6301 + v26;
@@ -5108,13 +5108,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6304 = v6303 + v6297;
       out[v6304] = v6293;
     }
-    const unsigned int v6306 = v43 + v11356;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6306 = v43 + v12135;  // kernels/sdpa/flash_tile.hpp:227
     const float v6307 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6308 = v855.x[28];
     const float v6309 = v6308 * v6307;
     const bool v6310 = v6306 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6310) {
-      const unsigned int v6313 = 32u + v11355;
+      const unsigned int v6313 = 32u + v12134;
       const unsigned int v6316 = v11 + v6306;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6317 = v6316 * v1;
       const unsigned int v6318 = v6317 + v26;
@@ -5122,13 +5122,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6320 = v6319 + v6313;
       out[v6320] = v6309;
     }
-    const unsigned int v6322 = v43 + v11361;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6322 = v43 + v12140;  // kernels/sdpa/flash_tile.hpp:227
     const float v6323 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6324 = v855.x[29];
     const float v6325 = v6324 * v6323;
     const bool v6326 = v6322 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6326) {
-      const unsigned int v6329 = 32u + v11360;
+      const unsigned int v6329 = 32u + v12139;
       const unsigned int v6332 = v11 + v6322;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6333 = v6332 * v1;
       const unsigned int v6334 = v6333 + v26;
@@ -5136,13 +5136,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6336 = v6335 + v6329;
       out[v6336] = v6325;
     }
-    const unsigned int v6338 = v43 + v11366;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6338 = v43 + v12145;  // kernels/sdpa/flash_tile.hpp:227
     const float v6339 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6340 = v855.x[30];
     const float v6341 = v6340 * v6339;
     const bool v6342 = v6338 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6342) {
-      const unsigned int v6345 = 32u + v11365;
+      const unsigned int v6345 = 32u + v12144;
       const unsigned int v6348 = v11 + v6338;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6349 = v6348 * v1;
       const unsigned int v6350 = v6349 + v26;
@@ -5150,13 +5150,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6352 = v6351 + v6345;
       out[v6352] = v6341;
     }
-    const unsigned int v6354 = v43 + v11371;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6354 = v43 + v12150;  // kernels/sdpa/flash_tile.hpp:227
     const float v6355 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6356 = v855.x[31];
     const float v6357 = v6356 * v6355;
     const bool v6358 = v6354 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6358) {
-      const unsigned int v6361 = 32u + v11370;
+      const unsigned int v6361 = 32u + v12149;
       const unsigned int v6364 = v11 + v6354;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6365 = v6364 * v1;
       const unsigned int v6366 = v6365 + v26;
@@ -5164,13 +5164,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6368 = v6367 + v6361;
       out[v6368] = v6357;
     }
-    const unsigned int v6370 = v43 + v11376;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6370 = v43 + v12155;  // kernels/sdpa/flash_tile.hpp:227
     const float v6371 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6372 = v857.x[0];
     const float v6373 = v6372 * v6371;
     const bool v6374 = v6370 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6374) {
-      const unsigned int v6377 = 64u + v11375;
+      const unsigned int v6377 = 64u + v12154;
       const unsigned int v6380 = v11 + v6370;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6381 = v6380 * v1;
       const unsigned int v6382 = v6381 + v26;
@@ -5178,13 +5178,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6384 = v6383 + v6377;
       out[v6384] = v6373;
     }
-    const unsigned int v6386 = v43 + v11381;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6386 = v43 + v12160;  // kernels/sdpa/flash_tile.hpp:227
     const float v6387 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6388 = v857.x[1];
     const float v6389 = v6388 * v6387;
     const bool v6390 = v6386 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6390) {
-      const unsigned int v6393 = 64u + v11380;
+      const unsigned int v6393 = 64u + v12159;
       const unsigned int v6396 = v11 + v6386;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6397 = v6396 * v1;
       const unsigned int v6398 = v6397 + v26;
@@ -5192,13 +5192,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6400 = v6399 + v6393;
       out[v6400] = v6389;
     }
-    const unsigned int v6402 = v43 + v11386;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6402 = v43 + v12165;  // kernels/sdpa/flash_tile.hpp:227
     const float v6403 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6404 = v857.x[2];
     const float v6405 = v6404 * v6403;
     const bool v6406 = v6402 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6406) {
-      const unsigned int v6409 = 64u + v11385;
+      const unsigned int v6409 = 64u + v12164;
       const unsigned int v6412 = v11 + v6402;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6413 = v6412 * v1;
       const unsigned int v6414 = v6413 + v26;
@@ -5206,13 +5206,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6416 = v6415 + v6409;
       out[v6416] = v6405;
     }
-    const unsigned int v6418 = v43 + v11391;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6418 = v43 + v12170;  // kernels/sdpa/flash_tile.hpp:227
     const float v6419 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6420 = v857.x[3];
     const float v6421 = v6420 * v6419;
     const bool v6422 = v6418 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6422) {
-      const unsigned int v6425 = 64u + v11390;
+      const unsigned int v6425 = 64u + v12169;
       const unsigned int v6428 = v11 + v6418;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6429 = v6428 * v1;
       const unsigned int v6430 = v6429 + v26;
@@ -5220,13 +5220,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6432 = v6431 + v6425;
       out[v6432] = v6421;
     }
-    const unsigned int v6434 = v43 + v11396;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6434 = v43 + v12175;  // kernels/sdpa/flash_tile.hpp:227
     const float v6435 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6436 = v857.x[4];
     const float v6437 = v6436 * v6435;
     const bool v6438 = v6434 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6438) {
-      const unsigned int v6441 = 64u + v11395;
+      const unsigned int v6441 = 64u + v12174;
       const unsigned int v6444 = v11 + v6434;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6445 = v6444 * v1;
       const unsigned int v6446 = v6445 + v26;
@@ -5234,13 +5234,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6448 = v6447 + v6441;
       out[v6448] = v6437;
     }
-    const unsigned int v6450 = v43 + v11401;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6450 = v43 + v12180;  // kernels/sdpa/flash_tile.hpp:227
     const float v6451 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6452 = v857.x[5];
     const float v6453 = v6452 * v6451;
     const bool v6454 = v6450 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6454) {
-      const unsigned int v6457 = 64u + v11400;
+      const unsigned int v6457 = 64u + v12179;
       const unsigned int v6460 = v11 + v6450;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6461 = v6460 * v1;
       const unsigned int v6462 = v6461 + v26;
@@ -5248,13 +5248,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6464 = v6463 + v6457;
       out[v6464] = v6453;
     }
-    const unsigned int v6466 = v43 + v11406;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6466 = v43 + v12185;  // kernels/sdpa/flash_tile.hpp:227
     const float v6467 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6468 = v857.x[6];
     const float v6469 = v6468 * v6467;
     const bool v6470 = v6466 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6470) {
-      const unsigned int v6473 = 64u + v11405;
+      const unsigned int v6473 = 64u + v12184;
       const unsigned int v6476 = v11 + v6466;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6477 = v6476 * v1;
       const unsigned int v6478 = v6477 + v26;
@@ -5262,13 +5262,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6480 = v6479 + v6473;
       out[v6480] = v6469;
     }
-    const unsigned int v6482 = v43 + v11411;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6482 = v43 + v12190;  // kernels/sdpa/flash_tile.hpp:227
     const float v6483 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6484 = v857.x[7];
     const float v6485 = v6484 * v6483;
     const bool v6486 = v6482 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6486) {
-      const unsigned int v6489 = 64u + v11410;
+      const unsigned int v6489 = 64u + v12189;
       const unsigned int v6492 = v11 + v6482;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6493 = v6492 * v1;
       const unsigned int v6494 = v6493 + v26;
@@ -5276,13 +5276,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6496 = v6495 + v6489;
       out[v6496] = v6485;
     }
-    const unsigned int v6498 = v43 + v11416;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6498 = v43 + v12195;  // kernels/sdpa/flash_tile.hpp:227
     const float v6499 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6500 = v857.x[8];
     const float v6501 = v6500 * v6499;
     const bool v6502 = v6498 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6502) {
-      const unsigned int v6505 = 64u + v11415;
+      const unsigned int v6505 = 64u + v12194;
       const unsigned int v6508 = v11 + v6498;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6509 = v6508 * v1;
       const unsigned int v6510 = v6509 + v26;
@@ -5290,13 +5290,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6512 = v6511 + v6505;
       out[v6512] = v6501;
     }
-    const unsigned int v6514 = v43 + v11421;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6514 = v43 + v12200;  // kernels/sdpa/flash_tile.hpp:227
     const float v6515 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6516 = v857.x[9];
     const float v6517 = v6516 * v6515;
     const bool v6518 = v6514 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6518) {
-      const unsigned int v6521 = 64u + v11420;
+      const unsigned int v6521 = 64u + v12199;
       const unsigned int v6524 = v11 + v6514;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6525 = v6524 * v1;
       const unsigned int v6526 = v6525 + v26;
@@ -5304,13 +5304,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6528 = v6527 + v6521;
       out[v6528] = v6517;
     }
-    const unsigned int v6530 = v43 + v11426;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6530 = v43 + v12205;  // kernels/sdpa/flash_tile.hpp:227
     const float v6531 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6532 = v857.x[10];
     const float v6533 = v6532 * v6531;
     const bool v6534 = v6530 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6534) {
-      const unsigned int v6537 = 64u + v11425;
+      const unsigned int v6537 = 64u + v12204;
       const unsigned int v6540 = v11 + v6530;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6541 = v6540 * v1;
       const unsigned int v6542 = v6541 + v26;
@@ -5318,13 +5318,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6544 = v6543 + v6537;
       out[v6544] = v6533;
     }
-    const unsigned int v6546 = v43 + v11431;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6546 = v43 + v12210;  // kernels/sdpa/flash_tile.hpp:227
     const float v6547 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6548 = v857.x[11];
     const float v6549 = v6548 * v6547;
     const bool v6550 = v6546 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6550) {
-      const unsigned int v6553 = 64u + v11430;
+      const unsigned int v6553 = 64u + v12209;
       const unsigned int v6556 = v11 + v6546;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6557 = v6556 * v1;
       const unsigned int v6558 = v6557 + v26;
@@ -5332,13 +5332,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6560 = v6559 + v6553;
       out[v6560] = v6549;
     }
-    const unsigned int v6562 = v43 + v11436;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6562 = v43 + v12215;  // kernels/sdpa/flash_tile.hpp:227
     const float v6563 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6564 = v857.x[12];
     const float v6565 = v6564 * v6563;
     const bool v6566 = v6562 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6566) {
-      const unsigned int v6569 = 64u + v11435;
+      const unsigned int v6569 = 64u + v12214;
       const unsigned int v6572 = v11 + v6562;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6573 = v6572 * v1;
       const unsigned int v6574 = v6573 + v26;
@@ -5346,13 +5346,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6576 = v6575 + v6569;
       out[v6576] = v6565;
     }
-    const unsigned int v6578 = v43 + v11441;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6578 = v43 + v12220;  // kernels/sdpa/flash_tile.hpp:227
     const float v6579 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6580 = v857.x[13];
     const float v6581 = v6580 * v6579;
     const bool v6582 = v6578 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6582) {
-      const unsigned int v6585 = 64u + v11440;
+      const unsigned int v6585 = 64u + v12219;
       const unsigned int v6588 = v11 + v6578;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6589 = v6588 * v1;
       const unsigned int v6590 = v6589 + v26;
@@ -5360,13 +5360,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6592 = v6591 + v6585;
       out[v6592] = v6581;
     }
-    const unsigned int v6594 = v43 + v11446;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6594 = v43 + v12225;  // kernels/sdpa/flash_tile.hpp:227
     const float v6595 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6596 = v857.x[14];
     const float v6597 = v6596 * v6595;
     const bool v6598 = v6594 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6598) {
-      const unsigned int v6601 = 64u + v11445;
+      const unsigned int v6601 = 64u + v12224;
       const unsigned int v6604 = v11 + v6594;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6605 = v6604 * v1;
       const unsigned int v6606 = v6605 + v26;
@@ -5374,13 +5374,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6608 = v6607 + v6601;
       out[v6608] = v6597;
     }
-    const unsigned int v6610 = v43 + v11451;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6610 = v43 + v12230;  // kernels/sdpa/flash_tile.hpp:227
     const float v6611 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6612 = v857.x[15];
     const float v6613 = v6612 * v6611;
     const bool v6614 = v6610 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6614) {
-      const unsigned int v6617 = 64u + v11450;
+      const unsigned int v6617 = 64u + v12229;
       const unsigned int v6620 = v11 + v6610;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6621 = v6620 * v1;
       const unsigned int v6622 = v6621 + v26;
@@ -5388,13 +5388,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6624 = v6623 + v6617;
       out[v6624] = v6613;
     }
-    const unsigned int v6626 = v43 + v11456;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6626 = v43 + v12235;  // kernels/sdpa/flash_tile.hpp:227
     const float v6627 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6628 = v857.x[16];
     const float v6629 = v6628 * v6627;
     const bool v6630 = v6626 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6630) {
-      const unsigned int v6633 = 64u + v11455;
+      const unsigned int v6633 = 64u + v12234;
       const unsigned int v6636 = v11 + v6626;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6637 = v6636 * v1;
       const unsigned int v6638 = v6637 + v26;
@@ -5402,13 +5402,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6640 = v6639 + v6633;
       out[v6640] = v6629;
     }
-    const unsigned int v6642 = v43 + v11461;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6642 = v43 + v12240;  // kernels/sdpa/flash_tile.hpp:227
     const float v6643 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6644 = v857.x[17];
     const float v6645 = v6644 * v6643;
     const bool v6646 = v6642 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6646) {
-      const unsigned int v6649 = 64u + v11460;
+      const unsigned int v6649 = 64u + v12239;
       const unsigned int v6652 = v11 + v6642;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6653 = v6652 * v1;
       const unsigned int v6654 = v6653 + v26;
@@ -5416,13 +5416,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6656 = v6655 + v6649;
       out[v6656] = v6645;
     }
-    const unsigned int v6658 = v43 + v11466;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6658 = v43 + v12245;  // kernels/sdpa/flash_tile.hpp:227
     const float v6659 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6660 = v857.x[18];
     const float v6661 = v6660 * v6659;
     const bool v6662 = v6658 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6662) {
-      const unsigned int v6665 = 64u + v11465;
+      const unsigned int v6665 = 64u + v12244;
       const unsigned int v6668 = v11 + v6658;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6669 = v6668 * v1;
       const unsigned int v6670 = v6669 + v26;
@@ -5430,13 +5430,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6672 = v6671 + v6665;
       out[v6672] = v6661;
     }
-    const unsigned int v6674 = v43 + v11471;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6674 = v43 + v12250;  // kernels/sdpa/flash_tile.hpp:227
     const float v6675 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6676 = v857.x[19];
     const float v6677 = v6676 * v6675;
     const bool v6678 = v6674 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6678) {
-      const unsigned int v6681 = 64u + v11470;
+      const unsigned int v6681 = 64u + v12249;
       const unsigned int v6684 = v11 + v6674;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6685 = v6684 * v1;
       const unsigned int v6686 = v6685 + v26;
@@ -5444,13 +5444,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6688 = v6687 + v6681;
       out[v6688] = v6677;
     }
-    const unsigned int v6690 = v43 + v11476;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6690 = v43 + v12255;  // kernels/sdpa/flash_tile.hpp:227
     const float v6691 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6692 = v857.x[20];
     const float v6693 = v6692 * v6691;
     const bool v6694 = v6690 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6694) {
-      const unsigned int v6697 = 64u + v11475;
+      const unsigned int v6697 = 64u + v12254;
       const unsigned int v6700 = v11 + v6690;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6701 = v6700 * v1;
       const unsigned int v6702 = v6701 + v26;
@@ -5458,13 +5458,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6704 = v6703 + v6697;
       out[v6704] = v6693;
     }
-    const unsigned int v6706 = v43 + v11481;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6706 = v43 + v12260;  // kernels/sdpa/flash_tile.hpp:227
     const float v6707 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6708 = v857.x[21];
     const float v6709 = v6708 * v6707;
     const bool v6710 = v6706 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6710) {
-      const unsigned int v6713 = 64u + v11480;
+      const unsigned int v6713 = 64u + v12259;
       const unsigned int v6716 = v11 + v6706;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6717 = v6716 * v1;
       const unsigned int v6718 = v6717 + v26;
@@ -5472,13 +5472,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6720 = v6719 + v6713;
       out[v6720] = v6709;
     }
-    const unsigned int v6722 = v43 + v11486;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6722 = v43 + v12265;  // kernels/sdpa/flash_tile.hpp:227
     const float v6723 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6724 = v857.x[22];
     const float v6725 = v6724 * v6723;
     const bool v6726 = v6722 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6726) {
-      const unsigned int v6729 = 64u + v11485;
+      const unsigned int v6729 = 64u + v12264;
       const unsigned int v6732 = v11 + v6722;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6733 = v6732 * v1;
       const unsigned int v6734 = v6733 + v26;
@@ -5486,13 +5486,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6736 = v6735 + v6729;
       out[v6736] = v6725;
     }
-    const unsigned int v6738 = v43 + v11491;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6738 = v43 + v12270;  // kernels/sdpa/flash_tile.hpp:227
     const float v6739 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6740 = v857.x[23];
     const float v6741 = v6740 * v6739;
     const bool v6742 = v6738 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6742) {
-      const unsigned int v6745 = 64u + v11490;
+      const unsigned int v6745 = 64u + v12269;
       const unsigned int v6748 = v11 + v6738;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6749 = v6748 * v1;
       const unsigned int v6750 = v6749 + v26;
@@ -5500,13 +5500,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6752 = v6751 + v6745;
       out[v6752] = v6741;
     }
-    const unsigned int v6754 = v43 + v11496;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6754 = v43 + v12275;  // kernels/sdpa/flash_tile.hpp:227
     const float v6755 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6756 = v857.x[24];
     const float v6757 = v6756 * v6755;
     const bool v6758 = v6754 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6758) {
-      const unsigned int v6761 = 64u + v11495;
+      const unsigned int v6761 = 64u + v12274;
       const unsigned int v6764 = v11 + v6754;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6765 = v6764 * v1;
       const unsigned int v6766 = v6765 + v26;
@@ -5514,13 +5514,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6768 = v6767 + v6761;
       out[v6768] = v6757;
     }
-    const unsigned int v6770 = v43 + v11501;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6770 = v43 + v12280;  // kernels/sdpa/flash_tile.hpp:227
     const float v6771 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6772 = v857.x[25];
     const float v6773 = v6772 * v6771;
     const bool v6774 = v6770 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6774) {
-      const unsigned int v6777 = 64u + v11500;
+      const unsigned int v6777 = 64u + v12279;
       const unsigned int v6780 = v11 + v6770;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6781 = v6780 * v1;
       const unsigned int v6782 = v6781 + v26;
@@ -5528,13 +5528,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6784 = v6783 + v6777;
       out[v6784] = v6773;
     }
-    const unsigned int v6786 = v43 + v11506;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6786 = v43 + v12285;  // kernels/sdpa/flash_tile.hpp:227
     const float v6787 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6788 = v857.x[26];
     const float v6789 = v6788 * v6787;
     const bool v6790 = v6786 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6790) {
-      const unsigned int v6793 = 64u + v11505;
+      const unsigned int v6793 = 64u + v12284;
       const unsigned int v6796 = v11 + v6786;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6797 = v6796 * v1;
       const unsigned int v6798 = v6797 + v26;
@@ -5542,13 +5542,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6800 = v6799 + v6793;
       out[v6800] = v6789;
     }
-    const unsigned int v6802 = v43 + v11511;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6802 = v43 + v12290;  // kernels/sdpa/flash_tile.hpp:227
     const float v6803 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6804 = v857.x[27];
     const float v6805 = v6804 * v6803;
     const bool v6806 = v6802 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6806) {
-      const unsigned int v6809 = 64u + v11510;
+      const unsigned int v6809 = 64u + v12289;
       const unsigned int v6812 = v11 + v6802;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6813 = v6812 * v1;
       const unsigned int v6814 = v6813 + v26;
@@ -5556,13 +5556,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6816 = v6815 + v6809;
       out[v6816] = v6805;
     }
-    const unsigned int v6818 = v43 + v11516;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6818 = v43 + v12295;  // kernels/sdpa/flash_tile.hpp:227
     const float v6819 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6820 = v857.x[28];
     const float v6821 = v6820 * v6819;
     const bool v6822 = v6818 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6822) {
-      const unsigned int v6825 = 64u + v11515;
+      const unsigned int v6825 = 64u + v12294;
       const unsigned int v6828 = v11 + v6818;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6829 = v6828 * v1;
       const unsigned int v6830 = v6829 + v26;
@@ -5570,13 +5570,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6832 = v6831 + v6825;
       out[v6832] = v6821;
     }
-    const unsigned int v6834 = v43 + v11521;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6834 = v43 + v12300;  // kernels/sdpa/flash_tile.hpp:227
     const float v6835 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6836 = v857.x[29];
     const float v6837 = v6836 * v6835;
     const bool v6838 = v6834 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6838) {
-      const unsigned int v6841 = 64u + v11520;
+      const unsigned int v6841 = 64u + v12299;
       const unsigned int v6844 = v11 + v6834;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6845 = v6844 * v1;
       const unsigned int v6846 = v6845 + v26;
@@ -5584,13 +5584,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6848 = v6847 + v6841;
       out[v6848] = v6837;
     }
-    const unsigned int v6850 = v43 + v11526;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6850 = v43 + v12305;  // kernels/sdpa/flash_tile.hpp:227
     const float v6851 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6852 = v857.x[30];
     const float v6853 = v6852 * v6851;
     const bool v6854 = v6850 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6854) {
-      const unsigned int v6857 = 64u + v11525;
+      const unsigned int v6857 = 64u + v12304;
       const unsigned int v6860 = v11 + v6850;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6861 = v6860 * v1;
       const unsigned int v6862 = v6861 + v26;
@@ -5598,13 +5598,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6864 = v6863 + v6857;
       out[v6864] = v6853;
     }
-    const unsigned int v6866 = v43 + v11531;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6866 = v43 + v12310;  // kernels/sdpa/flash_tile.hpp:227
     const float v6867 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6868 = v857.x[31];
     const float v6869 = v6868 * v6867;
     const bool v6870 = v6866 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6870) {
-      const unsigned int v6873 = 64u + v11530;
+      const unsigned int v6873 = 64u + v12309;
       const unsigned int v6876 = v11 + v6866;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6877 = v6876 * v1;
       const unsigned int v6878 = v6877 + v26;
@@ -5612,13 +5612,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6880 = v6879 + v6873;
       out[v6880] = v6869;
     }
-    const unsigned int v6882 = v43 + v11536;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6882 = v43 + v12315;  // kernels/sdpa/flash_tile.hpp:227
     const float v6883 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6884 = v859.x[0];
     const float v6885 = v6884 * v6883;
     const bool v6886 = v6882 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6886) {
-      const unsigned int v6889 = 96u + v11535;
+      const unsigned int v6889 = 96u + v12314;
       const unsigned int v6892 = v11 + v6882;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6893 = v6892 * v1;
       const unsigned int v6894 = v6893 + v26;
@@ -5626,13 +5626,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6896 = v6895 + v6889;
       out[v6896] = v6885;
     }
-    const unsigned int v6898 = v43 + v11541;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6898 = v43 + v12320;  // kernels/sdpa/flash_tile.hpp:227
     const float v6899 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6900 = v859.x[1];
     const float v6901 = v6900 * v6899;
     const bool v6902 = v6898 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6902) {
-      const unsigned int v6905 = 96u + v11540;
+      const unsigned int v6905 = 96u + v12319;
       const unsigned int v6908 = v11 + v6898;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6909 = v6908 * v1;
       const unsigned int v6910 = v6909 + v26;
@@ -5640,13 +5640,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6912 = v6911 + v6905;
       out[v6912] = v6901;
     }
-    const unsigned int v6914 = v43 + v11546;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6914 = v43 + v12325;  // kernels/sdpa/flash_tile.hpp:227
     const float v6915 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6916 = v859.x[2];
     const float v6917 = v6916 * v6915;
     const bool v6918 = v6914 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6918) {
-      const unsigned int v6921 = 96u + v11545;
+      const unsigned int v6921 = 96u + v12324;
       const unsigned int v6924 = v11 + v6914;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6925 = v6924 * v1;
       const unsigned int v6926 = v6925 + v26;
@@ -5654,13 +5654,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6928 = v6927 + v6921;
       out[v6928] = v6917;
     }
-    const unsigned int v6930 = v43 + v11551;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6930 = v43 + v12330;  // kernels/sdpa/flash_tile.hpp:227
     const float v6931 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6932 = v859.x[3];
     const float v6933 = v6932 * v6931;
     const bool v6934 = v6930 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6934) {
-      const unsigned int v6937 = 96u + v11550;
+      const unsigned int v6937 = 96u + v12329;
       const unsigned int v6940 = v11 + v6930;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6941 = v6940 * v1;
       const unsigned int v6942 = v6941 + v26;
@@ -5668,13 +5668,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6944 = v6943 + v6937;
       out[v6944] = v6933;
     }
-    const unsigned int v6946 = v43 + v11556;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6946 = v43 + v12335;  // kernels/sdpa/flash_tile.hpp:227
     const float v6947 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6948 = v859.x[4];
     const float v6949 = v6948 * v6947;
     const bool v6950 = v6946 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6950) {
-      const unsigned int v6953 = 96u + v11555;
+      const unsigned int v6953 = 96u + v12334;
       const unsigned int v6956 = v11 + v6946;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6957 = v6956 * v1;
       const unsigned int v6958 = v6957 + v26;
@@ -5682,13 +5682,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6960 = v6959 + v6953;
       out[v6960] = v6949;
     }
-    const unsigned int v6962 = v43 + v11561;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6962 = v43 + v12340;  // kernels/sdpa/flash_tile.hpp:227
     const float v6963 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6964 = v859.x[5];
     const float v6965 = v6964 * v6963;
     const bool v6966 = v6962 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6966) {
-      const unsigned int v6969 = 96u + v11560;
+      const unsigned int v6969 = 96u + v12339;
       const unsigned int v6972 = v11 + v6962;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6973 = v6972 * v1;
       const unsigned int v6974 = v6973 + v26;
@@ -5696,13 +5696,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6976 = v6975 + v6969;
       out[v6976] = v6965;
     }
-    const unsigned int v6978 = v43 + v11566;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6978 = v43 + v12345;  // kernels/sdpa/flash_tile.hpp:227
     const float v6979 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6980 = v859.x[6];
     const float v6981 = v6980 * v6979;
     const bool v6982 = v6978 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6982) {
-      const unsigned int v6985 = 96u + v11565;
+      const unsigned int v6985 = 96u + v12344;
       const unsigned int v6988 = v11 + v6978;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6989 = v6988 * v1;
       const unsigned int v6990 = v6989 + v26;
@@ -5710,13 +5710,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v6992 = v6991 + v6985;
       out[v6992] = v6981;
     }
-    const unsigned int v6994 = v43 + v11571;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6994 = v43 + v12350;  // kernels/sdpa/flash_tile.hpp:227
     const float v6995 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6996 = v859.x[7];
     const float v6997 = v6996 * v6995;
     const bool v6998 = v6994 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v6998) {
-      const unsigned int v7001 = 96u + v11570;
+      const unsigned int v7001 = 96u + v12349;
       const unsigned int v7004 = v11 + v6994;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7005 = v7004 * v1;
       const unsigned int v7006 = v7005 + v26;
@@ -5724,13 +5724,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7008 = v7007 + v7001;
       out[v7008] = v6997;
     }
-    const unsigned int v7010 = v43 + v11576;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7010 = v43 + v12355;  // kernels/sdpa/flash_tile.hpp:227
     const float v7011 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7012 = v859.x[8];
     const float v7013 = v7012 * v7011;
     const bool v7014 = v7010 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7014) {
-      const unsigned int v7017 = 96u + v11575;
+      const unsigned int v7017 = 96u + v12354;
       const unsigned int v7020 = v11 + v7010;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7021 = v7020 * v1;
       const unsigned int v7022 = v7021 + v26;
@@ -5738,13 +5738,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7024 = v7023 + v7017;
       out[v7024] = v7013;
     }
-    const unsigned int v7026 = v43 + v11581;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7026 = v43 + v12360;  // kernels/sdpa/flash_tile.hpp:227
     const float v7027 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7028 = v859.x[9];
     const float v7029 = v7028 * v7027;
     const bool v7030 = v7026 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7030) {
-      const unsigned int v7033 = 96u + v11580;
+      const unsigned int v7033 = 96u + v12359;
       const unsigned int v7036 = v11 + v7026;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7037 = v7036 * v1;
       const unsigned int v7038 = v7037 + v26;
@@ -5752,13 +5752,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7040 = v7039 + v7033;
       out[v7040] = v7029;
     }
-    const unsigned int v7042 = v43 + v11586;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7042 = v43 + v12365;  // kernels/sdpa/flash_tile.hpp:227
     const float v7043 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7044 = v859.x[10];
     const float v7045 = v7044 * v7043;
     const bool v7046 = v7042 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7046) {
-      const unsigned int v7049 = 96u + v11585;
+      const unsigned int v7049 = 96u + v12364;
       const unsigned int v7052 = v11 + v7042;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7053 = v7052 * v1;
       const unsigned int v7054 = v7053 + v26;
@@ -5766,13 +5766,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7056 = v7055 + v7049;
       out[v7056] = v7045;
     }
-    const unsigned int v7058 = v43 + v11591;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7058 = v43 + v12370;  // kernels/sdpa/flash_tile.hpp:227
     const float v7059 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7060 = v859.x[11];
     const float v7061 = v7060 * v7059;
     const bool v7062 = v7058 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7062) {
-      const unsigned int v7065 = 96u + v11590;
+      const unsigned int v7065 = 96u + v12369;
       const unsigned int v7068 = v11 + v7058;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7069 = v7068 * v1;
       const unsigned int v7070 = v7069 + v26;
@@ -5780,13 +5780,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7072 = v7071 + v7065;
       out[v7072] = v7061;
     }
-    const unsigned int v7074 = v43 + v11596;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7074 = v43 + v12375;  // kernels/sdpa/flash_tile.hpp:227
     const float v7075 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7076 = v859.x[12];
     const float v7077 = v7076 * v7075;
     const bool v7078 = v7074 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7078) {
-      const unsigned int v7081 = 96u + v11595;
+      const unsigned int v7081 = 96u + v12374;
       const unsigned int v7084 = v11 + v7074;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7085 = v7084 * v1;
       const unsigned int v7086 = v7085 + v26;
@@ -5794,13 +5794,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7088 = v7087 + v7081;
       out[v7088] = v7077;
     }
-    const unsigned int v7090 = v43 + v11601;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7090 = v43 + v12380;  // kernels/sdpa/flash_tile.hpp:227
     const float v7091 = v5240.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7092 = v859.x[13];
     const float v7093 = v7092 * v7091;
     const bool v7094 = v7090 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7094) {
-      const unsigned int v7097 = 96u + v11600;
+      const unsigned int v7097 = 96u + v12379;
       const unsigned int v7100 = v11 + v7090;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7101 = v7100 * v1;
       const unsigned int v7102 = v7101 + v26;
@@ -5808,13 +5808,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7104 = v7103 + v7097;
       out[v7104] = v7093;
     }
-    const unsigned int v7106 = v43 + v11606;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7106 = v43 + v12385;  // kernels/sdpa/flash_tile.hpp:227
     const float v7107 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7108 = v859.x[14];
     const float v7109 = v7108 * v7107;
     const bool v7110 = v7106 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7110) {
-      const unsigned int v7113 = 96u + v11605;
+      const unsigned int v7113 = 96u + v12384;
       const unsigned int v7116 = v11 + v7106;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7117 = v7116 * v1;
       const unsigned int v7118 = v7117 + v26;
@@ -5822,13 +5822,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7120 = v7119 + v7113;
       out[v7120] = v7109;
     }
-    const unsigned int v7122 = v43 + v11611;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7122 = v43 + v12390;  // kernels/sdpa/flash_tile.hpp:227
     const float v7123 = v5240.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7124 = v859.x[15];
     const float v7125 = v7124 * v7123;
     const bool v7126 = v7122 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7126) {
-      const unsigned int v7129 = 96u + v11610;
+      const unsigned int v7129 = 96u + v12389;
       const unsigned int v7132 = v11 + v7122;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7133 = v7132 * v1;
       const unsigned int v7134 = v7133 + v26;
@@ -5836,13 +5836,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7136 = v7135 + v7129;
       out[v7136] = v7125;
     }
-    const unsigned int v7138 = v43 + v11616;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7138 = v43 + v12395;  // kernels/sdpa/flash_tile.hpp:227
     const float v7139 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7140 = v859.x[16];
     const float v7141 = v7140 * v7139;
     const bool v7142 = v7138 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7142) {
-      const unsigned int v7145 = 96u + v11615;
+      const unsigned int v7145 = 96u + v12394;
       const unsigned int v7148 = v11 + v7138;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7149 = v7148 * v1;
       const unsigned int v7150 = v7149 + v26;
@@ -5850,13 +5850,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7152 = v7151 + v7145;
       out[v7152] = v7141;
     }
-    const unsigned int v7154 = v43 + v11621;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7154 = v43 + v12400;  // kernels/sdpa/flash_tile.hpp:227
     const float v7155 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7156 = v859.x[17];
     const float v7157 = v7156 * v7155;
     const bool v7158 = v7154 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7158) {
-      const unsigned int v7161 = 96u + v11620;
+      const unsigned int v7161 = 96u + v12399;
       const unsigned int v7164 = v11 + v7154;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7165 = v7164 * v1;
       const unsigned int v7166 = v7165 + v26;
@@ -5864,13 +5864,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7168 = v7167 + v7161;
       out[v7168] = v7157;
     }
-    const unsigned int v7170 = v43 + v11626;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7170 = v43 + v12405;  // kernels/sdpa/flash_tile.hpp:227
     const float v7171 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7172 = v859.x[18];
     const float v7173 = v7172 * v7171;
     const bool v7174 = v7170 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7174) {
-      const unsigned int v7177 = 96u + v11625;
+      const unsigned int v7177 = 96u + v12404;
       const unsigned int v7180 = v11 + v7170;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7181 = v7180 * v1;
       const unsigned int v7182 = v7181 + v26;
@@ -5878,13 +5878,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7184 = v7183 + v7177;
       out[v7184] = v7173;
     }
-    const unsigned int v7186 = v43 + v11631;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7186 = v43 + v12410;  // kernels/sdpa/flash_tile.hpp:227
     const float v7187 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7188 = v859.x[19];
     const float v7189 = v7188 * v7187;
     const bool v7190 = v7186 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7190) {
-      const unsigned int v7193 = 96u + v11630;
+      const unsigned int v7193 = 96u + v12409;
       const unsigned int v7196 = v11 + v7186;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7197 = v7196 * v1;
       const unsigned int v7198 = v7197 + v26;
@@ -5892,13 +5892,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7200 = v7199 + v7193;
       out[v7200] = v7189;
     }
-    const unsigned int v7202 = v43 + v11636;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7202 = v43 + v12415;  // kernels/sdpa/flash_tile.hpp:227
     const float v7203 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7204 = v859.x[20];
     const float v7205 = v7204 * v7203;
     const bool v7206 = v7202 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7206) {
-      const unsigned int v7209 = 96u + v11635;
+      const unsigned int v7209 = 96u + v12414;
       const unsigned int v7212 = v11 + v7202;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7213 = v7212 * v1;
       const unsigned int v7214 = v7213 + v26;
@@ -5906,13 +5906,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7216 = v7215 + v7209;
       out[v7216] = v7205;
     }
-    const unsigned int v7218 = v43 + v11641;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7218 = v43 + v12420;  // kernels/sdpa/flash_tile.hpp:227
     const float v7219 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7220 = v859.x[21];
     const float v7221 = v7220 * v7219;
     const bool v7222 = v7218 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7222) {
-      const unsigned int v7225 = 96u + v11640;
+      const unsigned int v7225 = 96u + v12419;
       const unsigned int v7228 = v11 + v7218;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7229 = v7228 * v1;
       const unsigned int v7230 = v7229 + v26;
@@ -5920,13 +5920,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7232 = v7231 + v7225;
       out[v7232] = v7221;
     }
-    const unsigned int v7234 = v43 + v11646;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7234 = v43 + v12425;  // kernels/sdpa/flash_tile.hpp:227
     const float v7235 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7236 = v859.x[22];
     const float v7237 = v7236 * v7235;
     const bool v7238 = v7234 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7238) {
-      const unsigned int v7241 = 96u + v11645;
+      const unsigned int v7241 = 96u + v12424;
       const unsigned int v7244 = v11 + v7234;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7245 = v7244 * v1;
       const unsigned int v7246 = v7245 + v26;
@@ -5934,13 +5934,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7248 = v7247 + v7241;
       out[v7248] = v7237;
     }
-    const unsigned int v7250 = v43 + v11651;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7250 = v43 + v12430;  // kernels/sdpa/flash_tile.hpp:227
     const float v7251 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7252 = v859.x[23];
     const float v7253 = v7252 * v7251;
     const bool v7254 = v7250 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7254) {
-      const unsigned int v7257 = 96u + v11650;
+      const unsigned int v7257 = 96u + v12429;
       const unsigned int v7260 = v11 + v7250;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7261 = v7260 * v1;
       const unsigned int v7262 = v7261 + v26;
@@ -5948,13 +5948,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7264 = v7263 + v7257;
       out[v7264] = v7253;
     }
-    const unsigned int v7266 = v43 + v11656;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7266 = v43 + v12435;  // kernels/sdpa/flash_tile.hpp:227
     const float v7267 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7268 = v859.x[24];
     const float v7269 = v7268 * v7267;
     const bool v7270 = v7266 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7270) {
-      const unsigned int v7273 = 96u + v11655;
+      const unsigned int v7273 = 96u + v12434;
       const unsigned int v7276 = v11 + v7266;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7277 = v7276 * v1;
       const unsigned int v7278 = v7277 + v26;
@@ -5962,13 +5962,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7280 = v7279 + v7273;
       out[v7280] = v7269;
     }
-    const unsigned int v7282 = v43 + v11661;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7282 = v43 + v12440;  // kernels/sdpa/flash_tile.hpp:227
     const float v7283 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7284 = v859.x[25];
     const float v7285 = v7284 * v7283;
     const bool v7286 = v7282 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7286) {
-      const unsigned int v7289 = 96u + v11660;
+      const unsigned int v7289 = 96u + v12439;
       const unsigned int v7292 = v11 + v7282;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7293 = v7292 * v1;
       const unsigned int v7294 = v7293 + v26;
@@ -5976,13 +5976,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7296 = v7295 + v7289;
       out[v7296] = v7285;
     }
-    const unsigned int v7298 = v43 + v11666;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7298 = v43 + v12445;  // kernels/sdpa/flash_tile.hpp:227
     const float v7299 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7300 = v859.x[26];
     const float v7301 = v7300 * v7299;
     const bool v7302 = v7298 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7302) {
-      const unsigned int v7305 = 96u + v11665;
+      const unsigned int v7305 = 96u + v12444;
       const unsigned int v7308 = v11 + v7298;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7309 = v7308 * v1;
       const unsigned int v7310 = v7309 + v26;
@@ -5990,13 +5990,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7312 = v7311 + v7305;
       out[v7312] = v7301;
     }
-    const unsigned int v7314 = v43 + v11671;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7314 = v43 + v12450;  // kernels/sdpa/flash_tile.hpp:227
     const float v7315 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7316 = v859.x[27];
     const float v7317 = v7316 * v7315;
     const bool v7318 = v7314 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7318) {
-      const unsigned int v7321 = 96u + v11670;
+      const unsigned int v7321 = 96u + v12449;
       const unsigned int v7324 = v11 + v7314;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7325 = v7324 * v1;
       const unsigned int v7326 = v7325 + v26;
@@ -6004,13 +6004,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7328 = v7327 + v7321;
       out[v7328] = v7317;
     }
-    const unsigned int v7330 = v43 + v11676;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7330 = v43 + v12455;  // kernels/sdpa/flash_tile.hpp:227
     const float v7331 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7332 = v859.x[28];
     const float v7333 = v7332 * v7331;
     const bool v7334 = v7330 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7334) {
-      const unsigned int v7337 = 96u + v11675;
+      const unsigned int v7337 = 96u + v12454;
       const unsigned int v7340 = v11 + v7330;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7341 = v7340 * v1;
       const unsigned int v7342 = v7341 + v26;
@@ -6018,13 +6018,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7344 = v7343 + v7337;
       out[v7344] = v7333;
     }
-    const unsigned int v7346 = v43 + v11681;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7346 = v43 + v12460;  // kernels/sdpa/flash_tile.hpp:227
     const float v7347 = v5240.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7348 = v859.x[29];
     const float v7349 = v7348 * v7347;
     const bool v7350 = v7346 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7350) {
-      const unsigned int v7353 = 96u + v11680;
+      const unsigned int v7353 = 96u + v12459;
       const unsigned int v7356 = v11 + v7346;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7357 = v7356 * v1;
       const unsigned int v7358 = v7357 + v26;
@@ -6032,13 +6032,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7360 = v7359 + v7353;
       out[v7360] = v7349;
     }
-    const unsigned int v7362 = v43 + v11686;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7362 = v43 + v12465;  // kernels/sdpa/flash_tile.hpp:227
     const float v7363 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7364 = v859.x[30];
     const float v7365 = v7364 * v7363;
     const bool v7366 = v7362 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7366) {
-      const unsigned int v7369 = 96u + v11685;
+      const unsigned int v7369 = 96u + v12464;
       const unsigned int v7372 = v11 + v7362;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7373 = v7372 * v1;
       const unsigned int v7374 = v7373 + v26;
@@ -6046,13 +6046,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d128_f32
       const unsigned int v7376 = v7375 + v7369;
       out[v7376] = v7365;
     }
-    const unsigned int v7378 = v43 + v11691;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7378 = v43 + v12470;  // kernels/sdpa/flash_tile.hpp:227
     const float v7379 = v5240.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7380 = v859.x[31];
     const float v7381 = v7380 * v7379;
     const bool v7382 = v7378 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v7382) {
-      const unsigned int v7385 = 96u + v11690;
+      const unsigned int v7385 = 96u + v12469;
       const unsigned int v7388 = v11 + v7378;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7389 = v7388 * v1;
       const unsigned int v7390 = v7389 + v26;

@@ -798,278 +798,278 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       iron_copy_async<16>(shm2 + (v428 ^ (((v428 >> 8u) & 7u) << 3u)), v + v10278, v10272);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
-    const unsigned int v6562 = v433 + 16u;  // kernels/sdpa/flash_tile.hpp:159
-    const unsigned int v6574 = v433 + 32u;
-    const unsigned int v6586 = v433 + 48u;
-    const unsigned int v6598 = v433 + 64u;
-    const unsigned int v6610 = v433 + 80u;
-    const unsigned int v6622 = v433 + 96u;
-    const unsigned int v6634 = v433 + 112u;
-    const unsigned int v6646 = v433 + 128u;
-    const unsigned int v6658 = v433 + 144u;
-    const unsigned int v6670 = v433 + 160u;
-    const unsigned int v6682 = v433 + 176u;
-    const unsigned int v6694 = v433 + 192u;
-    const unsigned int v6706 = v433 + 208u;
-    const unsigned int v6718 = v433 + 224u;
-    const unsigned int v6730 = v433 + 240u;
-    const bool v6746 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
-    const unsigned int v8071 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
-    const unsigned int v8072 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8076 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8077 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8081 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8082 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8086 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8087 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8091 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8092 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8096 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8097 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8101 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8102 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8106 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8107 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8111 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8112 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8116 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8117 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8121 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8122 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8126 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8127 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8131 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8132 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8136 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8137 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8141 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8142 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8146 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8147 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8151 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8152 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8156 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8157 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8161 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8162 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8166 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8167 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8171 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8172 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8176 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8177 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8181 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8182 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8186 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8187 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8191 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8192 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8196 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8197 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8201 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8202 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8206 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8207 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8211 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8212 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8216 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8217 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8221 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8222 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8226 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8227 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8231 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8232 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8236 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8237 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8241 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8242 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8246 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8247 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8251 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8252 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8256 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8257 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8261 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8262 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8266 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8267 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8271 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8272 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8276 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8277 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8281 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8282 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8286 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8287 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8291 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8292 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8296 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8297 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8301 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8302 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8306 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8307 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8311 = static_cast<unsigned int>(v475.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8312 = static_cast<unsigned int>(v475.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8316 = static_cast<unsigned int>(v475.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8317 = static_cast<unsigned int>(v475.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8321 = static_cast<unsigned int>(v475.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8322 = static_cast<unsigned int>(v475.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8326 = static_cast<unsigned int>(v475.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8327 = static_cast<unsigned int>(v475.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8331 = static_cast<unsigned int>(v475.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8332 = static_cast<unsigned int>(v475.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8336 = static_cast<unsigned int>(v475.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8337 = static_cast<unsigned int>(v475.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8341 = static_cast<unsigned int>(v475.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8342 = static_cast<unsigned int>(v475.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8346 = static_cast<unsigned int>(v475.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8347 = static_cast<unsigned int>(v475.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8351 = static_cast<unsigned int>(v475.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8352 = static_cast<unsigned int>(v475.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8356 = static_cast<unsigned int>(v475.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8357 = static_cast<unsigned int>(v475.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8361 = static_cast<unsigned int>(v475.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8362 = static_cast<unsigned int>(v475.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8366 = static_cast<unsigned int>(v475.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8367 = static_cast<unsigned int>(v475.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8371 = static_cast<unsigned int>(v475.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8372 = static_cast<unsigned int>(v475.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8376 = static_cast<unsigned int>(v475.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8377 = static_cast<unsigned int>(v475.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8381 = static_cast<unsigned int>(v475.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8382 = static_cast<unsigned int>(v475.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8386 = static_cast<unsigned int>(v475.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8387 = static_cast<unsigned int>(v475.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8391 = static_cast<unsigned int>(v477.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8392 = static_cast<unsigned int>(v477.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8396 = static_cast<unsigned int>(v477.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8397 = static_cast<unsigned int>(v477.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8401 = static_cast<unsigned int>(v477.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8402 = static_cast<unsigned int>(v477.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8406 = static_cast<unsigned int>(v477.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8407 = static_cast<unsigned int>(v477.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8411 = static_cast<unsigned int>(v477.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8412 = static_cast<unsigned int>(v477.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8416 = static_cast<unsigned int>(v477.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8417 = static_cast<unsigned int>(v477.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8421 = static_cast<unsigned int>(v477.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8422 = static_cast<unsigned int>(v477.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8426 = static_cast<unsigned int>(v477.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8427 = static_cast<unsigned int>(v477.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8431 = static_cast<unsigned int>(v477.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8432 = static_cast<unsigned int>(v477.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8436 = static_cast<unsigned int>(v477.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8437 = static_cast<unsigned int>(v477.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8441 = static_cast<unsigned int>(v477.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8442 = static_cast<unsigned int>(v477.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8446 = static_cast<unsigned int>(v477.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8447 = static_cast<unsigned int>(v477.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8451 = static_cast<unsigned int>(v477.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8452 = static_cast<unsigned int>(v477.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8456 = static_cast<unsigned int>(v477.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8457 = static_cast<unsigned int>(v477.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8461 = static_cast<unsigned int>(v477.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8462 = static_cast<unsigned int>(v477.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8466 = static_cast<unsigned int>(v477.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8467 = static_cast<unsigned int>(v477.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8471 = static_cast<unsigned int>(v479.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8472 = static_cast<unsigned int>(v479.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8476 = static_cast<unsigned int>(v479.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8477 = static_cast<unsigned int>(v479.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8481 = static_cast<unsigned int>(v479.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8482 = static_cast<unsigned int>(v479.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8486 = static_cast<unsigned int>(v479.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8487 = static_cast<unsigned int>(v479.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8491 = static_cast<unsigned int>(v479.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8492 = static_cast<unsigned int>(v479.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8496 = static_cast<unsigned int>(v479.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8497 = static_cast<unsigned int>(v479.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8501 = static_cast<unsigned int>(v479.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8502 = static_cast<unsigned int>(v479.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8506 = static_cast<unsigned int>(v479.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8507 = static_cast<unsigned int>(v479.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8511 = static_cast<unsigned int>(v479.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8512 = static_cast<unsigned int>(v479.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8516 = static_cast<unsigned int>(v479.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8517 = static_cast<unsigned int>(v479.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8521 = static_cast<unsigned int>(v479.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8522 = static_cast<unsigned int>(v479.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8526 = static_cast<unsigned int>(v479.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8527 = static_cast<unsigned int>(v479.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8531 = static_cast<unsigned int>(v479.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8532 = static_cast<unsigned int>(v479.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8536 = static_cast<unsigned int>(v479.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8537 = static_cast<unsigned int>(v479.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8541 = static_cast<unsigned int>(v479.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8542 = static_cast<unsigned int>(v479.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8546 = static_cast<unsigned int>(v479.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8547 = static_cast<unsigned int>(v479.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8551 = static_cast<unsigned int>(v481.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8552 = static_cast<unsigned int>(v481.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8556 = static_cast<unsigned int>(v481.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8557 = static_cast<unsigned int>(v481.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8561 = static_cast<unsigned int>(v481.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8562 = static_cast<unsigned int>(v481.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8566 = static_cast<unsigned int>(v481.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8567 = static_cast<unsigned int>(v481.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8571 = static_cast<unsigned int>(v481.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8572 = static_cast<unsigned int>(v481.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8576 = static_cast<unsigned int>(v481.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8577 = static_cast<unsigned int>(v481.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8581 = static_cast<unsigned int>(v481.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8582 = static_cast<unsigned int>(v481.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8586 = static_cast<unsigned int>(v481.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8587 = static_cast<unsigned int>(v481.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8591 = static_cast<unsigned int>(v481.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8592 = static_cast<unsigned int>(v481.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8596 = static_cast<unsigned int>(v481.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8597 = static_cast<unsigned int>(v481.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8601 = static_cast<unsigned int>(v481.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8602 = static_cast<unsigned int>(v481.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8606 = static_cast<unsigned int>(v481.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8607 = static_cast<unsigned int>(v481.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8611 = static_cast<unsigned int>(v481.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8612 = static_cast<unsigned int>(v481.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8616 = static_cast<unsigned int>(v481.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8617 = static_cast<unsigned int>(v481.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8621 = static_cast<unsigned int>(v481.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8622 = static_cast<unsigned int>(v481.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8626 = static_cast<unsigned int>(v481.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8627 = static_cast<unsigned int>(v481.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8631 = static_cast<unsigned int>(v483.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8632 = static_cast<unsigned int>(v483.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8636 = static_cast<unsigned int>(v483.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8637 = static_cast<unsigned int>(v483.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8641 = static_cast<unsigned int>(v483.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8642 = static_cast<unsigned int>(v483.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8646 = static_cast<unsigned int>(v483.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8647 = static_cast<unsigned int>(v483.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8651 = static_cast<unsigned int>(v483.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8652 = static_cast<unsigned int>(v483.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8656 = static_cast<unsigned int>(v483.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8657 = static_cast<unsigned int>(v483.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8661 = static_cast<unsigned int>(v483.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8662 = static_cast<unsigned int>(v483.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8666 = static_cast<unsigned int>(v483.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8667 = static_cast<unsigned int>(v483.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8671 = static_cast<unsigned int>(v483.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8672 = static_cast<unsigned int>(v483.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8676 = static_cast<unsigned int>(v483.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8677 = static_cast<unsigned int>(v483.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8681 = static_cast<unsigned int>(v483.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8682 = static_cast<unsigned int>(v483.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8686 = static_cast<unsigned int>(v483.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8687 = static_cast<unsigned int>(v483.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8691 = static_cast<unsigned int>(v483.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8692 = static_cast<unsigned int>(v483.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8696 = static_cast<unsigned int>(v483.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8697 = static_cast<unsigned int>(v483.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8701 = static_cast<unsigned int>(v483.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8702 = static_cast<unsigned int>(v483.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8706 = static_cast<unsigned int>(v483.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8707 = static_cast<unsigned int>(v483.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7341 = v433 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v7353 = v433 + 32u;
+    const unsigned int v7365 = v433 + 48u;
+    const unsigned int v7377 = v433 + 64u;
+    const unsigned int v7389 = v433 + 80u;
+    const unsigned int v7401 = v433 + 96u;
+    const unsigned int v7413 = v433 + 112u;
+    const unsigned int v7425 = v433 + 128u;
+    const unsigned int v7437 = v433 + 144u;
+    const unsigned int v7449 = v433 + 160u;
+    const unsigned int v7461 = v433 + 176u;
+    const unsigned int v7473 = v433 + 192u;
+    const unsigned int v7485 = v433 + 208u;
+    const unsigned int v7497 = v433 + 224u;
+    const unsigned int v7509 = v433 + 240u;
+    const bool v7525 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v8850 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v8851 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8855 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8856 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8860 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8861 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8865 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8866 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8870 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8871 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8875 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8876 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8880 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8881 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8885 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8886 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8890 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8891 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8895 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8896 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8900 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8901 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8905 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8906 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8910 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8911 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8915 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8916 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8920 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8921 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8925 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8926 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8930 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8931 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8935 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8936 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8940 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8941 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8945 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8946 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8950 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8951 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8955 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8956 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8960 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8961 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8965 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8966 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8970 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8971 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8975 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8976 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8980 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8981 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8985 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8986 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8990 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8991 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8995 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8996 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9000 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9001 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9005 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9006 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9010 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9011 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9015 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9016 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9020 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9021 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9025 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9026 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9030 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9031 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9035 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9036 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9040 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9041 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9045 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9046 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9050 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9051 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9055 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9056 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9060 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9061 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9065 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9066 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9070 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9071 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9075 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9076 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9080 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9081 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9085 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9086 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9090 = static_cast<unsigned int>(v475.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9091 = static_cast<unsigned int>(v475.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9095 = static_cast<unsigned int>(v475.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9096 = static_cast<unsigned int>(v475.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9100 = static_cast<unsigned int>(v475.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9101 = static_cast<unsigned int>(v475.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9105 = static_cast<unsigned int>(v475.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9106 = static_cast<unsigned int>(v475.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9110 = static_cast<unsigned int>(v475.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9111 = static_cast<unsigned int>(v475.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9115 = static_cast<unsigned int>(v475.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9116 = static_cast<unsigned int>(v475.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9120 = static_cast<unsigned int>(v475.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9121 = static_cast<unsigned int>(v475.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9125 = static_cast<unsigned int>(v475.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9126 = static_cast<unsigned int>(v475.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9130 = static_cast<unsigned int>(v475.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9131 = static_cast<unsigned int>(v475.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9135 = static_cast<unsigned int>(v475.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9136 = static_cast<unsigned int>(v475.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9140 = static_cast<unsigned int>(v475.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9141 = static_cast<unsigned int>(v475.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9145 = static_cast<unsigned int>(v475.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9146 = static_cast<unsigned int>(v475.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9150 = static_cast<unsigned int>(v475.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9151 = static_cast<unsigned int>(v475.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9155 = static_cast<unsigned int>(v475.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9156 = static_cast<unsigned int>(v475.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9160 = static_cast<unsigned int>(v475.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9161 = static_cast<unsigned int>(v475.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9165 = static_cast<unsigned int>(v475.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9166 = static_cast<unsigned int>(v475.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9170 = static_cast<unsigned int>(v477.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9171 = static_cast<unsigned int>(v477.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9175 = static_cast<unsigned int>(v477.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9176 = static_cast<unsigned int>(v477.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9180 = static_cast<unsigned int>(v477.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9181 = static_cast<unsigned int>(v477.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9185 = static_cast<unsigned int>(v477.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9186 = static_cast<unsigned int>(v477.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9190 = static_cast<unsigned int>(v477.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9191 = static_cast<unsigned int>(v477.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9195 = static_cast<unsigned int>(v477.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9196 = static_cast<unsigned int>(v477.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9200 = static_cast<unsigned int>(v477.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9201 = static_cast<unsigned int>(v477.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9205 = static_cast<unsigned int>(v477.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9206 = static_cast<unsigned int>(v477.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9210 = static_cast<unsigned int>(v477.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9211 = static_cast<unsigned int>(v477.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9215 = static_cast<unsigned int>(v477.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9216 = static_cast<unsigned int>(v477.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9220 = static_cast<unsigned int>(v477.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9221 = static_cast<unsigned int>(v477.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9225 = static_cast<unsigned int>(v477.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9226 = static_cast<unsigned int>(v477.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9230 = static_cast<unsigned int>(v477.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9231 = static_cast<unsigned int>(v477.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9235 = static_cast<unsigned int>(v477.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9236 = static_cast<unsigned int>(v477.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9240 = static_cast<unsigned int>(v477.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9241 = static_cast<unsigned int>(v477.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9245 = static_cast<unsigned int>(v477.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9246 = static_cast<unsigned int>(v477.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9250 = static_cast<unsigned int>(v479.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9251 = static_cast<unsigned int>(v479.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9255 = static_cast<unsigned int>(v479.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9256 = static_cast<unsigned int>(v479.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9260 = static_cast<unsigned int>(v479.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9261 = static_cast<unsigned int>(v479.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9265 = static_cast<unsigned int>(v479.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9266 = static_cast<unsigned int>(v479.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9270 = static_cast<unsigned int>(v479.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9271 = static_cast<unsigned int>(v479.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9275 = static_cast<unsigned int>(v479.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9276 = static_cast<unsigned int>(v479.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9280 = static_cast<unsigned int>(v479.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9281 = static_cast<unsigned int>(v479.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9285 = static_cast<unsigned int>(v479.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9286 = static_cast<unsigned int>(v479.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9290 = static_cast<unsigned int>(v479.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9291 = static_cast<unsigned int>(v479.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9295 = static_cast<unsigned int>(v479.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9296 = static_cast<unsigned int>(v479.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9300 = static_cast<unsigned int>(v479.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9301 = static_cast<unsigned int>(v479.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9305 = static_cast<unsigned int>(v479.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9306 = static_cast<unsigned int>(v479.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9310 = static_cast<unsigned int>(v479.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9311 = static_cast<unsigned int>(v479.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9315 = static_cast<unsigned int>(v479.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9316 = static_cast<unsigned int>(v479.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9320 = static_cast<unsigned int>(v479.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9321 = static_cast<unsigned int>(v479.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9325 = static_cast<unsigned int>(v479.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9326 = static_cast<unsigned int>(v479.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9330 = static_cast<unsigned int>(v481.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9331 = static_cast<unsigned int>(v481.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9335 = static_cast<unsigned int>(v481.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9336 = static_cast<unsigned int>(v481.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9340 = static_cast<unsigned int>(v481.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9341 = static_cast<unsigned int>(v481.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9345 = static_cast<unsigned int>(v481.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9346 = static_cast<unsigned int>(v481.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9350 = static_cast<unsigned int>(v481.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9351 = static_cast<unsigned int>(v481.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9355 = static_cast<unsigned int>(v481.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9356 = static_cast<unsigned int>(v481.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9360 = static_cast<unsigned int>(v481.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9361 = static_cast<unsigned int>(v481.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9365 = static_cast<unsigned int>(v481.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9366 = static_cast<unsigned int>(v481.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9370 = static_cast<unsigned int>(v481.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9371 = static_cast<unsigned int>(v481.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9375 = static_cast<unsigned int>(v481.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9376 = static_cast<unsigned int>(v481.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9380 = static_cast<unsigned int>(v481.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9381 = static_cast<unsigned int>(v481.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9385 = static_cast<unsigned int>(v481.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9386 = static_cast<unsigned int>(v481.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9390 = static_cast<unsigned int>(v481.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9391 = static_cast<unsigned int>(v481.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9395 = static_cast<unsigned int>(v481.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9396 = static_cast<unsigned int>(v481.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9400 = static_cast<unsigned int>(v481.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9401 = static_cast<unsigned int>(v481.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9405 = static_cast<unsigned int>(v481.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9406 = static_cast<unsigned int>(v481.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9410 = static_cast<unsigned int>(v483.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9411 = static_cast<unsigned int>(v483.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9415 = static_cast<unsigned int>(v483.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9416 = static_cast<unsigned int>(v483.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9420 = static_cast<unsigned int>(v483.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9421 = static_cast<unsigned int>(v483.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9425 = static_cast<unsigned int>(v483.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9426 = static_cast<unsigned int>(v483.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9430 = static_cast<unsigned int>(v483.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9431 = static_cast<unsigned int>(v483.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9435 = static_cast<unsigned int>(v483.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9436 = static_cast<unsigned int>(v483.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9440 = static_cast<unsigned int>(v483.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9441 = static_cast<unsigned int>(v483.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9445 = static_cast<unsigned int>(v483.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9446 = static_cast<unsigned int>(v483.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9450 = static_cast<unsigned int>(v483.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9451 = static_cast<unsigned int>(v483.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9455 = static_cast<unsigned int>(v483.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9456 = static_cast<unsigned int>(v483.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9460 = static_cast<unsigned int>(v483.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9461 = static_cast<unsigned int>(v483.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9465 = static_cast<unsigned int>(v483.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9466 = static_cast<unsigned int>(v483.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9470 = static_cast<unsigned int>(v483.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9471 = static_cast<unsigned int>(v483.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9475 = static_cast<unsigned int>(v483.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9476 = static_cast<unsigned int>(v483.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9480 = static_cast<unsigned int>(v483.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9481 = static_cast<unsigned int>(v483.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9485 = static_cast<unsigned int>(v483.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9486 = static_cast<unsigned int>(v483.row(15, iron_linear_thread() & 31u));
 
     for (unsigned int v6532 = v461; v6532 < v445; v6532 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
       const unsigned int v6533 = v6532 - v461;
@@ -1077,1906 +1077,1906 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v6536 = v6534 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 16, 64> v6538;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v6538, 0.0f);
-      iron_frag<iron_f16, 1, 16, 64> v6540;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6540, iron_f32_to_f16(0.0f));
-      const unsigned int v6544 = v6536 << 14u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6540, shm1, v6544, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6547;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6547, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6547, shm0, v433, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6547, v6540);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6552;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6552, iron_f32_to_f16(0.0f));
-      const unsigned int v6557 = v6544 + 16u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6552, shm1, v6557, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6559;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6559, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6559, shm0, v6562, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6559, v6552);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6564;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6564, iron_f32_to_f16(0.0f));
-      const unsigned int v6569 = v6544 + 32u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6564, shm1, v6569, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6571;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6571, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6571, shm0, v6574, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6571, v6564);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6576;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6576, iron_f32_to_f16(0.0f));
-      const unsigned int v6581 = v6544 + 48u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6576, shm1, v6581, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6583;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6583, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6583, shm0, v6586, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6583, v6576);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6588;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6588, iron_f32_to_f16(0.0f));
-      const unsigned int v6593 = v6544 + 64u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6588, shm1, v6593, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6595;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6595, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6595, shm0, v6598, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6595, v6588);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6600;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6600, iron_f32_to_f16(0.0f));
-      const unsigned int v6605 = v6544 + 80u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6600, shm1, v6605, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6607;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6607, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6607, shm0, v6610, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6607, v6600);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6612;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6612, iron_f32_to_f16(0.0f));
-      const unsigned int v6617 = v6544 + 96u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6612, shm1, v6617, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6619;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6619, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6619, shm0, v6622, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6619, v6612);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6624;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6624, iron_f32_to_f16(0.0f));
-      const unsigned int v6629 = v6544 + 112u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6624, shm1, v6629, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6631;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6631, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6631, shm0, v6634, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6631, v6624);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6636;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6636, iron_f32_to_f16(0.0f));
-      const unsigned int v6641 = v6544 + 128u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6636, shm1, v6641, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6643;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6643, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6643, shm0, v6646, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6643, v6636);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6648;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6648, iron_f32_to_f16(0.0f));
-      const unsigned int v6653 = v6544 + 144u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6648, shm1, v6653, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6655;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6655, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6655, shm0, v6658, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6655, v6648);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6660;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6660, iron_f32_to_f16(0.0f));
-      const unsigned int v6665 = v6544 + 160u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6660, shm1, v6665, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6667;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6667, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6667, shm0, v6670, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6667, v6660);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6672;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6672, iron_f32_to_f16(0.0f));
-      const unsigned int v6677 = v6544 + 176u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6672, shm1, v6677, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6679;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6679, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6679, shm0, v6682, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6679, v6672);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6684;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6684, iron_f32_to_f16(0.0f));
-      const unsigned int v6689 = v6544 + 192u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6684, shm1, v6689, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6691;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6691, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6691, shm0, v6694, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6691, v6684);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6696;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6696, iron_f32_to_f16(0.0f));
-      const unsigned int v6701 = v6544 + 208u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6696, shm1, v6701, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6703;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6703, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6703, shm0, v6706, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6703, v6696);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6708;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6708, iron_f32_to_f16(0.0f));
-      const unsigned int v6713 = v6544 + 224u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6708, shm1, v6713, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6715;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6715, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6715, shm0, v6718, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6715, v6708);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v6720;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6720, iron_f32_to_f16(0.0f));
-      const unsigned int v6725 = v6544 + 240u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6720, shm1, v6725, 256u);
-      iron_frag<iron_f16, 0, 16, 16> v6727;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6727, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6727, shm0, v6730, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6538, v6727, v6720);  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v6732 = v6532 + 64u;  // kernels/sdpa/flash_tile.hpp:164
-      const bool v6733 = v6732 <= v37;
-      const unsigned int v6741 = v6732 + v18;  // kernels/sdpa/flash_tile.hpp:165
-      const bool v6742 = v6741 <= v448;
-      const bool v6743 = v444 || v6742;
-      const bool v6744 = v6733 && v6743;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v6747 = v6532 + v7;  // kernels/sdpa/flash_tile.hpp:166
-      const unsigned int v6748 = v6747 + v18;
-      const bool v6750 = v437 <= v6748;
-      const bool v6751 = v6746 || v6750;
-      const bool v6752 = v6744 && v6751;  // kernels/sdpa/flash_tile.hpp:165
-      if (v6752) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v6755 = v6538.x[0];  // kernels/sdpa/flash_tile.hpp:168
-        const float v6756 = v6755 * v463;
-        v6538.x[0] = v6756;
-        const float v6759 = v6538.x[1];
-        const float v6760 = v6759 * v463;
-        v6538.x[1] = v6760;
-        const float v6763 = v6538.x[2];
-        const float v6764 = v6763 * v463;
-        v6538.x[2] = v6764;
-        const float v6767 = v6538.x[3];
-        const float v6768 = v6767 * v463;
-        v6538.x[3] = v6768;
-        const float v6771 = v6538.x[4];
-        const float v6772 = v6771 * v463;
-        v6538.x[4] = v6772;
-        const float v6775 = v6538.x[5];
-        const float v6776 = v6775 * v463;
-        v6538.x[5] = v6776;
-        const float v6779 = v6538.x[6];
-        const float v6780 = v6779 * v463;
-        v6538.x[6] = v6780;
-        const float v6783 = v6538.x[7];
-        const float v6784 = v6783 * v463;
-        v6538.x[7] = v6784;
-        const float v6787 = v6538.x[8];
-        const float v6788 = v6787 * v463;
-        v6538.x[8] = v6788;
-        const float v6791 = v6538.x[9];
-        const float v6792 = v6791 * v463;
-        v6538.x[9] = v6792;
-        const float v6795 = v6538.x[10];
-        const float v6796 = v6795 * v463;
-        v6538.x[10] = v6796;
-        const float v6799 = v6538.x[11];
-        const float v6800 = v6799 * v463;
-        v6538.x[11] = v6800;
-        const float v6803 = v6538.x[12];
-        const float v6804 = v6803 * v463;
-        v6538.x[12] = v6804;
-        const float v6807 = v6538.x[13];
-        const float v6808 = v6807 * v463;
-        v6538.x[13] = v6808;
-        const float v6811 = v6538.x[14];
-        const float v6812 = v6811 * v463;
-        v6538.x[14] = v6812;
-        const float v6815 = v6538.x[15];
-        const float v6816 = v6815 * v463;
-        v6538.x[15] = v6816;
-        const float v6819 = v6538.x[16];
-        const float v6820 = v6819 * v463;
-        v6538.x[16] = v6820;
-        const float v6823 = v6538.x[17];
-        const float v6824 = v6823 * v463;
-        v6538.x[17] = v6824;
-        const float v6827 = v6538.x[18];
-        const float v6828 = v6827 * v463;
-        v6538.x[18] = v6828;
-        const float v6831 = v6538.x[19];
-        const float v6832 = v6831 * v463;
-        v6538.x[19] = v6832;
-        const float v6835 = v6538.x[20];
-        const float v6836 = v6835 * v463;
-        v6538.x[20] = v6836;
-        const float v6839 = v6538.x[21];
-        const float v6840 = v6839 * v463;
-        v6538.x[21] = v6840;
-        const float v6843 = v6538.x[22];
-        const float v6844 = v6843 * v463;
-        v6538.x[22] = v6844;
-        const float v6847 = v6538.x[23];
-        const float v6848 = v6847 * v463;
-        v6538.x[23] = v6848;
-        const float v6851 = v6538.x[24];
-        const float v6852 = v6851 * v463;
-        v6538.x[24] = v6852;
-        const float v6855 = v6538.x[25];
-        const float v6856 = v6855 * v463;
-        v6538.x[25] = v6856;
-        const float v6859 = v6538.x[26];
-        const float v6860 = v6859 * v463;
-        v6538.x[26] = v6860;
-        const float v6863 = v6538.x[27];
-        const float v6864 = v6863 * v463;
-        v6538.x[27] = v6864;
-        const float v6867 = v6538.x[28];
-        const float v6868 = v6867 * v463;
-        v6538.x[28] = v6868;
-        const float v6871 = v6538.x[29];
-        const float v6872 = v6871 * v463;
-        v6538.x[29] = v6872;
-        const float v6875 = v6538.x[30];
-        const float v6876 = v6875 * v463;
-        v6538.x[30] = v6876;
-        const float v6879 = v6538.x[31];
-        const float v6880 = v6879 * v463;
-        v6538.x[31] = v6880;
-      } else {
-        const unsigned int v6881 = static_cast<unsigned int>(v6538.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6882 = static_cast<unsigned int>(v6538.row(0, iron_linear_thread() & 31u));
-        const float v6883 = v6538.x[0];
-        const unsigned int v6884 = v43 + v6882;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6885 = v6532 + v6881;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6886 = v6885 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6889 = v6884 + v37;
-        const unsigned int v6890 = v6885 + v18;
-        const bool v6891 = v6890 <= v6889;
-        const bool v6892 = v444 || v6891;
-        const bool v6893 = v6886 && v6892;
-        const unsigned int v6896 = v6885 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v6897 = v6896 + v18;
-        const bool v6899 = v6889 < v6897;
-        const bool v6900 = v6746 || v6899;
-        const bool v6901 = v6893 && v6900;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6903 = v6883 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v6904 = v6901 ? v6903 : __uint_as_float(0xff800000u);
-        v6538.x[0] = v6904;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6905 = static_cast<unsigned int>(v6538.col(1, iron_linear_thread() & 31u));
-        const unsigned int v6906 = static_cast<unsigned int>(v6538.row(1, iron_linear_thread() & 31u));
-        const float v6907 = v6538.x[1];
-        const unsigned int v6908 = v43 + v6906;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6909 = v6532 + v6905;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6910 = v6909 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6913 = v6908 + v37;
-        const unsigned int v6914 = v6909 + v18;
-        const bool v6915 = v6914 <= v6913;
-        const bool v6916 = v444 || v6915;
-        const bool v6917 = v6910 && v6916;
-        const unsigned int v6920 = v6909 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v6921 = v6920 + v18;
-        const bool v6923 = v6913 < v6921;
-        const bool v6924 = v6746 || v6923;
-        const bool v6925 = v6917 && v6924;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6927 = v6907 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v6928 = v6925 ? v6927 : __uint_as_float(0xff800000u);
-        v6538.x[1] = v6928;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6929 = static_cast<unsigned int>(v6538.col(2, iron_linear_thread() & 31u));
-        const unsigned int v6930 = static_cast<unsigned int>(v6538.row(2, iron_linear_thread() & 31u));
-        const float v6931 = v6538.x[2];
-        const unsigned int v6932 = v43 + v6930;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6933 = v6532 + v6929;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6934 = v6933 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6937 = v6932 + v37;
-        const unsigned int v6938 = v6933 + v18;
-        const bool v6939 = v6938 <= v6937;
-        const bool v6940 = v444 || v6939;
-        const bool v6941 = v6934 && v6940;
-        const unsigned int v6944 = v6933 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v6945 = v6944 + v18;
-        const bool v6947 = v6937 < v6945;
-        const bool v6948 = v6746 || v6947;
-        const bool v6949 = v6941 && v6948;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6951 = v6931 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v6952 = v6949 ? v6951 : __uint_as_float(0xff800000u);
-        v6538.x[2] = v6952;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6953 = static_cast<unsigned int>(v6538.col(3, iron_linear_thread() & 31u));
-        const unsigned int v6954 = static_cast<unsigned int>(v6538.row(3, iron_linear_thread() & 31u));
-        const float v6955 = v6538.x[3];
-        const unsigned int v6956 = v43 + v6954;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6957 = v6532 + v6953;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6958 = v6957 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6961 = v6956 + v37;
-        const unsigned int v6962 = v6957 + v18;
-        const bool v6963 = v6962 <= v6961;
-        const bool v6964 = v444 || v6963;
-        const bool v6965 = v6958 && v6964;
-        const unsigned int v6968 = v6957 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v6969 = v6968 + v18;
-        const bool v6971 = v6961 < v6969;
-        const bool v6972 = v6746 || v6971;
-        const bool v6973 = v6965 && v6972;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6975 = v6955 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v6976 = v6973 ? v6975 : __uint_as_float(0xff800000u);
-        v6538.x[3] = v6976;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v6977 = static_cast<unsigned int>(v6538.col(4, iron_linear_thread() & 31u));
-        const unsigned int v6978 = static_cast<unsigned int>(v6538.row(4, iron_linear_thread() & 31u));
-        const float v6979 = v6538.x[4];
-        const unsigned int v6980 = v43 + v6978;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6981 = v6532 + v6977;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6982 = v6981 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v6985 = v6980 + v37;
-        const unsigned int v6986 = v6981 + v18;
-        const bool v6987 = v6986 <= v6985;
-        const bool v6988 = v444 || v6987;
-        const bool v6989 = v6982 && v6988;
-        const unsigned int v6992 = v6981 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v6993 = v6992 + v18;
-        const bool v6995 = v6985 < v6993;
-        const bool v6996 = v6746 || v6995;
-        const bool v6997 = v6989 && v6996;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6999 = v6979 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7000 = v6997 ? v6999 : __uint_as_float(0xff800000u);
-        v6538.x[4] = v7000;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7001 = static_cast<unsigned int>(v6538.col(5, iron_linear_thread() & 31u));
-        const unsigned int v7002 = static_cast<unsigned int>(v6538.row(5, iron_linear_thread() & 31u));
-        const float v7003 = v6538.x[5];
-        const unsigned int v7004 = v43 + v7002;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7005 = v6532 + v7001;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7006 = v7005 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7009 = v7004 + v37;
-        const unsigned int v7010 = v7005 + v18;
-        const bool v7011 = v7010 <= v7009;
-        const bool v7012 = v444 || v7011;
-        const bool v7013 = v7006 && v7012;
-        const unsigned int v7016 = v7005 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7017 = v7016 + v18;
-        const bool v7019 = v7009 < v7017;
-        const bool v7020 = v6746 || v7019;
-        const bool v7021 = v7013 && v7020;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7023 = v7003 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7024 = v7021 ? v7023 : __uint_as_float(0xff800000u);
-        v6538.x[5] = v7024;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7025 = static_cast<unsigned int>(v6538.col(6, iron_linear_thread() & 31u));
-        const unsigned int v7026 = static_cast<unsigned int>(v6538.row(6, iron_linear_thread() & 31u));
-        const float v7027 = v6538.x[6];
-        const unsigned int v7028 = v43 + v7026;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7029 = v6532 + v7025;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7030 = v7029 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7033 = v7028 + v37;
-        const unsigned int v7034 = v7029 + v18;
-        const bool v7035 = v7034 <= v7033;
-        const bool v7036 = v444 || v7035;
-        const bool v7037 = v7030 && v7036;
-        const unsigned int v7040 = v7029 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7041 = v7040 + v18;
-        const bool v7043 = v7033 < v7041;
-        const bool v7044 = v6746 || v7043;
-        const bool v7045 = v7037 && v7044;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7047 = v7027 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7048 = v7045 ? v7047 : __uint_as_float(0xff800000u);
-        v6538.x[6] = v7048;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7049 = static_cast<unsigned int>(v6538.col(7, iron_linear_thread() & 31u));
-        const unsigned int v7050 = static_cast<unsigned int>(v6538.row(7, iron_linear_thread() & 31u));
-        const float v7051 = v6538.x[7];
-        const unsigned int v7052 = v43 + v7050;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7053 = v6532 + v7049;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7054 = v7053 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7057 = v7052 + v37;
-        const unsigned int v7058 = v7053 + v18;
-        const bool v7059 = v7058 <= v7057;
-        const bool v7060 = v444 || v7059;
-        const bool v7061 = v7054 && v7060;
-        const unsigned int v7064 = v7053 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7065 = v7064 + v18;
-        const bool v7067 = v7057 < v7065;
-        const bool v7068 = v6746 || v7067;
-        const bool v7069 = v7061 && v7068;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7071 = v7051 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7072 = v7069 ? v7071 : __uint_as_float(0xff800000u);
-        v6538.x[7] = v7072;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7073 = static_cast<unsigned int>(v6538.col(8, iron_linear_thread() & 31u));
-        const unsigned int v7074 = static_cast<unsigned int>(v6538.row(8, iron_linear_thread() & 31u));
-        const float v7075 = v6538.x[8];
-        const unsigned int v7076 = v43 + v7074;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7077 = v6532 + v7073;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7078 = v7077 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7081 = v7076 + v37;
-        const unsigned int v7082 = v7077 + v18;
-        const bool v7083 = v7082 <= v7081;
-        const bool v7084 = v444 || v7083;
-        const bool v7085 = v7078 && v7084;
-        const unsigned int v7088 = v7077 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7089 = v7088 + v18;
-        const bool v7091 = v7081 < v7089;
-        const bool v7092 = v6746 || v7091;
-        const bool v7093 = v7085 && v7092;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7095 = v7075 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7096 = v7093 ? v7095 : __uint_as_float(0xff800000u);
-        v6538.x[8] = v7096;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7097 = static_cast<unsigned int>(v6538.col(9, iron_linear_thread() & 31u));
-        const unsigned int v7098 = static_cast<unsigned int>(v6538.row(9, iron_linear_thread() & 31u));
-        const float v7099 = v6538.x[9];
-        const unsigned int v7100 = v43 + v7098;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7101 = v6532 + v7097;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7102 = v7101 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7105 = v7100 + v37;
-        const unsigned int v7106 = v7101 + v18;
-        const bool v7107 = v7106 <= v7105;
-        const bool v7108 = v444 || v7107;
-        const bool v7109 = v7102 && v7108;
-        const unsigned int v7112 = v7101 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7113 = v7112 + v18;
-        const bool v7115 = v7105 < v7113;
-        const bool v7116 = v6746 || v7115;
-        const bool v7117 = v7109 && v7116;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7119 = v7099 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7120 = v7117 ? v7119 : __uint_as_float(0xff800000u);
-        v6538.x[9] = v7120;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7121 = static_cast<unsigned int>(v6538.col(10, iron_linear_thread() & 31u));
-        const unsigned int v7122 = static_cast<unsigned int>(v6538.row(10, iron_linear_thread() & 31u));
-        const float v7123 = v6538.x[10];
-        const unsigned int v7124 = v43 + v7122;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7125 = v6532 + v7121;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7126 = v7125 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7129 = v7124 + v37;
-        const unsigned int v7130 = v7125 + v18;
-        const bool v7131 = v7130 <= v7129;
-        const bool v7132 = v444 || v7131;
-        const bool v7133 = v7126 && v7132;
-        const unsigned int v7136 = v7125 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7137 = v7136 + v18;
-        const bool v7139 = v7129 < v7137;
-        const bool v7140 = v6746 || v7139;
-        const bool v7141 = v7133 && v7140;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7143 = v7123 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7144 = v7141 ? v7143 : __uint_as_float(0xff800000u);
-        v6538.x[10] = v7144;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7145 = static_cast<unsigned int>(v6538.col(11, iron_linear_thread() & 31u));
-        const unsigned int v7146 = static_cast<unsigned int>(v6538.row(11, iron_linear_thread() & 31u));
-        const float v7147 = v6538.x[11];
-        const unsigned int v7148 = v43 + v7146;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7149 = v6532 + v7145;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7150 = v7149 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7153 = v7148 + v37;
-        const unsigned int v7154 = v7149 + v18;
-        const bool v7155 = v7154 <= v7153;
-        const bool v7156 = v444 || v7155;
-        const bool v7157 = v7150 && v7156;
-        const unsigned int v7160 = v7149 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7161 = v7160 + v18;
-        const bool v7163 = v7153 < v7161;
-        const bool v7164 = v6746 || v7163;
-        const bool v7165 = v7157 && v7164;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7167 = v7147 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7168 = v7165 ? v7167 : __uint_as_float(0xff800000u);
-        v6538.x[11] = v7168;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7169 = static_cast<unsigned int>(v6538.col(12, iron_linear_thread() & 31u));
-        const unsigned int v7170 = static_cast<unsigned int>(v6538.row(12, iron_linear_thread() & 31u));
-        const float v7171 = v6538.x[12];
-        const unsigned int v7172 = v43 + v7170;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7173 = v6532 + v7169;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7174 = v7173 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7177 = v7172 + v37;
-        const unsigned int v7178 = v7173 + v18;
-        const bool v7179 = v7178 <= v7177;
-        const bool v7180 = v444 || v7179;
-        const bool v7181 = v7174 && v7180;
-        const unsigned int v7184 = v7173 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7185 = v7184 + v18;
-        const bool v7187 = v7177 < v7185;
-        const bool v7188 = v6746 || v7187;
-        const bool v7189 = v7181 && v7188;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7191 = v7171 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7192 = v7189 ? v7191 : __uint_as_float(0xff800000u);
-        v6538.x[12] = v7192;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7193 = static_cast<unsigned int>(v6538.col(13, iron_linear_thread() & 31u));
-        const unsigned int v7194 = static_cast<unsigned int>(v6538.row(13, iron_linear_thread() & 31u));
-        const float v7195 = v6538.x[13];
-        const unsigned int v7196 = v43 + v7194;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7197 = v6532 + v7193;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7198 = v7197 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7201 = v7196 + v37;
-        const unsigned int v7202 = v7197 + v18;
-        const bool v7203 = v7202 <= v7201;
-        const bool v7204 = v444 || v7203;
-        const bool v7205 = v7198 && v7204;
-        const unsigned int v7208 = v7197 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7209 = v7208 + v18;
-        const bool v7211 = v7201 < v7209;
-        const bool v7212 = v6746 || v7211;
-        const bool v7213 = v7205 && v7212;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7215 = v7195 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7216 = v7213 ? v7215 : __uint_as_float(0xff800000u);
-        v6538.x[13] = v7216;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7217 = static_cast<unsigned int>(v6538.col(14, iron_linear_thread() & 31u));
-        const unsigned int v7218 = static_cast<unsigned int>(v6538.row(14, iron_linear_thread() & 31u));
-        const float v7219 = v6538.x[14];
-        const unsigned int v7220 = v43 + v7218;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7221 = v6532 + v7217;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7222 = v7221 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7225 = v7220 + v37;
-        const unsigned int v7226 = v7221 + v18;
-        const bool v7227 = v7226 <= v7225;
-        const bool v7228 = v444 || v7227;
-        const bool v7229 = v7222 && v7228;
-        const unsigned int v7232 = v7221 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7233 = v7232 + v18;
-        const bool v7235 = v7225 < v7233;
-        const bool v7236 = v6746 || v7235;
-        const bool v7237 = v7229 && v7236;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7239 = v7219 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7240 = v7237 ? v7239 : __uint_as_float(0xff800000u);
-        v6538.x[14] = v7240;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7241 = static_cast<unsigned int>(v6538.col(15, iron_linear_thread() & 31u));
-        const unsigned int v7242 = static_cast<unsigned int>(v6538.row(15, iron_linear_thread() & 31u));
-        const float v7243 = v6538.x[15];
-        const unsigned int v7244 = v43 + v7242;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7245 = v6532 + v7241;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7246 = v7245 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7249 = v7244 + v37;
-        const unsigned int v7250 = v7245 + v18;
-        const bool v7251 = v7250 <= v7249;
-        const bool v7252 = v444 || v7251;
-        const bool v7253 = v7246 && v7252;
-        const unsigned int v7256 = v7245 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7257 = v7256 + v18;
-        const bool v7259 = v7249 < v7257;
-        const bool v7260 = v6746 || v7259;
-        const bool v7261 = v7253 && v7260;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7263 = v7243 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7264 = v7261 ? v7263 : __uint_as_float(0xff800000u);
-        v6538.x[15] = v7264;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7265 = static_cast<unsigned int>(v6538.col(16, iron_linear_thread() & 31u));
-        const unsigned int v7266 = static_cast<unsigned int>(v6538.row(16, iron_linear_thread() & 31u));
-        const float v7267 = v6538.x[16];
-        const unsigned int v7268 = v43 + v7266;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7269 = v6532 + v7265;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7270 = v7269 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7273 = v7268 + v37;
-        const unsigned int v7274 = v7269 + v18;
-        const bool v7275 = v7274 <= v7273;
-        const bool v7276 = v444 || v7275;
-        const bool v7277 = v7270 && v7276;
-        const unsigned int v7280 = v7269 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7281 = v7280 + v18;
-        const bool v7283 = v7273 < v7281;
-        const bool v7284 = v6746 || v7283;
-        const bool v7285 = v7277 && v7284;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7287 = v7267 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7288 = v7285 ? v7287 : __uint_as_float(0xff800000u);
-        v6538.x[16] = v7288;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7289 = static_cast<unsigned int>(v6538.col(17, iron_linear_thread() & 31u));
-        const unsigned int v7290 = static_cast<unsigned int>(v6538.row(17, iron_linear_thread() & 31u));
-        const float v7291 = v6538.x[17];
-        const unsigned int v7292 = v43 + v7290;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7293 = v6532 + v7289;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7294 = v7293 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7297 = v7292 + v37;
-        const unsigned int v7298 = v7293 + v18;
-        const bool v7299 = v7298 <= v7297;
-        const bool v7300 = v444 || v7299;
-        const bool v7301 = v7294 && v7300;
-        const unsigned int v7304 = v7293 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7305 = v7304 + v18;
-        const bool v7307 = v7297 < v7305;
-        const bool v7308 = v6746 || v7307;
-        const bool v7309 = v7301 && v7308;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7311 = v7291 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7312 = v7309 ? v7311 : __uint_as_float(0xff800000u);
-        v6538.x[17] = v7312;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7313 = static_cast<unsigned int>(v6538.col(18, iron_linear_thread() & 31u));
-        const unsigned int v7314 = static_cast<unsigned int>(v6538.row(18, iron_linear_thread() & 31u));
-        const float v7315 = v6538.x[18];
-        const unsigned int v7316 = v43 + v7314;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7317 = v6532 + v7313;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7318 = v7317 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7321 = v7316 + v37;
-        const unsigned int v7322 = v7317 + v18;
-        const bool v7323 = v7322 <= v7321;
-        const bool v7324 = v444 || v7323;
-        const bool v7325 = v7318 && v7324;
-        const unsigned int v7328 = v7317 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7329 = v7328 + v18;
-        const bool v7331 = v7321 < v7329;
-        const bool v7332 = v6746 || v7331;
-        const bool v7333 = v7325 && v7332;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7335 = v7315 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7336 = v7333 ? v7335 : __uint_as_float(0xff800000u);
-        v6538.x[18] = v7336;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7337 = static_cast<unsigned int>(v6538.col(19, iron_linear_thread() & 31u));
-        const unsigned int v7338 = static_cast<unsigned int>(v6538.row(19, iron_linear_thread() & 31u));
-        const float v7339 = v6538.x[19];
-        const unsigned int v7340 = v43 + v7338;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7341 = v6532 + v7337;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7342 = v7341 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7345 = v7340 + v37;
-        const unsigned int v7346 = v7341 + v18;
-        const bool v7347 = v7346 <= v7345;
-        const bool v7348 = v444 || v7347;
-        const bool v7349 = v7342 && v7348;
-        const unsigned int v7352 = v7341 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7353 = v7352 + v18;
-        const bool v7355 = v7345 < v7353;
-        const bool v7356 = v6746 || v7355;
-        const bool v7357 = v7349 && v7356;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7359 = v7339 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7360 = v7357 ? v7359 : __uint_as_float(0xff800000u);
-        v6538.x[19] = v7360;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7361 = static_cast<unsigned int>(v6538.col(20, iron_linear_thread() & 31u));
-        const unsigned int v7362 = static_cast<unsigned int>(v6538.row(20, iron_linear_thread() & 31u));
-        const float v7363 = v6538.x[20];
-        const unsigned int v7364 = v43 + v7362;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7365 = v6532 + v7361;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7366 = v7365 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7369 = v7364 + v37;
-        const unsigned int v7370 = v7365 + v18;
-        const bool v7371 = v7370 <= v7369;
-        const bool v7372 = v444 || v7371;
-        const bool v7373 = v7366 && v7372;
-        const unsigned int v7376 = v7365 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7377 = v7376 + v18;
-        const bool v7379 = v7369 < v7377;
-        const bool v7380 = v6746 || v7379;
-        const bool v7381 = v7373 && v7380;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7383 = v7363 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7384 = v7381 ? v7383 : __uint_as_float(0xff800000u);
-        v6538.x[20] = v7384;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7385 = static_cast<unsigned int>(v6538.col(21, iron_linear_thread() & 31u));
-        const unsigned int v7386 = static_cast<unsigned int>(v6538.row(21, iron_linear_thread() & 31u));
-        const float v7387 = v6538.x[21];
-        const unsigned int v7388 = v43 + v7386;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7389 = v6532 + v7385;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7390 = v7389 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7393 = v7388 + v37;
-        const unsigned int v7394 = v7389 + v18;
-        const bool v7395 = v7394 <= v7393;
-        const bool v7396 = v444 || v7395;
-        const bool v7397 = v7390 && v7396;
-        const unsigned int v7400 = v7389 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7401 = v7400 + v18;
-        const bool v7403 = v7393 < v7401;
-        const bool v7404 = v6746 || v7403;
-        const bool v7405 = v7397 && v7404;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7407 = v7387 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7408 = v7405 ? v7407 : __uint_as_float(0xff800000u);
-        v6538.x[21] = v7408;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7409 = static_cast<unsigned int>(v6538.col(22, iron_linear_thread() & 31u));
-        const unsigned int v7410 = static_cast<unsigned int>(v6538.row(22, iron_linear_thread() & 31u));
-        const float v7411 = v6538.x[22];
-        const unsigned int v7412 = v43 + v7410;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7413 = v6532 + v7409;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7414 = v7413 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7417 = v7412 + v37;
-        const unsigned int v7418 = v7413 + v18;
-        const bool v7419 = v7418 <= v7417;
-        const bool v7420 = v444 || v7419;
-        const bool v7421 = v7414 && v7420;
-        const unsigned int v7424 = v7413 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7425 = v7424 + v18;
-        const bool v7427 = v7417 < v7425;
-        const bool v7428 = v6746 || v7427;
-        const bool v7429 = v7421 && v7428;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7431 = v7411 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7432 = v7429 ? v7431 : __uint_as_float(0xff800000u);
-        v6538.x[22] = v7432;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7433 = static_cast<unsigned int>(v6538.col(23, iron_linear_thread() & 31u));
-        const unsigned int v7434 = static_cast<unsigned int>(v6538.row(23, iron_linear_thread() & 31u));
-        const float v7435 = v6538.x[23];
-        const unsigned int v7436 = v43 + v7434;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7437 = v6532 + v7433;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7438 = v7437 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7441 = v7436 + v37;
-        const unsigned int v7442 = v7437 + v18;
-        const bool v7443 = v7442 <= v7441;
-        const bool v7444 = v444 || v7443;
-        const bool v7445 = v7438 && v7444;
-        const unsigned int v7448 = v7437 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7449 = v7448 + v18;
-        const bool v7451 = v7441 < v7449;
-        const bool v7452 = v6746 || v7451;
-        const bool v7453 = v7445 && v7452;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7455 = v7435 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7456 = v7453 ? v7455 : __uint_as_float(0xff800000u);
-        v6538.x[23] = v7456;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7457 = static_cast<unsigned int>(v6538.col(24, iron_linear_thread() & 31u));
-        const unsigned int v7458 = static_cast<unsigned int>(v6538.row(24, iron_linear_thread() & 31u));
-        const float v7459 = v6538.x[24];
-        const unsigned int v7460 = v43 + v7458;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7461 = v6532 + v7457;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7462 = v7461 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7465 = v7460 + v37;
-        const unsigned int v7466 = v7461 + v18;
-        const bool v7467 = v7466 <= v7465;
-        const bool v7468 = v444 || v7467;
-        const bool v7469 = v7462 && v7468;
-        const unsigned int v7472 = v7461 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7473 = v7472 + v18;
-        const bool v7475 = v7465 < v7473;
-        const bool v7476 = v6746 || v7475;
-        const bool v7477 = v7469 && v7476;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7479 = v7459 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7480 = v7477 ? v7479 : __uint_as_float(0xff800000u);
-        v6538.x[24] = v7480;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7481 = static_cast<unsigned int>(v6538.col(25, iron_linear_thread() & 31u));
-        const unsigned int v7482 = static_cast<unsigned int>(v6538.row(25, iron_linear_thread() & 31u));
-        const float v7483 = v6538.x[25];
-        const unsigned int v7484 = v43 + v7482;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7485 = v6532 + v7481;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7486 = v7485 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7489 = v7484 + v37;
-        const unsigned int v7490 = v7485 + v18;
-        const bool v7491 = v7490 <= v7489;
-        const bool v7492 = v444 || v7491;
-        const bool v7493 = v7486 && v7492;
-        const unsigned int v7496 = v7485 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7497 = v7496 + v18;
-        const bool v7499 = v7489 < v7497;
-        const bool v7500 = v6746 || v7499;
-        const bool v7501 = v7493 && v7500;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7503 = v7483 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7504 = v7501 ? v7503 : __uint_as_float(0xff800000u);
-        v6538.x[25] = v7504;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7505 = static_cast<unsigned int>(v6538.col(26, iron_linear_thread() & 31u));
-        const unsigned int v7506 = static_cast<unsigned int>(v6538.row(26, iron_linear_thread() & 31u));
-        const float v7507 = v6538.x[26];
-        const unsigned int v7508 = v43 + v7506;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7509 = v6532 + v7505;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7510 = v7509 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7513 = v7508 + v37;
-        const unsigned int v7514 = v7509 + v18;
-        const bool v7515 = v7514 <= v7513;
-        const bool v7516 = v444 || v7515;
-        const bool v7517 = v7510 && v7516;
-        const unsigned int v7520 = v7509 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7521 = v7520 + v18;
-        const bool v7523 = v7513 < v7521;
-        const bool v7524 = v6746 || v7523;
-        const bool v7525 = v7517 && v7524;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7527 = v7507 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7528 = v7525 ? v7527 : __uint_as_float(0xff800000u);
-        v6538.x[26] = v7528;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7529 = static_cast<unsigned int>(v6538.col(27, iron_linear_thread() & 31u));
-        const unsigned int v7530 = static_cast<unsigned int>(v6538.row(27, iron_linear_thread() & 31u));
-        const float v7531 = v6538.x[27];
-        const unsigned int v7532 = v43 + v7530;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7533 = v6532 + v7529;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7534 = v7533 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7537 = v7532 + v37;
-        const unsigned int v7538 = v7533 + v18;
-        const bool v7539 = v7538 <= v7537;
-        const bool v7540 = v444 || v7539;
-        const bool v7541 = v7534 && v7540;
-        const unsigned int v7544 = v7533 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7545 = v7544 + v18;
-        const bool v7547 = v7537 < v7545;
-        const bool v7548 = v6746 || v7547;
-        const bool v7549 = v7541 && v7548;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7551 = v7531 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7552 = v7549 ? v7551 : __uint_as_float(0xff800000u);
-        v6538.x[27] = v7552;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7553 = static_cast<unsigned int>(v6538.col(28, iron_linear_thread() & 31u));
-        const unsigned int v7554 = static_cast<unsigned int>(v6538.row(28, iron_linear_thread() & 31u));
-        const float v7555 = v6538.x[28];
-        const unsigned int v7556 = v43 + v7554;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7557 = v6532 + v7553;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7558 = v7557 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7561 = v7556 + v37;
-        const unsigned int v7562 = v7557 + v18;
-        const bool v7563 = v7562 <= v7561;
-        const bool v7564 = v444 || v7563;
-        const bool v7565 = v7558 && v7564;
-        const unsigned int v7568 = v7557 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7569 = v7568 + v18;
-        const bool v7571 = v7561 < v7569;
-        const bool v7572 = v6746 || v7571;
-        const bool v7573 = v7565 && v7572;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7575 = v7555 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7576 = v7573 ? v7575 : __uint_as_float(0xff800000u);
-        v6538.x[28] = v7576;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7577 = static_cast<unsigned int>(v6538.col(29, iron_linear_thread() & 31u));
-        const unsigned int v7578 = static_cast<unsigned int>(v6538.row(29, iron_linear_thread() & 31u));
-        const float v7579 = v6538.x[29];
-        const unsigned int v7580 = v43 + v7578;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7581 = v6532 + v7577;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7582 = v7581 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7585 = v7580 + v37;
-        const unsigned int v7586 = v7581 + v18;
-        const bool v7587 = v7586 <= v7585;
-        const bool v7588 = v444 || v7587;
-        const bool v7589 = v7582 && v7588;
-        const unsigned int v7592 = v7581 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7593 = v7592 + v18;
-        const bool v7595 = v7585 < v7593;
-        const bool v7596 = v6746 || v7595;
-        const bool v7597 = v7589 && v7596;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7599 = v7579 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7600 = v7597 ? v7599 : __uint_as_float(0xff800000u);
-        v6538.x[29] = v7600;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7601 = static_cast<unsigned int>(v6538.col(30, iron_linear_thread() & 31u));
-        const unsigned int v7602 = static_cast<unsigned int>(v6538.row(30, iron_linear_thread() & 31u));
-        const float v7603 = v6538.x[30];
-        const unsigned int v7604 = v43 + v7602;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7605 = v6532 + v7601;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7606 = v7605 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7609 = v7604 + v37;
-        const unsigned int v7610 = v7605 + v18;
-        const bool v7611 = v7610 <= v7609;
-        const bool v7612 = v444 || v7611;
-        const bool v7613 = v7606 && v7612;
-        const unsigned int v7616 = v7605 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7617 = v7616 + v18;
-        const bool v7619 = v7609 < v7617;
-        const bool v7620 = v6746 || v7619;
-        const bool v7621 = v7613 && v7620;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7623 = v7603 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7624 = v7621 ? v7623 : __uint_as_float(0xff800000u);
-        v6538.x[30] = v7624;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7625 = static_cast<unsigned int>(v6538.col(31, iron_linear_thread() & 31u));
-        const unsigned int v7626 = static_cast<unsigned int>(v6538.row(31, iron_linear_thread() & 31u));
-        const float v7627 = v6538.x[31];
-        const unsigned int v7628 = v43 + v7626;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7629 = v6532 + v7625;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7630 = v7629 < v37;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7633 = v7628 + v37;
-        const unsigned int v7634 = v7629 + v18;
-        const bool v7635 = v7634 <= v7633;
-        const bool v7636 = v444 || v7635;
-        const bool v7637 = v7630 && v7636;
-        const unsigned int v7640 = v7629 + v7;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7641 = v7640 + v18;
-        const bool v7643 = v7633 < v7641;
-        const bool v7644 = v6746 || v7643;
-        const bool v7645 = v7637 && v7644;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7647 = v7627 * v463;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7648 = v7645 ? v7647 : __uint_as_float(0xff800000u);
-        v6538.x[31] = v7648;  // kernels/sdpa/flash_tile.hpp:171
-      }
-      iron_frag<float, 2, 16, 8> v7650;  // kernels/sdpa/flash_tile.hpp:180
-      iron_frag_fill(v7650, 0.0f);
-      iron_frag_row_reduce<false>(v7650, v6538);
-      iron_frag<float, 2, 16, 8> v7652;  // kernels/sdpa/flash_tile.hpp:181
-      iron_frag_fill(v7652, 0.0f);
-      const float v7656 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7657 = v7650.x[0];  // kernels/sdpa/flash_tile.hpp:184
-      const float v7658 = fmaxf(v7656, v7657);
-      const bool v7661 = v7658 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7662 = v7661 ? 0.0f : v7658;
-      const float v7663 = v7656 - v7662;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7664 = iron_exp2_approx(v7663);
-      v7652.x[0] = v7664;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7668 = v465.x[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7669 = v7650.x[1];  // kernels/sdpa/flash_tile.hpp:184
-      const float v7670 = fmaxf(v7668, v7669);
-      const bool v7673 = v7670 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7674 = v7673 ? 0.0f : v7670;
-      const float v7675 = v7668 - v7674;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7676 = iron_exp2_approx(v7675);
-      v7652.x[1] = v7676;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7680 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7681 = v7650.x[2];  // kernels/sdpa/flash_tile.hpp:184
-      const float v7682 = fmaxf(v7680, v7681);
-      const bool v7685 = v7682 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7686 = v7685 ? 0.0f : v7682;
-      const float v7687 = v7680 - v7686;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7688 = iron_exp2_approx(v7687);
-      v7652.x[2] = v7688;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7692 = v465.x[3];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7693 = v7650.x[3];  // kernels/sdpa/flash_tile.hpp:184
-      const float v7694 = fmaxf(v7692, v7693);
-      const bool v7697 = v7694 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7698 = v7697 ? 0.0f : v7694;
-      const float v7699 = v7692 - v7698;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7700 = iron_exp2_approx(v7699);
-      v7652.x[3] = v7700;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7703 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7704 = v7650.x[0];  // kernels/sdpa/flash_tile.hpp:187
-      const float v7705 = fmaxf(v7703, v7704);
-      v465.x[0] = v7705;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7708 = v465.x[1];
-      const float v7709 = v7650.x[1];  // kernels/sdpa/flash_tile.hpp:187
-      const float v7710 = fmaxf(v7708, v7709);
-      v465.x[1] = v7710;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7713 = v465.x[2];
-      const float v7714 = v7650.x[2];  // kernels/sdpa/flash_tile.hpp:187
-      const float v7715 = fmaxf(v7713, v7714);
-      v465.x[2] = v7715;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7718 = v465.x[3];
-      const float v7719 = v7650.x[3];  // kernels/sdpa/flash_tile.hpp:187
-      const float v7720 = fmaxf(v7718, v7719);
-      v465.x[3] = v7720;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7723 = v6538.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7724 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7727 = v7724 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7728 = v7727 ? 0.0f : v7724;
-      const float v7729 = v7723 - v7728;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7730 = iron_exp2_approx(v7729);
-      v6538.x[0] = v7730;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7733 = v6538.x[1];
-      const float v7734 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7737 = v7734 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7738 = v7737 ? 0.0f : v7734;
-      const float v7739 = v7733 - v7738;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7740 = iron_exp2_approx(v7739);
-      v6538.x[1] = v7740;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7743 = v6538.x[2];
-      const float v7744 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7747 = v7744 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7748 = v7747 ? 0.0f : v7744;
-      const float v7749 = v7743 - v7748;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7750 = iron_exp2_approx(v7749);
-      v6538.x[2] = v7750;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7753 = v6538.x[3];
-      const float v7754 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7757 = v7754 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7758 = v7757 ? 0.0f : v7754;
-      const float v7759 = v7753 - v7758;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7760 = iron_exp2_approx(v7759);
-      v6538.x[3] = v7760;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7763 = v6538.x[4];
-      const float v7764 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7767 = v7764 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7768 = v7767 ? 0.0f : v7764;
-      const float v7769 = v7763 - v7768;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7770 = iron_exp2_approx(v7769);
-      v6538.x[4] = v7770;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7773 = v6538.x[5];
-      const float v7774 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7777 = v7774 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7778 = v7777 ? 0.0f : v7774;
-      const float v7779 = v7773 - v7778;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7780 = iron_exp2_approx(v7779);
-      v6538.x[5] = v7780;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7783 = v6538.x[6];
-      const float v7784 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7787 = v7784 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7788 = v7787 ? 0.0f : v7784;
-      const float v7789 = v7783 - v7788;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7790 = iron_exp2_approx(v7789);
-      v6538.x[6] = v7790;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7793 = v6538.x[7];
-      const float v7794 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7797 = v7794 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7798 = v7797 ? 0.0f : v7794;
-      const float v7799 = v7793 - v7798;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7800 = iron_exp2_approx(v7799);
-      v6538.x[7] = v7800;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7803 = v6538.x[8];
-      const float v7804 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7807 = v7804 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7808 = v7807 ? 0.0f : v7804;
-      const float v7809 = v7803 - v7808;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7810 = iron_exp2_approx(v7809);
-      v6538.x[8] = v7810;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7813 = v6538.x[9];
-      const float v7814 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7817 = v7814 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7818 = v7817 ? 0.0f : v7814;
-      const float v7819 = v7813 - v7818;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7820 = iron_exp2_approx(v7819);
-      v6538.x[9] = v7820;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7823 = v6538.x[10];
-      const float v7824 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7827 = v7824 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7828 = v7827 ? 0.0f : v7824;
-      const float v7829 = v7823 - v7828;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7830 = iron_exp2_approx(v7829);
-      v6538.x[10] = v7830;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7833 = v6538.x[11];
-      const float v7834 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7837 = v7834 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7838 = v7837 ? 0.0f : v7834;
-      const float v7839 = v7833 - v7838;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7840 = iron_exp2_approx(v7839);
-      v6538.x[11] = v7840;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7843 = v6538.x[12];
-      const float v7844 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7847 = v7844 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7848 = v7847 ? 0.0f : v7844;
-      const float v7849 = v7843 - v7848;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7850 = iron_exp2_approx(v7849);
-      v6538.x[12] = v7850;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7853 = v6538.x[13];
-      const float v7854 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7857 = v7854 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7858 = v7857 ? 0.0f : v7854;
-      const float v7859 = v7853 - v7858;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7860 = iron_exp2_approx(v7859);
-      v6538.x[13] = v7860;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7863 = v6538.x[14];
-      const float v7864 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7867 = v7864 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7868 = v7867 ? 0.0f : v7864;
-      const float v7869 = v7863 - v7868;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7870 = iron_exp2_approx(v7869);
-      v6538.x[14] = v7870;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7873 = v6538.x[15];
-      const float v7874 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7877 = v7874 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7878 = v7877 ? 0.0f : v7874;
-      const float v7879 = v7873 - v7878;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7880 = iron_exp2_approx(v7879);
-      v6538.x[15] = v7880;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7883 = v6538.x[16];
-      const float v7884 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7887 = v7884 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7888 = v7887 ? 0.0f : v7884;
-      const float v7889 = v7883 - v7888;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7890 = iron_exp2_approx(v7889);
-      v6538.x[16] = v7890;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7893 = v6538.x[17];
-      const float v7894 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7897 = v7894 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7898 = v7897 ? 0.0f : v7894;
-      const float v7899 = v7893 - v7898;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7900 = iron_exp2_approx(v7899);
-      v6538.x[17] = v7900;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7903 = v6538.x[18];
-      const float v7904 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7907 = v7904 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7908 = v7907 ? 0.0f : v7904;
-      const float v7909 = v7903 - v7908;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7910 = iron_exp2_approx(v7909);
-      v6538.x[18] = v7910;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7913 = v6538.x[19];
-      const float v7914 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7917 = v7914 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7918 = v7917 ? 0.0f : v7914;
-      const float v7919 = v7913 - v7918;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7920 = iron_exp2_approx(v7919);
-      v6538.x[19] = v7920;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7923 = v6538.x[20];
-      const float v7924 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7927 = v7924 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7928 = v7927 ? 0.0f : v7924;
-      const float v7929 = v7923 - v7928;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7930 = iron_exp2_approx(v7929);
-      v6538.x[20] = v7930;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7933 = v6538.x[21];
-      const float v7934 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7937 = v7934 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7938 = v7937 ? 0.0f : v7934;
-      const float v7939 = v7933 - v7938;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7940 = iron_exp2_approx(v7939);
-      v6538.x[21] = v7940;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7943 = v6538.x[22];
-      const float v7944 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7947 = v7944 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7948 = v7947 ? 0.0f : v7944;
-      const float v7949 = v7943 - v7948;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7950 = iron_exp2_approx(v7949);
-      v6538.x[22] = v7950;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7953 = v6538.x[23];
-      const float v7954 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7957 = v7954 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7958 = v7957 ? 0.0f : v7954;
-      const float v7959 = v7953 - v7958;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7960 = iron_exp2_approx(v7959);
-      v6538.x[23] = v7960;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7963 = v6538.x[24];
-      const float v7964 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7967 = v7964 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7968 = v7967 ? 0.0f : v7964;
-      const float v7969 = v7963 - v7968;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7970 = iron_exp2_approx(v7969);
-      v6538.x[24] = v7970;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7973 = v6538.x[25];
-      const float v7974 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7977 = v7974 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7978 = v7977 ? 0.0f : v7974;
-      const float v7979 = v7973 - v7978;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7980 = iron_exp2_approx(v7979);
-      v6538.x[25] = v7980;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7983 = v6538.x[26];
-      const float v7984 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7987 = v7984 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7988 = v7987 ? 0.0f : v7984;
-      const float v7989 = v7983 - v7988;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7990 = iron_exp2_approx(v7989);
-      v6538.x[26] = v7990;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7993 = v6538.x[27];
-      const float v7994 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7997 = v7994 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7998 = v7997 ? 0.0f : v7994;
-      const float v7999 = v7993 - v7998;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8000 = iron_exp2_approx(v7999);
-      v6538.x[27] = v8000;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8003 = v6538.x[28];
-      const float v8004 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8007 = v8004 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8008 = v8007 ? 0.0f : v8004;
-      const float v8009 = v8003 - v8008;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8010 = iron_exp2_approx(v8009);
-      v6538.x[28] = v8010;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8013 = v6538.x[29];
-      const float v8014 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8017 = v8014 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8018 = v8017 ? 0.0f : v8014;
-      const float v8019 = v8013 - v8018;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8020 = iron_exp2_approx(v8019);
-      v6538.x[29] = v8020;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8023 = v6538.x[30];
-      const float v8024 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8027 = v8024 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8028 = v8027 ? 0.0f : v8024;
-      const float v8029 = v8023 - v8028;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8030 = iron_exp2_approx(v8029);
-      v6538.x[30] = v8030;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8033 = v6538.x[31];
-      const float v8034 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8037 = v8034 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8038 = v8037 ? 0.0f : v8034;
-      const float v8039 = v8033 - v8038;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8040 = iron_exp2_approx(v8039);
-      v6538.x[31] = v8040;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 2, 16, 8> v8042;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v8042, 0.0f);
-      iron_frag_row_reduce<true>(v8042, v6538);
-      const float v8045 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v8046 = v8042.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8047 = v7652.x[0];
-      const float v8048 = v8045 * v8047;
-      const float v8049 = v8048 + v8046;
-      v467.x[0] = v8049;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8052 = v467.x[1];
-      const float v8053 = v8042.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8054 = v7652.x[1];
-      const float v8055 = v8052 * v8054;
-      const float v8056 = v8055 + v8053;
-      v467.x[1] = v8056;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8059 = v467.x[2];
-      const float v8060 = v8042.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8061 = v7652.x[2];
-      const float v8062 = v8059 * v8061;
-      const float v8063 = v8062 + v8060;
-      v467.x[2] = v8063;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8066 = v467.x[3];
-      const float v8067 = v8042.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8068 = v7652.x[3];
-      const float v8069 = v8066 * v8068;
-      const float v8070 = v8069 + v8067;
-      v467.x[3] = v8070;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8073 = v469.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v8074 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8075 = v8073 * v8074;
-      v469.x[0] = v8075;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8078 = v469.x[1];
-      const float v8079 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8080 = v8078 * v8079;
-      v469.x[1] = v8080;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8083 = v469.x[2];
-      const float v8084 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8085 = v8083 * v8084;
-      v469.x[2] = v8085;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8088 = v469.x[3];
-      const float v8089 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8090 = v8088 * v8089;
-      v469.x[3] = v8090;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8093 = v469.x[4];
-      const float v8094 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8095 = v8093 * v8094;
-      v469.x[4] = v8095;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8098 = v469.x[5];
-      const float v8099 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8100 = v8098 * v8099;
-      v469.x[5] = v8100;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8103 = v469.x[6];
-      const float v8104 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8105 = v8103 * v8104;
-      v469.x[6] = v8105;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8108 = v469.x[7];
-      const float v8109 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8110 = v8108 * v8109;
-      v469.x[7] = v8110;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8113 = v469.x[8];
-      const float v8114 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8115 = v8113 * v8114;
-      v469.x[8] = v8115;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8118 = v469.x[9];
-      const float v8119 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8120 = v8118 * v8119;
-      v469.x[9] = v8120;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8123 = v469.x[10];
-      const float v8124 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8125 = v8123 * v8124;
-      v469.x[10] = v8125;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8128 = v469.x[11];
-      const float v8129 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8130 = v8128 * v8129;
-      v469.x[11] = v8130;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8133 = v469.x[12];
-      const float v8134 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8135 = v8133 * v8134;
-      v469.x[12] = v8135;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8138 = v469.x[13];
-      const float v8139 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8140 = v8138 * v8139;
-      v469.x[13] = v8140;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8143 = v469.x[14];
-      const float v8144 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8145 = v8143 * v8144;
-      v469.x[14] = v8145;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8148 = v469.x[15];
-      const float v8149 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8150 = v8148 * v8149;
-      v469.x[15] = v8150;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8153 = v471.x[0];
-      const float v8154 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8155 = v8153 * v8154;
-      v471.x[0] = v8155;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8158 = v471.x[1];
-      const float v8159 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8160 = v8158 * v8159;
-      v471.x[1] = v8160;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8163 = v471.x[2];
-      const float v8164 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8165 = v8163 * v8164;
-      v471.x[2] = v8165;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8168 = v471.x[3];
-      const float v8169 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8170 = v8168 * v8169;
-      v471.x[3] = v8170;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8173 = v471.x[4];
-      const float v8174 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8175 = v8173 * v8174;
-      v471.x[4] = v8175;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8178 = v471.x[5];
-      const float v8179 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8180 = v8178 * v8179;
-      v471.x[5] = v8180;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8183 = v471.x[6];
-      const float v8184 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8185 = v8183 * v8184;
-      v471.x[6] = v8185;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8188 = v471.x[7];
-      const float v8189 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8190 = v8188 * v8189;
-      v471.x[7] = v8190;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8193 = v471.x[8];
-      const float v8194 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8195 = v8193 * v8194;
-      v471.x[8] = v8195;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8198 = v471.x[9];
-      const float v8199 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8200 = v8198 * v8199;
-      v471.x[9] = v8200;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8203 = v471.x[10];
-      const float v8204 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8205 = v8203 * v8204;
-      v471.x[10] = v8205;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8208 = v471.x[11];
-      const float v8209 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8210 = v8208 * v8209;
-      v471.x[11] = v8210;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8213 = v471.x[12];
-      const float v8214 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8215 = v8213 * v8214;
-      v471.x[12] = v8215;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8218 = v471.x[13];
-      const float v8219 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8220 = v8218 * v8219;
-      v471.x[13] = v8220;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8223 = v471.x[14];
-      const float v8224 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8225 = v8223 * v8224;
-      v471.x[14] = v8225;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8228 = v471.x[15];
-      const float v8229 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8230 = v8228 * v8229;
-      v471.x[15] = v8230;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8233 = v473.x[0];
-      const float v8234 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8235 = v8233 * v8234;
-      v473.x[0] = v8235;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8238 = v473.x[1];
-      const float v8239 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8240 = v8238 * v8239;
-      v473.x[1] = v8240;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8243 = v473.x[2];
-      const float v8244 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8245 = v8243 * v8244;
-      v473.x[2] = v8245;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8248 = v473.x[3];
-      const float v8249 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8250 = v8248 * v8249;
-      v473.x[3] = v8250;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8253 = v473.x[4];
-      const float v8254 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8255 = v8253 * v8254;
-      v473.x[4] = v8255;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8258 = v473.x[5];
-      const float v8259 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8260 = v8258 * v8259;
-      v473.x[5] = v8260;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8263 = v473.x[6];
-      const float v8264 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8265 = v8263 * v8264;
-      v473.x[6] = v8265;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8268 = v473.x[7];
-      const float v8269 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8270 = v8268 * v8269;
-      v473.x[7] = v8270;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8273 = v473.x[8];
-      const float v8274 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8275 = v8273 * v8274;
-      v473.x[8] = v8275;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8278 = v473.x[9];
-      const float v8279 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8280 = v8278 * v8279;
-      v473.x[9] = v8280;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8283 = v473.x[10];
-      const float v8284 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8285 = v8283 * v8284;
-      v473.x[10] = v8285;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8288 = v473.x[11];
-      const float v8289 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8290 = v8288 * v8289;
-      v473.x[11] = v8290;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8293 = v473.x[12];
-      const float v8294 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8295 = v8293 * v8294;
-      v473.x[12] = v8295;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8298 = v473.x[13];
-      const float v8299 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8300 = v8298 * v8299;
-      v473.x[13] = v8300;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8303 = v473.x[14];
-      const float v8304 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8305 = v8303 * v8304;
-      v473.x[14] = v8305;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8308 = v473.x[15];
-      const float v8309 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8310 = v8308 * v8309;
-      v473.x[15] = v8310;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8313 = v475.x[0];
-      const float v8314 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8315 = v8313 * v8314;
-      v475.x[0] = v8315;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8318 = v475.x[1];
-      const float v8319 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8320 = v8318 * v8319;
-      v475.x[1] = v8320;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8323 = v475.x[2];
-      const float v8324 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8325 = v8323 * v8324;
-      v475.x[2] = v8325;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8328 = v475.x[3];
-      const float v8329 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8330 = v8328 * v8329;
-      v475.x[3] = v8330;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8333 = v475.x[4];
-      const float v8334 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8335 = v8333 * v8334;
-      v475.x[4] = v8335;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8338 = v475.x[5];
-      const float v8339 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8340 = v8338 * v8339;
-      v475.x[5] = v8340;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8343 = v475.x[6];
-      const float v8344 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8345 = v8343 * v8344;
-      v475.x[6] = v8345;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8348 = v475.x[7];
-      const float v8349 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8350 = v8348 * v8349;
-      v475.x[7] = v8350;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8353 = v475.x[8];
-      const float v8354 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8355 = v8353 * v8354;
-      v475.x[8] = v8355;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8358 = v475.x[9];
-      const float v8359 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8360 = v8358 * v8359;
-      v475.x[9] = v8360;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8363 = v475.x[10];
-      const float v8364 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8365 = v8363 * v8364;
-      v475.x[10] = v8365;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8368 = v475.x[11];
-      const float v8369 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8370 = v8368 * v8369;
-      v475.x[11] = v8370;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8373 = v475.x[12];
-      const float v8374 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8375 = v8373 * v8374;
-      v475.x[12] = v8375;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8378 = v475.x[13];
-      const float v8379 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8380 = v8378 * v8379;
-      v475.x[13] = v8380;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8383 = v475.x[14];
-      const float v8384 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8385 = v8383 * v8384;
-      v475.x[14] = v8385;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8388 = v475.x[15];
-      const float v8389 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8390 = v8388 * v8389;
-      v475.x[15] = v8390;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8393 = v477.x[0];
-      const float v8394 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8395 = v8393 * v8394;
-      v477.x[0] = v8395;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8398 = v477.x[1];
-      const float v8399 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8400 = v8398 * v8399;
-      v477.x[1] = v8400;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8403 = v477.x[2];
-      const float v8404 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8405 = v8403 * v8404;
-      v477.x[2] = v8405;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8408 = v477.x[3];
-      const float v8409 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8410 = v8408 * v8409;
-      v477.x[3] = v8410;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8413 = v477.x[4];
-      const float v8414 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8415 = v8413 * v8414;
-      v477.x[4] = v8415;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8418 = v477.x[5];
-      const float v8419 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8420 = v8418 * v8419;
-      v477.x[5] = v8420;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8423 = v477.x[6];
-      const float v8424 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8425 = v8423 * v8424;
-      v477.x[6] = v8425;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8428 = v477.x[7];
-      const float v8429 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8430 = v8428 * v8429;
-      v477.x[7] = v8430;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8433 = v477.x[8];
-      const float v8434 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8435 = v8433 * v8434;
-      v477.x[8] = v8435;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8438 = v477.x[9];
-      const float v8439 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8440 = v8438 * v8439;
-      v477.x[9] = v8440;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8443 = v477.x[10];
-      const float v8444 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8445 = v8443 * v8444;
-      v477.x[10] = v8445;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8448 = v477.x[11];
-      const float v8449 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8450 = v8448 * v8449;
-      v477.x[11] = v8450;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8453 = v477.x[12];
-      const float v8454 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8455 = v8453 * v8454;
-      v477.x[12] = v8455;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8458 = v477.x[13];
-      const float v8459 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8460 = v8458 * v8459;
-      v477.x[13] = v8460;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8463 = v477.x[14];
-      const float v8464 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8465 = v8463 * v8464;
-      v477.x[14] = v8465;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8468 = v477.x[15];
-      const float v8469 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8470 = v8468 * v8469;
-      v477.x[15] = v8470;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8473 = v479.x[0];
-      const float v8474 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8475 = v8473 * v8474;
-      v479.x[0] = v8475;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8478 = v479.x[1];
-      const float v8479 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8480 = v8478 * v8479;
-      v479.x[1] = v8480;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8483 = v479.x[2];
-      const float v8484 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8485 = v8483 * v8484;
-      v479.x[2] = v8485;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8488 = v479.x[3];
-      const float v8489 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8490 = v8488 * v8489;
-      v479.x[3] = v8490;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8493 = v479.x[4];
-      const float v8494 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8495 = v8493 * v8494;
-      v479.x[4] = v8495;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8498 = v479.x[5];
-      const float v8499 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8500 = v8498 * v8499;
-      v479.x[5] = v8500;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8503 = v479.x[6];
-      const float v8504 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8505 = v8503 * v8504;
-      v479.x[6] = v8505;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8508 = v479.x[7];
-      const float v8509 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8510 = v8508 * v8509;
-      v479.x[7] = v8510;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8513 = v479.x[8];
-      const float v8514 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8515 = v8513 * v8514;
-      v479.x[8] = v8515;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8518 = v479.x[9];
-      const float v8519 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8520 = v8518 * v8519;
-      v479.x[9] = v8520;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8523 = v479.x[10];
-      const float v8524 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8525 = v8523 * v8524;
-      v479.x[10] = v8525;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8528 = v479.x[11];
-      const float v8529 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8530 = v8528 * v8529;
-      v479.x[11] = v8530;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8533 = v479.x[12];
-      const float v8534 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8535 = v8533 * v8534;
-      v479.x[12] = v8535;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8538 = v479.x[13];
-      const float v8539 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8540 = v8538 * v8539;
-      v479.x[13] = v8540;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8543 = v479.x[14];
-      const float v8544 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8545 = v8543 * v8544;
-      v479.x[14] = v8545;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8548 = v479.x[15];
-      const float v8549 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8550 = v8548 * v8549;
-      v479.x[15] = v8550;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8553 = v481.x[0];
-      const float v8554 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8555 = v8553 * v8554;
-      v481.x[0] = v8555;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8558 = v481.x[1];
-      const float v8559 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8560 = v8558 * v8559;
-      v481.x[1] = v8560;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8563 = v481.x[2];
-      const float v8564 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8565 = v8563 * v8564;
-      v481.x[2] = v8565;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8568 = v481.x[3];
-      const float v8569 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8570 = v8568 * v8569;
-      v481.x[3] = v8570;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8573 = v481.x[4];
-      const float v8574 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8575 = v8573 * v8574;
-      v481.x[4] = v8575;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8578 = v481.x[5];
-      const float v8579 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8580 = v8578 * v8579;
-      v481.x[5] = v8580;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8583 = v481.x[6];
-      const float v8584 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8585 = v8583 * v8584;
-      v481.x[6] = v8585;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8588 = v481.x[7];
-      const float v8589 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8590 = v8588 * v8589;
-      v481.x[7] = v8590;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8593 = v481.x[8];
-      const float v8594 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8595 = v8593 * v8594;
-      v481.x[8] = v8595;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8598 = v481.x[9];
-      const float v8599 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8600 = v8598 * v8599;
-      v481.x[9] = v8600;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8603 = v481.x[10];
-      const float v8604 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8605 = v8603 * v8604;
-      v481.x[10] = v8605;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8608 = v481.x[11];
-      const float v8609 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8610 = v8608 * v8609;
-      v481.x[11] = v8610;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8613 = v481.x[12];
-      const float v8614 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8615 = v8613 * v8614;
-      v481.x[12] = v8615;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8618 = v481.x[13];
-      const float v8619 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8620 = v8618 * v8619;
-      v481.x[13] = v8620;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8623 = v481.x[14];
-      const float v8624 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8625 = v8623 * v8624;
-      v481.x[14] = v8625;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8628 = v481.x[15];
-      const float v8629 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8630 = v8628 * v8629;
-      v481.x[15] = v8630;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8633 = v483.x[0];
-      const float v8634 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8635 = v8633 * v8634;
-      v483.x[0] = v8635;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8638 = v483.x[1];
-      const float v8639 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8640 = v8638 * v8639;
-      v483.x[1] = v8640;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8643 = v483.x[2];
-      const float v8644 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8645 = v8643 * v8644;
-      v483.x[2] = v8645;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8648 = v483.x[3];
-      const float v8649 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8650 = v8648 * v8649;
-      v483.x[3] = v8650;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8653 = v483.x[4];
-      const float v8654 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8655 = v8653 * v8654;
-      v483.x[4] = v8655;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8658 = v483.x[5];
-      const float v8659 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8660 = v8658 * v8659;
-      v483.x[5] = v8660;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8663 = v483.x[6];
-      const float v8664 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8665 = v8663 * v8664;
-      v483.x[6] = v8665;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8668 = v483.x[7];
-      const float v8669 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8670 = v8668 * v8669;
-      v483.x[7] = v8670;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8673 = v483.x[8];
-      const float v8674 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8675 = v8673 * v8674;
-      v483.x[8] = v8675;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8678 = v483.x[9];
-      const float v8679 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8680 = v8678 * v8679;
-      v483.x[9] = v8680;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8683 = v483.x[10];
-      const float v8684 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8685 = v8683 * v8684;
-      v483.x[10] = v8685;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8688 = v483.x[11];
-      const float v8689 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8690 = v8688 * v8689;
-      v483.x[11] = v8690;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8693 = v483.x[12];
-      const float v8694 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8695 = v8693 * v8694;
-      v483.x[12] = v8695;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8698 = v483.x[13];
-      const float v8699 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8700 = v8698 * v8699;
-      v483.x[13] = v8700;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8703 = v483.x[14];
-      const float v8704 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8705 = v8703 * v8704;
-      v483.x[14] = v8705;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8708 = v483.x[15];
-      const float v8709 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8710 = v8708 * v8709;
-      v483.x[15] = v8710;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<iron_f16, 0, 16, 64> v8712;  // kernels/sdpa/flash_tile.hpp:202
-      iron_frag_fill(v8712, iron_f32_to_f16(0.0f));
-      iron_frag_convert(v8712, v6538);
-      iron_frag<iron_f16, 1, 64, 32> v8714;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8714, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8714, shm2, v6544, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v469, v8712, v8714);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8721;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8721, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8721, shm2, v6569, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v471, v8712, v8721);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8728;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8728, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8728, shm2, v6593, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v473, v8712, v8728);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8735;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8735, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8735, shm2, v6617, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v475, v8712, v8735);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8742;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8742, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8742, shm2, v6641, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v477, v8712, v8742);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8749;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8749, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8749, shm2, v6665, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v479, v8712, v8749);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8756;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8756, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8756, shm2, v6689, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v481, v8712, v8756);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8763;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8763, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8763, shm2, v6713, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v483, v8712, v8763);  // kernels/sdpa/flash_tile.hpp:206
-      const unsigned int v8773 = v6534 + 1u;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8774 = v8773 & 1u;
-      const bool v8775 = v6732 < v445;
-      if (v8775) {
-        const unsigned int v8777 = v8774 << 14u;  // kernels/sdpa/flash_tile.hpp:146
-        const unsigned int v8787 = v6732 + v49;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8788 = v8787 < v37;
-        const unsigned int v8791 = v8788 ? v8787 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8793 = v31 + v8791;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8794 = v8793 * v2;
-        const unsigned int v8795 = v8794 + v28;
-        const unsigned int v8796 = v8795 << 8u;
-        const unsigned int v8797 = v8796 + v53;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8800 = v8777 + v66;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8801 = v8800 + v53;
-        iron_copy_async<16>(shm1 + (v8801 ^ (((v8801 >> 8u) & 7u) << 3u)), k + v8797, v8788);
-        const unsigned int v8811 = v6732 + v73;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8812 = v8811 < v37;
-        const unsigned int v8815 = v8812 ? v8811 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8817 = v31 + v8815;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8818 = v8817 * v2;
-        const unsigned int v8819 = v8818 + v28;
-        const unsigned int v8820 = v8819 << 8u;
-        const unsigned int v8821 = v8820 + v77;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8824 = v8777 + v90;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8825 = v8824 + v77;
-        iron_copy_async<16>(shm1 + (v8825 ^ (((v8825 >> 8u) & 7u) << 3u)), k + v8821, v8812);
-        const unsigned int v8835 = v6732 + v97;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8836 = v8835 < v37;
-        const unsigned int v8839 = v8836 ? v8835 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8841 = v31 + v8839;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8842 = v8841 * v2;
-        const unsigned int v8843 = v8842 + v28;
-        const unsigned int v8844 = v8843 << 8u;
-        const unsigned int v8845 = v8844 + v101;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8848 = v8777 + v114;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8849 = v8848 + v101;
-        iron_copy_async<16>(shm1 + (v8849 ^ (((v8849 >> 8u) & 7u) << 3u)), k + v8845, v8836);
-        const unsigned int v8859 = v6732 + v121;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8860 = v8859 < v37;
-        const unsigned int v8863 = v8860 ? v8859 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8865 = v31 + v8863;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8866 = v8865 * v2;
-        const unsigned int v8867 = v8866 + v28;
-        const unsigned int v8868 = v8867 << 8u;
-        const unsigned int v8869 = v8868 + v125;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8872 = v8777 + v138;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8873 = v8872 + v125;
-        iron_copy_async<16>(shm1 + (v8873 ^ (((v8873 >> 8u) & 7u) << 3u)), k + v8869, v8860);
-        const unsigned int v8883 = v6732 + v145;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8884 = v8883 < v37;
-        const unsigned int v8887 = v8884 ? v8883 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8889 = v31 + v8887;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8890 = v8889 * v2;
-        const unsigned int v8891 = v8890 + v28;
-        const unsigned int v8892 = v8891 << 8u;
-        const unsigned int v8893 = v8892 + v149;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8896 = v8777 + v162;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8897 = v8896 + v149;
-        iron_copy_async<16>(shm1 + (v8897 ^ (((v8897 >> 8u) & 7u) << 3u)), k + v8893, v8884);
-        const unsigned int v8907 = v6732 + v169;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8908 = v8907 < v37;
-        const unsigned int v8911 = v8908 ? v8907 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8913 = v31 + v8911;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8914 = v8913 * v2;
-        const unsigned int v8915 = v8914 + v28;
-        const unsigned int v8916 = v8915 << 8u;
-        const unsigned int v8917 = v8916 + v173;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8920 = v8777 + v186;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8921 = v8920 + v173;
-        iron_copy_async<16>(shm1 + (v8921 ^ (((v8921 >> 8u) & 7u) << 3u)), k + v8917, v8908);
-        const unsigned int v8931 = v6732 + v193;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8932 = v8931 < v37;
-        const unsigned int v8935 = v8932 ? v8931 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8937 = v31 + v8935;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8938 = v8937 * v2;
-        const unsigned int v8939 = v8938 + v28;
-        const unsigned int v8940 = v8939 << 8u;
-        const unsigned int v8941 = v8940 + v197;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8944 = v8777 + v210;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8945 = v8944 + v197;
-        iron_copy_async<16>(shm1 + (v8945 ^ (((v8945 >> 8u) & 7u) << 3u)), k + v8941, v8932);
-        const unsigned int v8955 = v6732 + v217;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8956 = v8955 < v37;
-        const unsigned int v8959 = v8956 ? v8955 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8961 = v31 + v8959;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8962 = v8961 * v2;
-        const unsigned int v8963 = v8962 + v28;
-        const unsigned int v8964 = v8963 << 8u;
-        const unsigned int v8965 = v8964 + v221;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8968 = v8777 + v234;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8969 = v8968 + v221;
-        iron_copy_async<16>(shm1 + (v8969 ^ (((v8969 >> 8u) & 7u) << 3u)), k + v8965, v8956);
-        const unsigned int v8979 = v6732 + v241;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v8980 = v8979 < v37;
-        const unsigned int v8983 = v8980 ? v8979 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8985 = v31 + v8983;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8986 = v8985 * v2;
-        const unsigned int v8987 = v8986 + v28;
-        const unsigned int v8988 = v8987 << 8u;
-        const unsigned int v8989 = v8988 + v245;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v8992 = v8777 + v258;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v8993 = v8992 + v245;
-        iron_copy_async<16>(shm1 + (v8993 ^ (((v8993 >> 8u) & 7u) << 3u)), k + v8989, v8980);
-        const unsigned int v9003 = v6732 + v265;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9004 = v9003 < v37;
-        const unsigned int v9007 = v9004 ? v9003 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9009 = v31 + v9007;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v9010 = v9009 * v2;
-        const unsigned int v9011 = v9010 + v28;
-        const unsigned int v9012 = v9011 << 8u;
-        const unsigned int v9013 = v9012 + v269;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9016 = v8777 + v282;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9017 = v9016 + v269;
-        iron_copy_async<16>(shm1 + (v9017 ^ (((v9017 >> 8u) & 7u) << 3u)), k + v9013, v9004);
-        const unsigned int v9027 = v6732 + v289;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9028 = v9027 < v37;
-        const unsigned int v9031 = v9028 ? v9027 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9033 = v31 + v9031;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v9034 = v9033 * v2;
-        const unsigned int v9035 = v9034 + v28;
-        const unsigned int v9036 = v9035 << 8u;
-        const unsigned int v9037 = v9036 + v293;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9040 = v8777 + v306;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9041 = v9040 + v293;
-        iron_copy_async<16>(shm1 + (v9041 ^ (((v9041 >> 8u) & 7u) << 3u)), k + v9037, v9028);
-        const unsigned int v9051 = v6732 + v313;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9052 = v9051 < v37;
-        const unsigned int v9055 = v9052 ? v9051 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9057 = v31 + v9055;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v9058 = v9057 * v2;
-        const unsigned int v9059 = v9058 + v28;
-        const unsigned int v9060 = v9059 << 8u;
-        const unsigned int v9061 = v9060 + v317;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9064 = v8777 + v330;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9065 = v9064 + v317;
-        iron_copy_async<16>(shm1 + (v9065 ^ (((v9065 >> 8u) & 7u) << 3u)), k + v9061, v9052);
-        const unsigned int v9075 = v6732 + v337;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9076 = v9075 < v37;
-        const unsigned int v9079 = v9076 ? v9075 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9081 = v31 + v9079;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v9082 = v9081 * v2;
-        const unsigned int v9083 = v9082 + v28;
-        const unsigned int v9084 = v9083 << 8u;
-        const unsigned int v9085 = v9084 + v341;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9088 = v8777 + v354;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9089 = v9088 + v341;
-        iron_copy_async<16>(shm1 + (v9089 ^ (((v9089 >> 8u) & 7u) << 3u)), k + v9085, v9076);
-        const unsigned int v9099 = v6732 + v361;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9100 = v9099 < v37;
-        const unsigned int v9103 = v9100 ? v9099 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9105 = v31 + v9103;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v9106 = v9105 * v2;
-        const unsigned int v9107 = v9106 + v28;
-        const unsigned int v9108 = v9107 << 8u;
-        const unsigned int v9109 = v9108 + v365;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9112 = v8777 + v378;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9113 = v9112 + v365;
-        iron_copy_async<16>(shm1 + (v9113 ^ (((v9113 >> 8u) & 7u) << 3u)), k + v9109, v9100);
-        const unsigned int v9123 = v6732 + v385;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9124 = v9123 < v37;
-        const unsigned int v9127 = v9124 ? v9123 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9129 = v31 + v9127;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v9130 = v9129 * v2;
-        const unsigned int v9131 = v9130 + v28;
-        const unsigned int v9132 = v9131 << 8u;
-        const unsigned int v9133 = v9132 + v389;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9136 = v8777 + v402;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9137 = v9136 + v389;
-        iron_copy_async<16>(shm1 + (v9137 ^ (((v9137 >> 8u) & 7u) << 3u)), k + v9133, v9124);
-        const unsigned int v9147 = v6732 + v409;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9148 = v9147 < v37;
-        const unsigned int v9151 = v9148 ? v9147 : v44;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9153 = v31 + v9151;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v9154 = v9153 * v2;
-        const unsigned int v9155 = v9154 + v28;
-        const unsigned int v9156 = v9155 << 8u;
-        const unsigned int v9157 = v9156 + v413;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9160 = v8777 + v426;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9161 = v9160 + v413;
-        iron_copy_async<16>(shm1 + (v9161 ^ (((v9161 >> 8u) & 7u) << 3u)), k + v9157, v9148);
-        iron_copy_async<16>(shm2 + (v8801 ^ (((v8801 >> 8u) & 7u) << 3u)), v + v8797, v8788);
-        iron_copy_async<16>(shm2 + (v8825 ^ (((v8825 >> 8u) & 7u) << 3u)), v + v8821, v8812);
-        iron_copy_async<16>(shm2 + (v8849 ^ (((v8849 >> 8u) & 7u) << 3u)), v + v8845, v8836);
-        iron_copy_async<16>(shm2 + (v8873 ^ (((v8873 >> 8u) & 7u) << 3u)), v + v8869, v8860);
-        iron_copy_async<16>(shm2 + (v8897 ^ (((v8897 >> 8u) & 7u) << 3u)), v + v8893, v8884);
-        iron_copy_async<16>(shm2 + (v8921 ^ (((v8921 >> 8u) & 7u) << 3u)), v + v8917, v8908);
-        iron_copy_async<16>(shm2 + (v8945 ^ (((v8945 >> 8u) & 7u) << 3u)), v + v8941, v8932);
-        iron_copy_async<16>(shm2 + (v8969 ^ (((v8969 >> 8u) & 7u) << 3u)), v + v8965, v8956);
-        iron_copy_async<16>(shm2 + (v8993 ^ (((v8993 >> 8u) & 7u) << 3u)), v + v8989, v8980);
-        iron_copy_async<16>(shm2 + (v9017 ^ (((v9017 >> 8u) & 7u) << 3u)), v + v9013, v9004);
-        iron_copy_async<16>(shm2 + (v9041 ^ (((v9041 >> 8u) & 7u) << 3u)), v + v9037, v9028);
-        iron_copy_async<16>(shm2 + (v9065 ^ (((v9065 >> 8u) & 7u) << 3u)), v + v9061, v9052);
-        iron_copy_async<16>(shm2 + (v9089 ^ (((v9089 >> 8u) & 7u) << 3u)), v + v9085, v9076);
-        iron_copy_async<16>(shm2 + (v9113 ^ (((v9113 >> 8u) & 7u) << 3u)), v + v9109, v9100);
-        iron_copy_async<16>(shm2 + (v9137 ^ (((v9137 >> 8u) & 7u) << 3u)), v + v9133, v9124);
-        iron_copy_async<16>(shm2 + (v9161 ^ (((v9161 >> 8u) & 7u) << 3u)), v + v9157, v9148);
+      const unsigned int v6539 = v6532 + 64u;
+      const unsigned int v6541 = v6534 + 1u;
+      const unsigned int v6542 = v6541 & 1u;
+      const bool v6543 = v6539 < v445;
+      if (v6543) {
+        const unsigned int v6545 = v6542 << 14u;  // kernels/sdpa/flash_tile.hpp:146
+        const unsigned int v6555 = v6539 + v49;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6556 = v6555 < v37;
+        const unsigned int v6559 = v6556 ? v6555 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6561 = v31 + v6559;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6562 = v6561 * v2;
+        const unsigned int v6563 = v6562 + v28;
+        const unsigned int v6564 = v6563 << 8u;
+        const unsigned int v6565 = v6564 + v53;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6568 = v6545 + v66;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6569 = v6568 + v53;
+        iron_copy_async<16>(shm1 + (v6569 ^ (((v6569 >> 8u) & 7u) << 3u)), k + v6565, v6556);
+        const unsigned int v6579 = v6539 + v73;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6580 = v6579 < v37;
+        const unsigned int v6583 = v6580 ? v6579 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6585 = v31 + v6583;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6586 = v6585 * v2;
+        const unsigned int v6587 = v6586 + v28;
+        const unsigned int v6588 = v6587 << 8u;
+        const unsigned int v6589 = v6588 + v77;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6592 = v6545 + v90;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6593 = v6592 + v77;
+        iron_copy_async<16>(shm1 + (v6593 ^ (((v6593 >> 8u) & 7u) << 3u)), k + v6589, v6580);
+        const unsigned int v6603 = v6539 + v97;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6604 = v6603 < v37;
+        const unsigned int v6607 = v6604 ? v6603 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6609 = v31 + v6607;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6610 = v6609 * v2;
+        const unsigned int v6611 = v6610 + v28;
+        const unsigned int v6612 = v6611 << 8u;
+        const unsigned int v6613 = v6612 + v101;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6616 = v6545 + v114;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6617 = v6616 + v101;
+        iron_copy_async<16>(shm1 + (v6617 ^ (((v6617 >> 8u) & 7u) << 3u)), k + v6613, v6604);
+        const unsigned int v6627 = v6539 + v121;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6628 = v6627 < v37;
+        const unsigned int v6631 = v6628 ? v6627 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6633 = v31 + v6631;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6634 = v6633 * v2;
+        const unsigned int v6635 = v6634 + v28;
+        const unsigned int v6636 = v6635 << 8u;
+        const unsigned int v6637 = v6636 + v125;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6640 = v6545 + v138;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6641 = v6640 + v125;
+        iron_copy_async<16>(shm1 + (v6641 ^ (((v6641 >> 8u) & 7u) << 3u)), k + v6637, v6628);
+        const unsigned int v6651 = v6539 + v145;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6652 = v6651 < v37;
+        const unsigned int v6655 = v6652 ? v6651 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6657 = v31 + v6655;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6658 = v6657 * v2;
+        const unsigned int v6659 = v6658 + v28;
+        const unsigned int v6660 = v6659 << 8u;
+        const unsigned int v6661 = v6660 + v149;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6664 = v6545 + v162;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6665 = v6664 + v149;
+        iron_copy_async<16>(shm1 + (v6665 ^ (((v6665 >> 8u) & 7u) << 3u)), k + v6661, v6652);
+        const unsigned int v6675 = v6539 + v169;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6676 = v6675 < v37;
+        const unsigned int v6679 = v6676 ? v6675 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6681 = v31 + v6679;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6682 = v6681 * v2;
+        const unsigned int v6683 = v6682 + v28;
+        const unsigned int v6684 = v6683 << 8u;
+        const unsigned int v6685 = v6684 + v173;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6688 = v6545 + v186;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6689 = v6688 + v173;
+        iron_copy_async<16>(shm1 + (v6689 ^ (((v6689 >> 8u) & 7u) << 3u)), k + v6685, v6676);
+        const unsigned int v6699 = v6539 + v193;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6700 = v6699 < v37;
+        const unsigned int v6703 = v6700 ? v6699 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6705 = v31 + v6703;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6706 = v6705 * v2;
+        const unsigned int v6707 = v6706 + v28;
+        const unsigned int v6708 = v6707 << 8u;
+        const unsigned int v6709 = v6708 + v197;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6712 = v6545 + v210;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6713 = v6712 + v197;
+        iron_copy_async<16>(shm1 + (v6713 ^ (((v6713 >> 8u) & 7u) << 3u)), k + v6709, v6700);
+        const unsigned int v6723 = v6539 + v217;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6724 = v6723 < v37;
+        const unsigned int v6727 = v6724 ? v6723 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6729 = v31 + v6727;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6730 = v6729 * v2;
+        const unsigned int v6731 = v6730 + v28;
+        const unsigned int v6732 = v6731 << 8u;
+        const unsigned int v6733 = v6732 + v221;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6736 = v6545 + v234;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6737 = v6736 + v221;
+        iron_copy_async<16>(shm1 + (v6737 ^ (((v6737 >> 8u) & 7u) << 3u)), k + v6733, v6724);
+        const unsigned int v6747 = v6539 + v241;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6748 = v6747 < v37;
+        const unsigned int v6751 = v6748 ? v6747 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6753 = v31 + v6751;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6754 = v6753 * v2;
+        const unsigned int v6755 = v6754 + v28;
+        const unsigned int v6756 = v6755 << 8u;
+        const unsigned int v6757 = v6756 + v245;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6760 = v6545 + v258;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6761 = v6760 + v245;
+        iron_copy_async<16>(shm1 + (v6761 ^ (((v6761 >> 8u) & 7u) << 3u)), k + v6757, v6748);
+        const unsigned int v6771 = v6539 + v265;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6772 = v6771 < v37;
+        const unsigned int v6775 = v6772 ? v6771 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6777 = v31 + v6775;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6778 = v6777 * v2;
+        const unsigned int v6779 = v6778 + v28;
+        const unsigned int v6780 = v6779 << 8u;
+        const unsigned int v6781 = v6780 + v269;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6784 = v6545 + v282;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6785 = v6784 + v269;
+        iron_copy_async<16>(shm1 + (v6785 ^ (((v6785 >> 8u) & 7u) << 3u)), k + v6781, v6772);
+        const unsigned int v6795 = v6539 + v289;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6796 = v6795 < v37;
+        const unsigned int v6799 = v6796 ? v6795 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6801 = v31 + v6799;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6802 = v6801 * v2;
+        const unsigned int v6803 = v6802 + v28;
+        const unsigned int v6804 = v6803 << 8u;
+        const unsigned int v6805 = v6804 + v293;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6808 = v6545 + v306;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6809 = v6808 + v293;
+        iron_copy_async<16>(shm1 + (v6809 ^ (((v6809 >> 8u) & 7u) << 3u)), k + v6805, v6796);
+        const unsigned int v6819 = v6539 + v313;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6820 = v6819 < v37;
+        const unsigned int v6823 = v6820 ? v6819 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6825 = v31 + v6823;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6826 = v6825 * v2;
+        const unsigned int v6827 = v6826 + v28;
+        const unsigned int v6828 = v6827 << 8u;
+        const unsigned int v6829 = v6828 + v317;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6832 = v6545 + v330;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6833 = v6832 + v317;
+        iron_copy_async<16>(shm1 + (v6833 ^ (((v6833 >> 8u) & 7u) << 3u)), k + v6829, v6820);
+        const unsigned int v6843 = v6539 + v337;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6844 = v6843 < v37;
+        const unsigned int v6847 = v6844 ? v6843 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6849 = v31 + v6847;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6850 = v6849 * v2;
+        const unsigned int v6851 = v6850 + v28;
+        const unsigned int v6852 = v6851 << 8u;
+        const unsigned int v6853 = v6852 + v341;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6856 = v6545 + v354;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6857 = v6856 + v341;
+        iron_copy_async<16>(shm1 + (v6857 ^ (((v6857 >> 8u) & 7u) << 3u)), k + v6853, v6844);
+        const unsigned int v6867 = v6539 + v361;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6868 = v6867 < v37;
+        const unsigned int v6871 = v6868 ? v6867 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6873 = v31 + v6871;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6874 = v6873 * v2;
+        const unsigned int v6875 = v6874 + v28;
+        const unsigned int v6876 = v6875 << 8u;
+        const unsigned int v6877 = v6876 + v365;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6880 = v6545 + v378;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6881 = v6880 + v365;
+        iron_copy_async<16>(shm1 + (v6881 ^ (((v6881 >> 8u) & 7u) << 3u)), k + v6877, v6868);
+        const unsigned int v6891 = v6539 + v385;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6892 = v6891 < v37;
+        const unsigned int v6895 = v6892 ? v6891 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6897 = v31 + v6895;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6898 = v6897 * v2;
+        const unsigned int v6899 = v6898 + v28;
+        const unsigned int v6900 = v6899 << 8u;
+        const unsigned int v6901 = v6900 + v389;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6904 = v6545 + v402;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6905 = v6904 + v389;
+        iron_copy_async<16>(shm1 + (v6905 ^ (((v6905 >> 8u) & 7u) << 3u)), k + v6901, v6892);
+        const unsigned int v6915 = v6539 + v409;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6916 = v6915 < v37;
+        const unsigned int v6919 = v6916 ? v6915 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6921 = v31 + v6919;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6922 = v6921 * v2;
+        const unsigned int v6923 = v6922 + v28;
+        const unsigned int v6924 = v6923 << 8u;
+        const unsigned int v6925 = v6924 + v413;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6928 = v6545 + v426;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6929 = v6928 + v413;
+        iron_copy_async<16>(shm1 + (v6929 ^ (((v6929 >> 8u) & 7u) << 3u)), k + v6925, v6916);
+        iron_copy_async<16>(shm2 + (v6569 ^ (((v6569 >> 8u) & 7u) << 3u)), v + v6565, v6556);
+        iron_copy_async<16>(shm2 + (v6593 ^ (((v6593 >> 8u) & 7u) << 3u)), v + v6589, v6580);
+        iron_copy_async<16>(shm2 + (v6617 ^ (((v6617 >> 8u) & 7u) << 3u)), v + v6613, v6604);
+        iron_copy_async<16>(shm2 + (v6641 ^ (((v6641 >> 8u) & 7u) << 3u)), v + v6637, v6628);
+        iron_copy_async<16>(shm2 + (v6665 ^ (((v6665 >> 8u) & 7u) << 3u)), v + v6661, v6652);
+        iron_copy_async<16>(shm2 + (v6689 ^ (((v6689 >> 8u) & 7u) << 3u)), v + v6685, v6676);
+        iron_copy_async<16>(shm2 + (v6713 ^ (((v6713 >> 8u) & 7u) << 3u)), v + v6709, v6700);
+        iron_copy_async<16>(shm2 + (v6737 ^ (((v6737 >> 8u) & 7u) << 3u)), v + v6733, v6724);
+        iron_copy_async<16>(shm2 + (v6761 ^ (((v6761 >> 8u) & 7u) << 3u)), v + v6757, v6748);
+        iron_copy_async<16>(shm2 + (v6785 ^ (((v6785 >> 8u) & 7u) << 3u)), v + v6781, v6772);
+        iron_copy_async<16>(shm2 + (v6809 ^ (((v6809 >> 8u) & 7u) << 3u)), v + v6805, v6796);
+        iron_copy_async<16>(shm2 + (v6833 ^ (((v6833 >> 8u) & 7u) << 3u)), v + v6829, v6820);
+        iron_copy_async<16>(shm2 + (v6857 ^ (((v6857 >> 8u) & 7u) << 3u)), v + v6853, v6844);
+        iron_copy_async<16>(shm2 + (v6881 ^ (((v6881 >> 8u) & 7u) << 3u)), v + v6877, v6868);
+        iron_copy_async<16>(shm2 + (v6905 ^ (((v6905 >> 8u) & 7u) << 3u)), v + v6901, v6892);
+        iron_copy_async<16>(shm2 + (v6929 ^ (((v6929 >> 8u) & 7u) << 3u)), v + v6925, v6916);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
+      iron_frag<float, 2, 16, 64> v7317;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v7317, 0.0f);
+      iron_frag<iron_f16, 1, 16, 64> v7319;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7319, iron_f32_to_f16(0.0f));
+      const unsigned int v7323 = v6536 << 14u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7319, shm1, v7323, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7326;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7326, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7326, shm0, v433, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7326, v7319);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7331;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7331, iron_f32_to_f16(0.0f));
+      const unsigned int v7336 = v7323 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7331, shm1, v7336, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7338;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7338, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7338, shm0, v7341, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7338, v7331);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7343;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7343, iron_f32_to_f16(0.0f));
+      const unsigned int v7348 = v7323 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7343, shm1, v7348, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7350;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7350, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7350, shm0, v7353, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7350, v7343);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7355;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7355, iron_f32_to_f16(0.0f));
+      const unsigned int v7360 = v7323 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7355, shm1, v7360, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7362;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7362, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7362, shm0, v7365, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7362, v7355);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7367;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7367, iron_f32_to_f16(0.0f));
+      const unsigned int v7372 = v7323 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7367, shm1, v7372, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7374;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7374, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7374, shm0, v7377, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7374, v7367);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7379;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7379, iron_f32_to_f16(0.0f));
+      const unsigned int v7384 = v7323 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7379, shm1, v7384, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7386;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7386, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7386, shm0, v7389, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7386, v7379);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7391;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7391, iron_f32_to_f16(0.0f));
+      const unsigned int v7396 = v7323 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7391, shm1, v7396, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7398;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7398, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7398, shm0, v7401, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7398, v7391);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7403;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7403, iron_f32_to_f16(0.0f));
+      const unsigned int v7408 = v7323 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7403, shm1, v7408, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7410;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7410, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7410, shm0, v7413, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7410, v7403);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7415;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7415, iron_f32_to_f16(0.0f));
+      const unsigned int v7420 = v7323 + 128u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7415, shm1, v7420, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7422;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7422, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7422, shm0, v7425, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7422, v7415);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7427;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7427, iron_f32_to_f16(0.0f));
+      const unsigned int v7432 = v7323 + 144u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7427, shm1, v7432, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7434;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7434, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7434, shm0, v7437, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7434, v7427);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7439;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7439, iron_f32_to_f16(0.0f));
+      const unsigned int v7444 = v7323 + 160u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7439, shm1, v7444, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7446;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7446, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7446, shm0, v7449, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7446, v7439);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7451;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7451, iron_f32_to_f16(0.0f));
+      const unsigned int v7456 = v7323 + 176u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7451, shm1, v7456, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7458;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7458, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7458, shm0, v7461, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7458, v7451);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7463;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7463, iron_f32_to_f16(0.0f));
+      const unsigned int v7468 = v7323 + 192u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7463, shm1, v7468, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7470;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7470, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7470, shm0, v7473, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7470, v7463);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7475;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7475, iron_f32_to_f16(0.0f));
+      const unsigned int v7480 = v7323 + 208u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7475, shm1, v7480, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7482;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7482, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7482, shm0, v7485, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7482, v7475);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7487;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7487, iron_f32_to_f16(0.0f));
+      const unsigned int v7492 = v7323 + 224u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7487, shm1, v7492, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7494;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7494, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7494, shm0, v7497, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7494, v7487);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7499;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7499, iron_f32_to_f16(0.0f));
+      const unsigned int v7504 = v7323 + 240u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7499, shm1, v7504, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v7506;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7506, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7506, shm0, v7509, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7317, v7506, v7499);  // kernels/sdpa/flash_tile.hpp:160
+      const bool v7512 = v6539 <= v37;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v7520 = v6539 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v7521 = v7520 <= v448;
+      const bool v7522 = v444 || v7521;
+      const bool v7523 = v7512 && v7522;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v7526 = v6532 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v7527 = v7526 + v18;
+      const bool v7529 = v437 <= v7527;
+      const bool v7530 = v7525 || v7529;
+      const bool v7531 = v7523 && v7530;  // kernels/sdpa/flash_tile.hpp:165
+      if (v7531) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v7534 = v7317.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v7535 = v7534 * v463;
+        v7317.x[0] = v7535;
+        const float v7538 = v7317.x[1];
+        const float v7539 = v7538 * v463;
+        v7317.x[1] = v7539;
+        const float v7542 = v7317.x[2];
+        const float v7543 = v7542 * v463;
+        v7317.x[2] = v7543;
+        const float v7546 = v7317.x[3];
+        const float v7547 = v7546 * v463;
+        v7317.x[3] = v7547;
+        const float v7550 = v7317.x[4];
+        const float v7551 = v7550 * v463;
+        v7317.x[4] = v7551;
+        const float v7554 = v7317.x[5];
+        const float v7555 = v7554 * v463;
+        v7317.x[5] = v7555;
+        const float v7558 = v7317.x[6];
+        const float v7559 = v7558 * v463;
+        v7317.x[6] = v7559;
+        const float v7562 = v7317.x[7];
+        const float v7563 = v7562 * v463;
+        v7317.x[7] = v7563;
+        const float v7566 = v7317.x[8];
+        const float v7567 = v7566 * v463;
+        v7317.x[8] = v7567;
+        const float v7570 = v7317.x[9];
+        const float v7571 = v7570 * v463;
+        v7317.x[9] = v7571;
+        const float v7574 = v7317.x[10];
+        const float v7575 = v7574 * v463;
+        v7317.x[10] = v7575;
+        const float v7578 = v7317.x[11];
+        const float v7579 = v7578 * v463;
+        v7317.x[11] = v7579;
+        const float v7582 = v7317.x[12];
+        const float v7583 = v7582 * v463;
+        v7317.x[12] = v7583;
+        const float v7586 = v7317.x[13];
+        const float v7587 = v7586 * v463;
+        v7317.x[13] = v7587;
+        const float v7590 = v7317.x[14];
+        const float v7591 = v7590 * v463;
+        v7317.x[14] = v7591;
+        const float v7594 = v7317.x[15];
+        const float v7595 = v7594 * v463;
+        v7317.x[15] = v7595;
+        const float v7598 = v7317.x[16];
+        const float v7599 = v7598 * v463;
+        v7317.x[16] = v7599;
+        const float v7602 = v7317.x[17];
+        const float v7603 = v7602 * v463;
+        v7317.x[17] = v7603;
+        const float v7606 = v7317.x[18];
+        const float v7607 = v7606 * v463;
+        v7317.x[18] = v7607;
+        const float v7610 = v7317.x[19];
+        const float v7611 = v7610 * v463;
+        v7317.x[19] = v7611;
+        const float v7614 = v7317.x[20];
+        const float v7615 = v7614 * v463;
+        v7317.x[20] = v7615;
+        const float v7618 = v7317.x[21];
+        const float v7619 = v7618 * v463;
+        v7317.x[21] = v7619;
+        const float v7622 = v7317.x[22];
+        const float v7623 = v7622 * v463;
+        v7317.x[22] = v7623;
+        const float v7626 = v7317.x[23];
+        const float v7627 = v7626 * v463;
+        v7317.x[23] = v7627;
+        const float v7630 = v7317.x[24];
+        const float v7631 = v7630 * v463;
+        v7317.x[24] = v7631;
+        const float v7634 = v7317.x[25];
+        const float v7635 = v7634 * v463;
+        v7317.x[25] = v7635;
+        const float v7638 = v7317.x[26];
+        const float v7639 = v7638 * v463;
+        v7317.x[26] = v7639;
+        const float v7642 = v7317.x[27];
+        const float v7643 = v7642 * v463;
+        v7317.x[27] = v7643;
+        const float v7646 = v7317.x[28];
+        const float v7647 = v7646 * v463;
+        v7317.x[28] = v7647;
+        const float v7650 = v7317.x[29];
+        const float v7651 = v7650 * v463;
+        v7317.x[29] = v7651;
+        const float v7654 = v7317.x[30];
+        const float v7655 = v7654 * v463;
+        v7317.x[30] = v7655;
+        const float v7658 = v7317.x[31];
+        const float v7659 = v7658 * v463;
+        v7317.x[31] = v7659;
+      } else {
+        const unsigned int v7660 = static_cast<unsigned int>(v7317.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7661 = static_cast<unsigned int>(v7317.row(0, iron_linear_thread() & 31u));
+        const float v7662 = v7317.x[0];
+        const unsigned int v7663 = v43 + v7661;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7664 = v6532 + v7660;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7665 = v7664 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7668 = v7663 + v37;
+        const unsigned int v7669 = v7664 + v18;
+        const bool v7670 = v7669 <= v7668;
+        const bool v7671 = v444 || v7670;
+        const bool v7672 = v7665 && v7671;
+        const unsigned int v7675 = v7664 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7676 = v7675 + v18;
+        const bool v7678 = v7668 < v7676;
+        const bool v7679 = v7525 || v7678;
+        const bool v7680 = v7672 && v7679;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7682 = v7662 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7683 = v7680 ? v7682 : __uint_as_float(0xff800000u);
+        v7317.x[0] = v7683;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7684 = static_cast<unsigned int>(v7317.col(1, iron_linear_thread() & 31u));
+        const unsigned int v7685 = static_cast<unsigned int>(v7317.row(1, iron_linear_thread() & 31u));
+        const float v7686 = v7317.x[1];
+        const unsigned int v7687 = v43 + v7685;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7688 = v6532 + v7684;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7689 = v7688 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7692 = v7687 + v37;
+        const unsigned int v7693 = v7688 + v18;
+        const bool v7694 = v7693 <= v7692;
+        const bool v7695 = v444 || v7694;
+        const bool v7696 = v7689 && v7695;
+        const unsigned int v7699 = v7688 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7700 = v7699 + v18;
+        const bool v7702 = v7692 < v7700;
+        const bool v7703 = v7525 || v7702;
+        const bool v7704 = v7696 && v7703;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7706 = v7686 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7707 = v7704 ? v7706 : __uint_as_float(0xff800000u);
+        v7317.x[1] = v7707;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7708 = static_cast<unsigned int>(v7317.col(2, iron_linear_thread() & 31u));
+        const unsigned int v7709 = static_cast<unsigned int>(v7317.row(2, iron_linear_thread() & 31u));
+        const float v7710 = v7317.x[2];
+        const unsigned int v7711 = v43 + v7709;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7712 = v6532 + v7708;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7713 = v7712 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7716 = v7711 + v37;
+        const unsigned int v7717 = v7712 + v18;
+        const bool v7718 = v7717 <= v7716;
+        const bool v7719 = v444 || v7718;
+        const bool v7720 = v7713 && v7719;
+        const unsigned int v7723 = v7712 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7724 = v7723 + v18;
+        const bool v7726 = v7716 < v7724;
+        const bool v7727 = v7525 || v7726;
+        const bool v7728 = v7720 && v7727;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7730 = v7710 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7731 = v7728 ? v7730 : __uint_as_float(0xff800000u);
+        v7317.x[2] = v7731;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7732 = static_cast<unsigned int>(v7317.col(3, iron_linear_thread() & 31u));
+        const unsigned int v7733 = static_cast<unsigned int>(v7317.row(3, iron_linear_thread() & 31u));
+        const float v7734 = v7317.x[3];
+        const unsigned int v7735 = v43 + v7733;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7736 = v6532 + v7732;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7737 = v7736 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7740 = v7735 + v37;
+        const unsigned int v7741 = v7736 + v18;
+        const bool v7742 = v7741 <= v7740;
+        const bool v7743 = v444 || v7742;
+        const bool v7744 = v7737 && v7743;
+        const unsigned int v7747 = v7736 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7748 = v7747 + v18;
+        const bool v7750 = v7740 < v7748;
+        const bool v7751 = v7525 || v7750;
+        const bool v7752 = v7744 && v7751;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7754 = v7734 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7755 = v7752 ? v7754 : __uint_as_float(0xff800000u);
+        v7317.x[3] = v7755;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7756 = static_cast<unsigned int>(v7317.col(4, iron_linear_thread() & 31u));
+        const unsigned int v7757 = static_cast<unsigned int>(v7317.row(4, iron_linear_thread() & 31u));
+        const float v7758 = v7317.x[4];
+        const unsigned int v7759 = v43 + v7757;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7760 = v6532 + v7756;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7761 = v7760 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7764 = v7759 + v37;
+        const unsigned int v7765 = v7760 + v18;
+        const bool v7766 = v7765 <= v7764;
+        const bool v7767 = v444 || v7766;
+        const bool v7768 = v7761 && v7767;
+        const unsigned int v7771 = v7760 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7772 = v7771 + v18;
+        const bool v7774 = v7764 < v7772;
+        const bool v7775 = v7525 || v7774;
+        const bool v7776 = v7768 && v7775;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7778 = v7758 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7779 = v7776 ? v7778 : __uint_as_float(0xff800000u);
+        v7317.x[4] = v7779;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7780 = static_cast<unsigned int>(v7317.col(5, iron_linear_thread() & 31u));
+        const unsigned int v7781 = static_cast<unsigned int>(v7317.row(5, iron_linear_thread() & 31u));
+        const float v7782 = v7317.x[5];
+        const unsigned int v7783 = v43 + v7781;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7784 = v6532 + v7780;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7785 = v7784 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7788 = v7783 + v37;
+        const unsigned int v7789 = v7784 + v18;
+        const bool v7790 = v7789 <= v7788;
+        const bool v7791 = v444 || v7790;
+        const bool v7792 = v7785 && v7791;
+        const unsigned int v7795 = v7784 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7796 = v7795 + v18;
+        const bool v7798 = v7788 < v7796;
+        const bool v7799 = v7525 || v7798;
+        const bool v7800 = v7792 && v7799;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7802 = v7782 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7803 = v7800 ? v7802 : __uint_as_float(0xff800000u);
+        v7317.x[5] = v7803;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7804 = static_cast<unsigned int>(v7317.col(6, iron_linear_thread() & 31u));
+        const unsigned int v7805 = static_cast<unsigned int>(v7317.row(6, iron_linear_thread() & 31u));
+        const float v7806 = v7317.x[6];
+        const unsigned int v7807 = v43 + v7805;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7808 = v6532 + v7804;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7809 = v7808 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7812 = v7807 + v37;
+        const unsigned int v7813 = v7808 + v18;
+        const bool v7814 = v7813 <= v7812;
+        const bool v7815 = v444 || v7814;
+        const bool v7816 = v7809 && v7815;
+        const unsigned int v7819 = v7808 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7820 = v7819 + v18;
+        const bool v7822 = v7812 < v7820;
+        const bool v7823 = v7525 || v7822;
+        const bool v7824 = v7816 && v7823;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7826 = v7806 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7827 = v7824 ? v7826 : __uint_as_float(0xff800000u);
+        v7317.x[6] = v7827;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7828 = static_cast<unsigned int>(v7317.col(7, iron_linear_thread() & 31u));
+        const unsigned int v7829 = static_cast<unsigned int>(v7317.row(7, iron_linear_thread() & 31u));
+        const float v7830 = v7317.x[7];
+        const unsigned int v7831 = v43 + v7829;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7832 = v6532 + v7828;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7833 = v7832 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7836 = v7831 + v37;
+        const unsigned int v7837 = v7832 + v18;
+        const bool v7838 = v7837 <= v7836;
+        const bool v7839 = v444 || v7838;
+        const bool v7840 = v7833 && v7839;
+        const unsigned int v7843 = v7832 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7844 = v7843 + v18;
+        const bool v7846 = v7836 < v7844;
+        const bool v7847 = v7525 || v7846;
+        const bool v7848 = v7840 && v7847;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7850 = v7830 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7851 = v7848 ? v7850 : __uint_as_float(0xff800000u);
+        v7317.x[7] = v7851;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7852 = static_cast<unsigned int>(v7317.col(8, iron_linear_thread() & 31u));
+        const unsigned int v7853 = static_cast<unsigned int>(v7317.row(8, iron_linear_thread() & 31u));
+        const float v7854 = v7317.x[8];
+        const unsigned int v7855 = v43 + v7853;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7856 = v6532 + v7852;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7857 = v7856 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7860 = v7855 + v37;
+        const unsigned int v7861 = v7856 + v18;
+        const bool v7862 = v7861 <= v7860;
+        const bool v7863 = v444 || v7862;
+        const bool v7864 = v7857 && v7863;
+        const unsigned int v7867 = v7856 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7868 = v7867 + v18;
+        const bool v7870 = v7860 < v7868;
+        const bool v7871 = v7525 || v7870;
+        const bool v7872 = v7864 && v7871;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7874 = v7854 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7875 = v7872 ? v7874 : __uint_as_float(0xff800000u);
+        v7317.x[8] = v7875;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7876 = static_cast<unsigned int>(v7317.col(9, iron_linear_thread() & 31u));
+        const unsigned int v7877 = static_cast<unsigned int>(v7317.row(9, iron_linear_thread() & 31u));
+        const float v7878 = v7317.x[9];
+        const unsigned int v7879 = v43 + v7877;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7880 = v6532 + v7876;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7881 = v7880 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7884 = v7879 + v37;
+        const unsigned int v7885 = v7880 + v18;
+        const bool v7886 = v7885 <= v7884;
+        const bool v7887 = v444 || v7886;
+        const bool v7888 = v7881 && v7887;
+        const unsigned int v7891 = v7880 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7892 = v7891 + v18;
+        const bool v7894 = v7884 < v7892;
+        const bool v7895 = v7525 || v7894;
+        const bool v7896 = v7888 && v7895;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7898 = v7878 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7899 = v7896 ? v7898 : __uint_as_float(0xff800000u);
+        v7317.x[9] = v7899;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7900 = static_cast<unsigned int>(v7317.col(10, iron_linear_thread() & 31u));
+        const unsigned int v7901 = static_cast<unsigned int>(v7317.row(10, iron_linear_thread() & 31u));
+        const float v7902 = v7317.x[10];
+        const unsigned int v7903 = v43 + v7901;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7904 = v6532 + v7900;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7905 = v7904 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7908 = v7903 + v37;
+        const unsigned int v7909 = v7904 + v18;
+        const bool v7910 = v7909 <= v7908;
+        const bool v7911 = v444 || v7910;
+        const bool v7912 = v7905 && v7911;
+        const unsigned int v7915 = v7904 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7916 = v7915 + v18;
+        const bool v7918 = v7908 < v7916;
+        const bool v7919 = v7525 || v7918;
+        const bool v7920 = v7912 && v7919;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7922 = v7902 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7923 = v7920 ? v7922 : __uint_as_float(0xff800000u);
+        v7317.x[10] = v7923;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7924 = static_cast<unsigned int>(v7317.col(11, iron_linear_thread() & 31u));
+        const unsigned int v7925 = static_cast<unsigned int>(v7317.row(11, iron_linear_thread() & 31u));
+        const float v7926 = v7317.x[11];
+        const unsigned int v7927 = v43 + v7925;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7928 = v6532 + v7924;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7929 = v7928 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7932 = v7927 + v37;
+        const unsigned int v7933 = v7928 + v18;
+        const bool v7934 = v7933 <= v7932;
+        const bool v7935 = v444 || v7934;
+        const bool v7936 = v7929 && v7935;
+        const unsigned int v7939 = v7928 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7940 = v7939 + v18;
+        const bool v7942 = v7932 < v7940;
+        const bool v7943 = v7525 || v7942;
+        const bool v7944 = v7936 && v7943;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7946 = v7926 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7947 = v7944 ? v7946 : __uint_as_float(0xff800000u);
+        v7317.x[11] = v7947;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7948 = static_cast<unsigned int>(v7317.col(12, iron_linear_thread() & 31u));
+        const unsigned int v7949 = static_cast<unsigned int>(v7317.row(12, iron_linear_thread() & 31u));
+        const float v7950 = v7317.x[12];
+        const unsigned int v7951 = v43 + v7949;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7952 = v6532 + v7948;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7953 = v7952 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7956 = v7951 + v37;
+        const unsigned int v7957 = v7952 + v18;
+        const bool v7958 = v7957 <= v7956;
+        const bool v7959 = v444 || v7958;
+        const bool v7960 = v7953 && v7959;
+        const unsigned int v7963 = v7952 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7964 = v7963 + v18;
+        const bool v7966 = v7956 < v7964;
+        const bool v7967 = v7525 || v7966;
+        const bool v7968 = v7960 && v7967;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7970 = v7950 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7971 = v7968 ? v7970 : __uint_as_float(0xff800000u);
+        v7317.x[12] = v7971;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7972 = static_cast<unsigned int>(v7317.col(13, iron_linear_thread() & 31u));
+        const unsigned int v7973 = static_cast<unsigned int>(v7317.row(13, iron_linear_thread() & 31u));
+        const float v7974 = v7317.x[13];
+        const unsigned int v7975 = v43 + v7973;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7976 = v6532 + v7972;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7977 = v7976 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7980 = v7975 + v37;
+        const unsigned int v7981 = v7976 + v18;
+        const bool v7982 = v7981 <= v7980;
+        const bool v7983 = v444 || v7982;
+        const bool v7984 = v7977 && v7983;
+        const unsigned int v7987 = v7976 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7988 = v7987 + v18;
+        const bool v7990 = v7980 < v7988;
+        const bool v7991 = v7525 || v7990;
+        const bool v7992 = v7984 && v7991;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7994 = v7974 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7995 = v7992 ? v7994 : __uint_as_float(0xff800000u);
+        v7317.x[13] = v7995;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7996 = static_cast<unsigned int>(v7317.col(14, iron_linear_thread() & 31u));
+        const unsigned int v7997 = static_cast<unsigned int>(v7317.row(14, iron_linear_thread() & 31u));
+        const float v7998 = v7317.x[14];
+        const unsigned int v7999 = v43 + v7997;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8000 = v6532 + v7996;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8001 = v8000 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8004 = v7999 + v37;
+        const unsigned int v8005 = v8000 + v18;
+        const bool v8006 = v8005 <= v8004;
+        const bool v8007 = v444 || v8006;
+        const bool v8008 = v8001 && v8007;
+        const unsigned int v8011 = v8000 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8012 = v8011 + v18;
+        const bool v8014 = v8004 < v8012;
+        const bool v8015 = v7525 || v8014;
+        const bool v8016 = v8008 && v8015;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8018 = v7998 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8019 = v8016 ? v8018 : __uint_as_float(0xff800000u);
+        v7317.x[14] = v8019;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8020 = static_cast<unsigned int>(v7317.col(15, iron_linear_thread() & 31u));
+        const unsigned int v8021 = static_cast<unsigned int>(v7317.row(15, iron_linear_thread() & 31u));
+        const float v8022 = v7317.x[15];
+        const unsigned int v8023 = v43 + v8021;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8024 = v6532 + v8020;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8025 = v8024 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8028 = v8023 + v37;
+        const unsigned int v8029 = v8024 + v18;
+        const bool v8030 = v8029 <= v8028;
+        const bool v8031 = v444 || v8030;
+        const bool v8032 = v8025 && v8031;
+        const unsigned int v8035 = v8024 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8036 = v8035 + v18;
+        const bool v8038 = v8028 < v8036;
+        const bool v8039 = v7525 || v8038;
+        const bool v8040 = v8032 && v8039;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8042 = v8022 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8043 = v8040 ? v8042 : __uint_as_float(0xff800000u);
+        v7317.x[15] = v8043;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8044 = static_cast<unsigned int>(v7317.col(16, iron_linear_thread() & 31u));
+        const unsigned int v8045 = static_cast<unsigned int>(v7317.row(16, iron_linear_thread() & 31u));
+        const float v8046 = v7317.x[16];
+        const unsigned int v8047 = v43 + v8045;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8048 = v6532 + v8044;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8049 = v8048 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8052 = v8047 + v37;
+        const unsigned int v8053 = v8048 + v18;
+        const bool v8054 = v8053 <= v8052;
+        const bool v8055 = v444 || v8054;
+        const bool v8056 = v8049 && v8055;
+        const unsigned int v8059 = v8048 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8060 = v8059 + v18;
+        const bool v8062 = v8052 < v8060;
+        const bool v8063 = v7525 || v8062;
+        const bool v8064 = v8056 && v8063;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8066 = v8046 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8067 = v8064 ? v8066 : __uint_as_float(0xff800000u);
+        v7317.x[16] = v8067;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8068 = static_cast<unsigned int>(v7317.col(17, iron_linear_thread() & 31u));
+        const unsigned int v8069 = static_cast<unsigned int>(v7317.row(17, iron_linear_thread() & 31u));
+        const float v8070 = v7317.x[17];
+        const unsigned int v8071 = v43 + v8069;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8072 = v6532 + v8068;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8073 = v8072 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8076 = v8071 + v37;
+        const unsigned int v8077 = v8072 + v18;
+        const bool v8078 = v8077 <= v8076;
+        const bool v8079 = v444 || v8078;
+        const bool v8080 = v8073 && v8079;
+        const unsigned int v8083 = v8072 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8084 = v8083 + v18;
+        const bool v8086 = v8076 < v8084;
+        const bool v8087 = v7525 || v8086;
+        const bool v8088 = v8080 && v8087;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8090 = v8070 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8091 = v8088 ? v8090 : __uint_as_float(0xff800000u);
+        v7317.x[17] = v8091;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8092 = static_cast<unsigned int>(v7317.col(18, iron_linear_thread() & 31u));
+        const unsigned int v8093 = static_cast<unsigned int>(v7317.row(18, iron_linear_thread() & 31u));
+        const float v8094 = v7317.x[18];
+        const unsigned int v8095 = v43 + v8093;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8096 = v6532 + v8092;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8097 = v8096 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8100 = v8095 + v37;
+        const unsigned int v8101 = v8096 + v18;
+        const bool v8102 = v8101 <= v8100;
+        const bool v8103 = v444 || v8102;
+        const bool v8104 = v8097 && v8103;
+        const unsigned int v8107 = v8096 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8108 = v8107 + v18;
+        const bool v8110 = v8100 < v8108;
+        const bool v8111 = v7525 || v8110;
+        const bool v8112 = v8104 && v8111;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8114 = v8094 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8115 = v8112 ? v8114 : __uint_as_float(0xff800000u);
+        v7317.x[18] = v8115;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8116 = static_cast<unsigned int>(v7317.col(19, iron_linear_thread() & 31u));
+        const unsigned int v8117 = static_cast<unsigned int>(v7317.row(19, iron_linear_thread() & 31u));
+        const float v8118 = v7317.x[19];
+        const unsigned int v8119 = v43 + v8117;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8120 = v6532 + v8116;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8121 = v8120 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8124 = v8119 + v37;
+        const unsigned int v8125 = v8120 + v18;
+        const bool v8126 = v8125 <= v8124;
+        const bool v8127 = v444 || v8126;
+        const bool v8128 = v8121 && v8127;
+        const unsigned int v8131 = v8120 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8132 = v8131 + v18;
+        const bool v8134 = v8124 < v8132;
+        const bool v8135 = v7525 || v8134;
+        const bool v8136 = v8128 && v8135;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8138 = v8118 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8139 = v8136 ? v8138 : __uint_as_float(0xff800000u);
+        v7317.x[19] = v8139;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8140 = static_cast<unsigned int>(v7317.col(20, iron_linear_thread() & 31u));
+        const unsigned int v8141 = static_cast<unsigned int>(v7317.row(20, iron_linear_thread() & 31u));
+        const float v8142 = v7317.x[20];
+        const unsigned int v8143 = v43 + v8141;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8144 = v6532 + v8140;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8145 = v8144 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8148 = v8143 + v37;
+        const unsigned int v8149 = v8144 + v18;
+        const bool v8150 = v8149 <= v8148;
+        const bool v8151 = v444 || v8150;
+        const bool v8152 = v8145 && v8151;
+        const unsigned int v8155 = v8144 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8156 = v8155 + v18;
+        const bool v8158 = v8148 < v8156;
+        const bool v8159 = v7525 || v8158;
+        const bool v8160 = v8152 && v8159;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8162 = v8142 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8163 = v8160 ? v8162 : __uint_as_float(0xff800000u);
+        v7317.x[20] = v8163;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8164 = static_cast<unsigned int>(v7317.col(21, iron_linear_thread() & 31u));
+        const unsigned int v8165 = static_cast<unsigned int>(v7317.row(21, iron_linear_thread() & 31u));
+        const float v8166 = v7317.x[21];
+        const unsigned int v8167 = v43 + v8165;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8168 = v6532 + v8164;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8169 = v8168 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8172 = v8167 + v37;
+        const unsigned int v8173 = v8168 + v18;
+        const bool v8174 = v8173 <= v8172;
+        const bool v8175 = v444 || v8174;
+        const bool v8176 = v8169 && v8175;
+        const unsigned int v8179 = v8168 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8180 = v8179 + v18;
+        const bool v8182 = v8172 < v8180;
+        const bool v8183 = v7525 || v8182;
+        const bool v8184 = v8176 && v8183;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8186 = v8166 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8187 = v8184 ? v8186 : __uint_as_float(0xff800000u);
+        v7317.x[21] = v8187;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8188 = static_cast<unsigned int>(v7317.col(22, iron_linear_thread() & 31u));
+        const unsigned int v8189 = static_cast<unsigned int>(v7317.row(22, iron_linear_thread() & 31u));
+        const float v8190 = v7317.x[22];
+        const unsigned int v8191 = v43 + v8189;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8192 = v6532 + v8188;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8193 = v8192 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8196 = v8191 + v37;
+        const unsigned int v8197 = v8192 + v18;
+        const bool v8198 = v8197 <= v8196;
+        const bool v8199 = v444 || v8198;
+        const bool v8200 = v8193 && v8199;
+        const unsigned int v8203 = v8192 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8204 = v8203 + v18;
+        const bool v8206 = v8196 < v8204;
+        const bool v8207 = v7525 || v8206;
+        const bool v8208 = v8200 && v8207;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8210 = v8190 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8211 = v8208 ? v8210 : __uint_as_float(0xff800000u);
+        v7317.x[22] = v8211;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8212 = static_cast<unsigned int>(v7317.col(23, iron_linear_thread() & 31u));
+        const unsigned int v8213 = static_cast<unsigned int>(v7317.row(23, iron_linear_thread() & 31u));
+        const float v8214 = v7317.x[23];
+        const unsigned int v8215 = v43 + v8213;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8216 = v6532 + v8212;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8217 = v8216 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8220 = v8215 + v37;
+        const unsigned int v8221 = v8216 + v18;
+        const bool v8222 = v8221 <= v8220;
+        const bool v8223 = v444 || v8222;
+        const bool v8224 = v8217 && v8223;
+        const unsigned int v8227 = v8216 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8228 = v8227 + v18;
+        const bool v8230 = v8220 < v8228;
+        const bool v8231 = v7525 || v8230;
+        const bool v8232 = v8224 && v8231;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8234 = v8214 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8235 = v8232 ? v8234 : __uint_as_float(0xff800000u);
+        v7317.x[23] = v8235;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8236 = static_cast<unsigned int>(v7317.col(24, iron_linear_thread() & 31u));
+        const unsigned int v8237 = static_cast<unsigned int>(v7317.row(24, iron_linear_thread() & 31u));
+        const float v8238 = v7317.x[24];
+        const unsigned int v8239 = v43 + v8237;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8240 = v6532 + v8236;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8241 = v8240 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8244 = v8239 + v37;
+        const unsigned int v8245 = v8240 + v18;
+        const bool v8246 = v8245 <= v8244;
+        const bool v8247 = v444 || v8246;
+        const bool v8248 = v8241 && v8247;
+        const unsigned int v8251 = v8240 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8252 = v8251 + v18;
+        const bool v8254 = v8244 < v8252;
+        const bool v8255 = v7525 || v8254;
+        const bool v8256 = v8248 && v8255;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8258 = v8238 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8259 = v8256 ? v8258 : __uint_as_float(0xff800000u);
+        v7317.x[24] = v8259;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8260 = static_cast<unsigned int>(v7317.col(25, iron_linear_thread() & 31u));
+        const unsigned int v8261 = static_cast<unsigned int>(v7317.row(25, iron_linear_thread() & 31u));
+        const float v8262 = v7317.x[25];
+        const unsigned int v8263 = v43 + v8261;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8264 = v6532 + v8260;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8265 = v8264 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8268 = v8263 + v37;
+        const unsigned int v8269 = v8264 + v18;
+        const bool v8270 = v8269 <= v8268;
+        const bool v8271 = v444 || v8270;
+        const bool v8272 = v8265 && v8271;
+        const unsigned int v8275 = v8264 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8276 = v8275 + v18;
+        const bool v8278 = v8268 < v8276;
+        const bool v8279 = v7525 || v8278;
+        const bool v8280 = v8272 && v8279;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8282 = v8262 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8283 = v8280 ? v8282 : __uint_as_float(0xff800000u);
+        v7317.x[25] = v8283;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8284 = static_cast<unsigned int>(v7317.col(26, iron_linear_thread() & 31u));
+        const unsigned int v8285 = static_cast<unsigned int>(v7317.row(26, iron_linear_thread() & 31u));
+        const float v8286 = v7317.x[26];
+        const unsigned int v8287 = v43 + v8285;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8288 = v6532 + v8284;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8289 = v8288 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8292 = v8287 + v37;
+        const unsigned int v8293 = v8288 + v18;
+        const bool v8294 = v8293 <= v8292;
+        const bool v8295 = v444 || v8294;
+        const bool v8296 = v8289 && v8295;
+        const unsigned int v8299 = v8288 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8300 = v8299 + v18;
+        const bool v8302 = v8292 < v8300;
+        const bool v8303 = v7525 || v8302;
+        const bool v8304 = v8296 && v8303;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8306 = v8286 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8307 = v8304 ? v8306 : __uint_as_float(0xff800000u);
+        v7317.x[26] = v8307;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8308 = static_cast<unsigned int>(v7317.col(27, iron_linear_thread() & 31u));
+        const unsigned int v8309 = static_cast<unsigned int>(v7317.row(27, iron_linear_thread() & 31u));
+        const float v8310 = v7317.x[27];
+        const unsigned int v8311 = v43 + v8309;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8312 = v6532 + v8308;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8313 = v8312 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8316 = v8311 + v37;
+        const unsigned int v8317 = v8312 + v18;
+        const bool v8318 = v8317 <= v8316;
+        const bool v8319 = v444 || v8318;
+        const bool v8320 = v8313 && v8319;
+        const unsigned int v8323 = v8312 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8324 = v8323 + v18;
+        const bool v8326 = v8316 < v8324;
+        const bool v8327 = v7525 || v8326;
+        const bool v8328 = v8320 && v8327;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8330 = v8310 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8331 = v8328 ? v8330 : __uint_as_float(0xff800000u);
+        v7317.x[27] = v8331;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8332 = static_cast<unsigned int>(v7317.col(28, iron_linear_thread() & 31u));
+        const unsigned int v8333 = static_cast<unsigned int>(v7317.row(28, iron_linear_thread() & 31u));
+        const float v8334 = v7317.x[28];
+        const unsigned int v8335 = v43 + v8333;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8336 = v6532 + v8332;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8337 = v8336 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8340 = v8335 + v37;
+        const unsigned int v8341 = v8336 + v18;
+        const bool v8342 = v8341 <= v8340;
+        const bool v8343 = v444 || v8342;
+        const bool v8344 = v8337 && v8343;
+        const unsigned int v8347 = v8336 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8348 = v8347 + v18;
+        const bool v8350 = v8340 < v8348;
+        const bool v8351 = v7525 || v8350;
+        const bool v8352 = v8344 && v8351;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8354 = v8334 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8355 = v8352 ? v8354 : __uint_as_float(0xff800000u);
+        v7317.x[28] = v8355;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8356 = static_cast<unsigned int>(v7317.col(29, iron_linear_thread() & 31u));
+        const unsigned int v8357 = static_cast<unsigned int>(v7317.row(29, iron_linear_thread() & 31u));
+        const float v8358 = v7317.x[29];
+        const unsigned int v8359 = v43 + v8357;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8360 = v6532 + v8356;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8361 = v8360 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8364 = v8359 + v37;
+        const unsigned int v8365 = v8360 + v18;
+        const bool v8366 = v8365 <= v8364;
+        const bool v8367 = v444 || v8366;
+        const bool v8368 = v8361 && v8367;
+        const unsigned int v8371 = v8360 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8372 = v8371 + v18;
+        const bool v8374 = v8364 < v8372;
+        const bool v8375 = v7525 || v8374;
+        const bool v8376 = v8368 && v8375;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8378 = v8358 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8379 = v8376 ? v8378 : __uint_as_float(0xff800000u);
+        v7317.x[29] = v8379;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8380 = static_cast<unsigned int>(v7317.col(30, iron_linear_thread() & 31u));
+        const unsigned int v8381 = static_cast<unsigned int>(v7317.row(30, iron_linear_thread() & 31u));
+        const float v8382 = v7317.x[30];
+        const unsigned int v8383 = v43 + v8381;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8384 = v6532 + v8380;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8385 = v8384 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8388 = v8383 + v37;
+        const unsigned int v8389 = v8384 + v18;
+        const bool v8390 = v8389 <= v8388;
+        const bool v8391 = v444 || v8390;
+        const bool v8392 = v8385 && v8391;
+        const unsigned int v8395 = v8384 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8396 = v8395 + v18;
+        const bool v8398 = v8388 < v8396;
+        const bool v8399 = v7525 || v8398;
+        const bool v8400 = v8392 && v8399;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8402 = v8382 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8403 = v8400 ? v8402 : __uint_as_float(0xff800000u);
+        v7317.x[30] = v8403;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8404 = static_cast<unsigned int>(v7317.col(31, iron_linear_thread() & 31u));
+        const unsigned int v8405 = static_cast<unsigned int>(v7317.row(31, iron_linear_thread() & 31u));
+        const float v8406 = v7317.x[31];
+        const unsigned int v8407 = v43 + v8405;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8408 = v6532 + v8404;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8409 = v8408 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8412 = v8407 + v37;
+        const unsigned int v8413 = v8408 + v18;
+        const bool v8414 = v8413 <= v8412;
+        const bool v8415 = v444 || v8414;
+        const bool v8416 = v8409 && v8415;
+        const unsigned int v8419 = v8408 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8420 = v8419 + v18;
+        const bool v8422 = v8412 < v8420;
+        const bool v8423 = v7525 || v8422;
+        const bool v8424 = v8416 && v8423;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8426 = v8406 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8427 = v8424 ? v8426 : __uint_as_float(0xff800000u);
+        v7317.x[31] = v8427;  // kernels/sdpa/flash_tile.hpp:171
+      }
+      iron_frag<float, 2, 16, 8> v8429;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v8429, 0.0f);
+      iron_frag_row_reduce<false>(v8429, v7317);
+      iron_frag<float, 2, 16, 8> v8431;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v8431, 0.0f);
+      const float v8435 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v8436 = v8429.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v8437 = fmaxf(v8435, v8436);
+      const bool v8440 = v8437 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8441 = v8440 ? 0.0f : v8437;
+      const float v8442 = v8435 - v8441;  // kernels/sdpa/flash_tile.hpp:184
+      const float v8443 = iron_exp2_approx(v8442);
+      v8431.x[0] = v8443;  // kernels/sdpa/flash_tile.hpp:182
+      const float v8447 = v465.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v8448 = v8429.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v8449 = fmaxf(v8447, v8448);
+      const bool v8452 = v8449 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8453 = v8452 ? 0.0f : v8449;
+      const float v8454 = v8447 - v8453;  // kernels/sdpa/flash_tile.hpp:184
+      const float v8455 = iron_exp2_approx(v8454);
+      v8431.x[1] = v8455;  // kernels/sdpa/flash_tile.hpp:182
+      const float v8459 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v8460 = v8429.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v8461 = fmaxf(v8459, v8460);
+      const bool v8464 = v8461 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8465 = v8464 ? 0.0f : v8461;
+      const float v8466 = v8459 - v8465;  // kernels/sdpa/flash_tile.hpp:184
+      const float v8467 = iron_exp2_approx(v8466);
+      v8431.x[2] = v8467;  // kernels/sdpa/flash_tile.hpp:182
+      const float v8471 = v465.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v8472 = v8429.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v8473 = fmaxf(v8471, v8472);
+      const bool v8476 = v8473 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8477 = v8476 ? 0.0f : v8473;
+      const float v8478 = v8471 - v8477;  // kernels/sdpa/flash_tile.hpp:184
+      const float v8479 = iron_exp2_approx(v8478);
+      v8431.x[3] = v8479;  // kernels/sdpa/flash_tile.hpp:182
+      const float v8482 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v8483 = v8429.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v8484 = fmaxf(v8482, v8483);
+      v465.x[0] = v8484;  // kernels/sdpa/flash_tile.hpp:186
+      const float v8487 = v465.x[1];
+      const float v8488 = v8429.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v8489 = fmaxf(v8487, v8488);
+      v465.x[1] = v8489;  // kernels/sdpa/flash_tile.hpp:186
+      const float v8492 = v465.x[2];
+      const float v8493 = v8429.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v8494 = fmaxf(v8492, v8493);
+      v465.x[2] = v8494;  // kernels/sdpa/flash_tile.hpp:186
+      const float v8497 = v465.x[3];
+      const float v8498 = v8429.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v8499 = fmaxf(v8497, v8498);
+      v465.x[3] = v8499;  // kernels/sdpa/flash_tile.hpp:186
+      const float v8502 = v7317.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v8503 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8506 = v8503 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8507 = v8506 ? 0.0f : v8503;
+      const float v8508 = v8502 - v8507;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8509 = iron_exp2_approx(v8508);
+      v7317.x[0] = v8509;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8512 = v7317.x[1];
+      const float v8513 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8516 = v8513 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8517 = v8516 ? 0.0f : v8513;
+      const float v8518 = v8512 - v8517;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8519 = iron_exp2_approx(v8518);
+      v7317.x[1] = v8519;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8522 = v7317.x[2];
+      const float v8523 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8526 = v8523 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8527 = v8526 ? 0.0f : v8523;
+      const float v8528 = v8522 - v8527;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8529 = iron_exp2_approx(v8528);
+      v7317.x[2] = v8529;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8532 = v7317.x[3];
+      const float v8533 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8536 = v8533 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8537 = v8536 ? 0.0f : v8533;
+      const float v8538 = v8532 - v8537;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8539 = iron_exp2_approx(v8538);
+      v7317.x[3] = v8539;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8542 = v7317.x[4];
+      const float v8543 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8546 = v8543 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8547 = v8546 ? 0.0f : v8543;
+      const float v8548 = v8542 - v8547;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8549 = iron_exp2_approx(v8548);
+      v7317.x[4] = v8549;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8552 = v7317.x[5];
+      const float v8553 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8556 = v8553 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8557 = v8556 ? 0.0f : v8553;
+      const float v8558 = v8552 - v8557;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8559 = iron_exp2_approx(v8558);
+      v7317.x[5] = v8559;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8562 = v7317.x[6];
+      const float v8563 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8566 = v8563 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8567 = v8566 ? 0.0f : v8563;
+      const float v8568 = v8562 - v8567;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8569 = iron_exp2_approx(v8568);
+      v7317.x[6] = v8569;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8572 = v7317.x[7];
+      const float v8573 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8576 = v8573 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8577 = v8576 ? 0.0f : v8573;
+      const float v8578 = v8572 - v8577;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8579 = iron_exp2_approx(v8578);
+      v7317.x[7] = v8579;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8582 = v7317.x[8];
+      const float v8583 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8586 = v8583 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8587 = v8586 ? 0.0f : v8583;
+      const float v8588 = v8582 - v8587;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8589 = iron_exp2_approx(v8588);
+      v7317.x[8] = v8589;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8592 = v7317.x[9];
+      const float v8593 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8596 = v8593 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8597 = v8596 ? 0.0f : v8593;
+      const float v8598 = v8592 - v8597;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8599 = iron_exp2_approx(v8598);
+      v7317.x[9] = v8599;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8602 = v7317.x[10];
+      const float v8603 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8606 = v8603 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8607 = v8606 ? 0.0f : v8603;
+      const float v8608 = v8602 - v8607;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8609 = iron_exp2_approx(v8608);
+      v7317.x[10] = v8609;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8612 = v7317.x[11];
+      const float v8613 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8616 = v8613 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8617 = v8616 ? 0.0f : v8613;
+      const float v8618 = v8612 - v8617;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8619 = iron_exp2_approx(v8618);
+      v7317.x[11] = v8619;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8622 = v7317.x[12];
+      const float v8623 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8626 = v8623 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8627 = v8626 ? 0.0f : v8623;
+      const float v8628 = v8622 - v8627;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8629 = iron_exp2_approx(v8628);
+      v7317.x[12] = v8629;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8632 = v7317.x[13];
+      const float v8633 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8636 = v8633 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8637 = v8636 ? 0.0f : v8633;
+      const float v8638 = v8632 - v8637;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8639 = iron_exp2_approx(v8638);
+      v7317.x[13] = v8639;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8642 = v7317.x[14];
+      const float v8643 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8646 = v8643 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8647 = v8646 ? 0.0f : v8643;
+      const float v8648 = v8642 - v8647;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8649 = iron_exp2_approx(v8648);
+      v7317.x[14] = v8649;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8652 = v7317.x[15];
+      const float v8653 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8656 = v8653 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8657 = v8656 ? 0.0f : v8653;
+      const float v8658 = v8652 - v8657;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8659 = iron_exp2_approx(v8658);
+      v7317.x[15] = v8659;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8662 = v7317.x[16];
+      const float v8663 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8666 = v8663 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8667 = v8666 ? 0.0f : v8663;
+      const float v8668 = v8662 - v8667;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8669 = iron_exp2_approx(v8668);
+      v7317.x[16] = v8669;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8672 = v7317.x[17];
+      const float v8673 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8676 = v8673 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8677 = v8676 ? 0.0f : v8673;
+      const float v8678 = v8672 - v8677;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8679 = iron_exp2_approx(v8678);
+      v7317.x[17] = v8679;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8682 = v7317.x[18];
+      const float v8683 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8686 = v8683 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8687 = v8686 ? 0.0f : v8683;
+      const float v8688 = v8682 - v8687;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8689 = iron_exp2_approx(v8688);
+      v7317.x[18] = v8689;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8692 = v7317.x[19];
+      const float v8693 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8696 = v8693 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8697 = v8696 ? 0.0f : v8693;
+      const float v8698 = v8692 - v8697;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8699 = iron_exp2_approx(v8698);
+      v7317.x[19] = v8699;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8702 = v7317.x[20];
+      const float v8703 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8706 = v8703 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8707 = v8706 ? 0.0f : v8703;
+      const float v8708 = v8702 - v8707;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8709 = iron_exp2_approx(v8708);
+      v7317.x[20] = v8709;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8712 = v7317.x[21];
+      const float v8713 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8716 = v8713 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8717 = v8716 ? 0.0f : v8713;
+      const float v8718 = v8712 - v8717;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8719 = iron_exp2_approx(v8718);
+      v7317.x[21] = v8719;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8722 = v7317.x[22];
+      const float v8723 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8726 = v8723 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8727 = v8726 ? 0.0f : v8723;
+      const float v8728 = v8722 - v8727;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8729 = iron_exp2_approx(v8728);
+      v7317.x[22] = v8729;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8732 = v7317.x[23];
+      const float v8733 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8736 = v8733 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8737 = v8736 ? 0.0f : v8733;
+      const float v8738 = v8732 - v8737;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8739 = iron_exp2_approx(v8738);
+      v7317.x[23] = v8739;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8742 = v7317.x[24];
+      const float v8743 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8746 = v8743 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8747 = v8746 ? 0.0f : v8743;
+      const float v8748 = v8742 - v8747;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8749 = iron_exp2_approx(v8748);
+      v7317.x[24] = v8749;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8752 = v7317.x[25];
+      const float v8753 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8756 = v8753 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8757 = v8756 ? 0.0f : v8753;
+      const float v8758 = v8752 - v8757;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8759 = iron_exp2_approx(v8758);
+      v7317.x[25] = v8759;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8762 = v7317.x[26];
+      const float v8763 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8766 = v8763 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8767 = v8766 ? 0.0f : v8763;
+      const float v8768 = v8762 - v8767;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8769 = iron_exp2_approx(v8768);
+      v7317.x[26] = v8769;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8772 = v7317.x[27];
+      const float v8773 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8776 = v8773 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8777 = v8776 ? 0.0f : v8773;
+      const float v8778 = v8772 - v8777;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8779 = iron_exp2_approx(v8778);
+      v7317.x[27] = v8779;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8782 = v7317.x[28];
+      const float v8783 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8786 = v8783 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8787 = v8786 ? 0.0f : v8783;
+      const float v8788 = v8782 - v8787;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8789 = iron_exp2_approx(v8788);
+      v7317.x[28] = v8789;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8792 = v7317.x[29];
+      const float v8793 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8796 = v8793 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8797 = v8796 ? 0.0f : v8793;
+      const float v8798 = v8792 - v8797;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8799 = iron_exp2_approx(v8798);
+      v7317.x[29] = v8799;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8802 = v7317.x[30];
+      const float v8803 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8806 = v8803 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8807 = v8806 ? 0.0f : v8803;
+      const float v8808 = v8802 - v8807;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8809 = iron_exp2_approx(v8808);
+      v7317.x[30] = v8809;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8812 = v7317.x[31];
+      const float v8813 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8816 = v8813 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8817 = v8816 ? 0.0f : v8813;
+      const float v8818 = v8812 - v8817;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8819 = iron_exp2_approx(v8818);
+      v7317.x[31] = v8819;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 16, 8> v8821;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v8821, 0.0f);
+      iron_frag_row_reduce<true>(v8821, v7317);
+      const float v8824 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v8825 = v8821.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8826 = v8431.x[0];
+      const float v8827 = v8824 * v8826;
+      const float v8828 = v8827 + v8825;
+      v467.x[0] = v8828;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8831 = v467.x[1];
+      const float v8832 = v8821.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8833 = v8431.x[1];
+      const float v8834 = v8831 * v8833;
+      const float v8835 = v8834 + v8832;
+      v467.x[1] = v8835;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8838 = v467.x[2];
+      const float v8839 = v8821.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8840 = v8431.x[2];
+      const float v8841 = v8838 * v8840;
+      const float v8842 = v8841 + v8839;
+      v467.x[2] = v8842;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8845 = v467.x[3];
+      const float v8846 = v8821.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8847 = v8431.x[3];
+      const float v8848 = v8845 * v8847;
+      const float v8849 = v8848 + v8846;
+      v467.x[3] = v8849;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8852 = v469.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v8853 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8854 = v8852 * v8853;
+      v469.x[0] = v8854;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8857 = v469.x[1];
+      const float v8858 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8859 = v8857 * v8858;
+      v469.x[1] = v8859;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8862 = v469.x[2];
+      const float v8863 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8864 = v8862 * v8863;
+      v469.x[2] = v8864;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8867 = v469.x[3];
+      const float v8868 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8869 = v8867 * v8868;
+      v469.x[3] = v8869;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8872 = v469.x[4];
+      const float v8873 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8874 = v8872 * v8873;
+      v469.x[4] = v8874;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8877 = v469.x[5];
+      const float v8878 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8879 = v8877 * v8878;
+      v469.x[5] = v8879;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8882 = v469.x[6];
+      const float v8883 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8884 = v8882 * v8883;
+      v469.x[6] = v8884;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8887 = v469.x[7];
+      const float v8888 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8889 = v8887 * v8888;
+      v469.x[7] = v8889;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8892 = v469.x[8];
+      const float v8893 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8894 = v8892 * v8893;
+      v469.x[8] = v8894;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8897 = v469.x[9];
+      const float v8898 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8899 = v8897 * v8898;
+      v469.x[9] = v8899;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8902 = v469.x[10];
+      const float v8903 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8904 = v8902 * v8903;
+      v469.x[10] = v8904;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8907 = v469.x[11];
+      const float v8908 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8909 = v8907 * v8908;
+      v469.x[11] = v8909;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8912 = v469.x[12];
+      const float v8913 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8914 = v8912 * v8913;
+      v469.x[12] = v8914;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8917 = v469.x[13];
+      const float v8918 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8919 = v8917 * v8918;
+      v469.x[13] = v8919;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8922 = v469.x[14];
+      const float v8923 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8924 = v8922 * v8923;
+      v469.x[14] = v8924;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8927 = v469.x[15];
+      const float v8928 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8929 = v8927 * v8928;
+      v469.x[15] = v8929;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8932 = v471.x[0];
+      const float v8933 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8934 = v8932 * v8933;
+      v471.x[0] = v8934;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8937 = v471.x[1];
+      const float v8938 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8939 = v8937 * v8938;
+      v471.x[1] = v8939;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8942 = v471.x[2];
+      const float v8943 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8944 = v8942 * v8943;
+      v471.x[2] = v8944;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8947 = v471.x[3];
+      const float v8948 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8949 = v8947 * v8948;
+      v471.x[3] = v8949;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8952 = v471.x[4];
+      const float v8953 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8954 = v8952 * v8953;
+      v471.x[4] = v8954;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8957 = v471.x[5];
+      const float v8958 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8959 = v8957 * v8958;
+      v471.x[5] = v8959;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8962 = v471.x[6];
+      const float v8963 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8964 = v8962 * v8963;
+      v471.x[6] = v8964;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8967 = v471.x[7];
+      const float v8968 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8969 = v8967 * v8968;
+      v471.x[7] = v8969;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8972 = v471.x[8];
+      const float v8973 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8974 = v8972 * v8973;
+      v471.x[8] = v8974;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8977 = v471.x[9];
+      const float v8978 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8979 = v8977 * v8978;
+      v471.x[9] = v8979;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8982 = v471.x[10];
+      const float v8983 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8984 = v8982 * v8983;
+      v471.x[10] = v8984;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8987 = v471.x[11];
+      const float v8988 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8989 = v8987 * v8988;
+      v471.x[11] = v8989;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8992 = v471.x[12];
+      const float v8993 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8994 = v8992 * v8993;
+      v471.x[12] = v8994;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8997 = v471.x[13];
+      const float v8998 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8999 = v8997 * v8998;
+      v471.x[13] = v8999;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9002 = v471.x[14];
+      const float v9003 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9004 = v9002 * v9003;
+      v471.x[14] = v9004;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9007 = v471.x[15];
+      const float v9008 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9009 = v9007 * v9008;
+      v471.x[15] = v9009;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9012 = v473.x[0];
+      const float v9013 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9014 = v9012 * v9013;
+      v473.x[0] = v9014;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9017 = v473.x[1];
+      const float v9018 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9019 = v9017 * v9018;
+      v473.x[1] = v9019;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9022 = v473.x[2];
+      const float v9023 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9024 = v9022 * v9023;
+      v473.x[2] = v9024;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9027 = v473.x[3];
+      const float v9028 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9029 = v9027 * v9028;
+      v473.x[3] = v9029;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9032 = v473.x[4];
+      const float v9033 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9034 = v9032 * v9033;
+      v473.x[4] = v9034;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9037 = v473.x[5];
+      const float v9038 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9039 = v9037 * v9038;
+      v473.x[5] = v9039;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9042 = v473.x[6];
+      const float v9043 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9044 = v9042 * v9043;
+      v473.x[6] = v9044;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9047 = v473.x[7];
+      const float v9048 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9049 = v9047 * v9048;
+      v473.x[7] = v9049;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9052 = v473.x[8];
+      const float v9053 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9054 = v9052 * v9053;
+      v473.x[8] = v9054;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9057 = v473.x[9];
+      const float v9058 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9059 = v9057 * v9058;
+      v473.x[9] = v9059;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9062 = v473.x[10];
+      const float v9063 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9064 = v9062 * v9063;
+      v473.x[10] = v9064;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9067 = v473.x[11];
+      const float v9068 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9069 = v9067 * v9068;
+      v473.x[11] = v9069;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9072 = v473.x[12];
+      const float v9073 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9074 = v9072 * v9073;
+      v473.x[12] = v9074;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9077 = v473.x[13];
+      const float v9078 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9079 = v9077 * v9078;
+      v473.x[13] = v9079;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9082 = v473.x[14];
+      const float v9083 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9084 = v9082 * v9083;
+      v473.x[14] = v9084;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9087 = v473.x[15];
+      const float v9088 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9089 = v9087 * v9088;
+      v473.x[15] = v9089;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9092 = v475.x[0];
+      const float v9093 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9094 = v9092 * v9093;
+      v475.x[0] = v9094;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9097 = v475.x[1];
+      const float v9098 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9099 = v9097 * v9098;
+      v475.x[1] = v9099;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9102 = v475.x[2];
+      const float v9103 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9104 = v9102 * v9103;
+      v475.x[2] = v9104;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9107 = v475.x[3];
+      const float v9108 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9109 = v9107 * v9108;
+      v475.x[3] = v9109;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9112 = v475.x[4];
+      const float v9113 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9114 = v9112 * v9113;
+      v475.x[4] = v9114;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9117 = v475.x[5];
+      const float v9118 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9119 = v9117 * v9118;
+      v475.x[5] = v9119;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9122 = v475.x[6];
+      const float v9123 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9124 = v9122 * v9123;
+      v475.x[6] = v9124;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9127 = v475.x[7];
+      const float v9128 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9129 = v9127 * v9128;
+      v475.x[7] = v9129;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9132 = v475.x[8];
+      const float v9133 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9134 = v9132 * v9133;
+      v475.x[8] = v9134;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9137 = v475.x[9];
+      const float v9138 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9139 = v9137 * v9138;
+      v475.x[9] = v9139;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9142 = v475.x[10];
+      const float v9143 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9144 = v9142 * v9143;
+      v475.x[10] = v9144;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9147 = v475.x[11];
+      const float v9148 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9149 = v9147 * v9148;
+      v475.x[11] = v9149;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9152 = v475.x[12];
+      const float v9153 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9154 = v9152 * v9153;
+      v475.x[12] = v9154;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9157 = v475.x[13];
+      const float v9158 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9159 = v9157 * v9158;
+      v475.x[13] = v9159;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9162 = v475.x[14];
+      const float v9163 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9164 = v9162 * v9163;
+      v475.x[14] = v9164;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9167 = v475.x[15];
+      const float v9168 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9169 = v9167 * v9168;
+      v475.x[15] = v9169;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9172 = v477.x[0];
+      const float v9173 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9174 = v9172 * v9173;
+      v477.x[0] = v9174;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9177 = v477.x[1];
+      const float v9178 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9179 = v9177 * v9178;
+      v477.x[1] = v9179;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9182 = v477.x[2];
+      const float v9183 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9184 = v9182 * v9183;
+      v477.x[2] = v9184;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9187 = v477.x[3];
+      const float v9188 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9189 = v9187 * v9188;
+      v477.x[3] = v9189;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9192 = v477.x[4];
+      const float v9193 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9194 = v9192 * v9193;
+      v477.x[4] = v9194;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9197 = v477.x[5];
+      const float v9198 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9199 = v9197 * v9198;
+      v477.x[5] = v9199;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9202 = v477.x[6];
+      const float v9203 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9204 = v9202 * v9203;
+      v477.x[6] = v9204;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9207 = v477.x[7];
+      const float v9208 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9209 = v9207 * v9208;
+      v477.x[7] = v9209;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9212 = v477.x[8];
+      const float v9213 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9214 = v9212 * v9213;
+      v477.x[8] = v9214;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9217 = v477.x[9];
+      const float v9218 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9219 = v9217 * v9218;
+      v477.x[9] = v9219;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9222 = v477.x[10];
+      const float v9223 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9224 = v9222 * v9223;
+      v477.x[10] = v9224;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9227 = v477.x[11];
+      const float v9228 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9229 = v9227 * v9228;
+      v477.x[11] = v9229;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9232 = v477.x[12];
+      const float v9233 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9234 = v9232 * v9233;
+      v477.x[12] = v9234;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9237 = v477.x[13];
+      const float v9238 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9239 = v9237 * v9238;
+      v477.x[13] = v9239;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9242 = v477.x[14];
+      const float v9243 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9244 = v9242 * v9243;
+      v477.x[14] = v9244;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9247 = v477.x[15];
+      const float v9248 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9249 = v9247 * v9248;
+      v477.x[15] = v9249;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9252 = v479.x[0];
+      const float v9253 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9254 = v9252 * v9253;
+      v479.x[0] = v9254;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9257 = v479.x[1];
+      const float v9258 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9259 = v9257 * v9258;
+      v479.x[1] = v9259;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9262 = v479.x[2];
+      const float v9263 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9264 = v9262 * v9263;
+      v479.x[2] = v9264;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9267 = v479.x[3];
+      const float v9268 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9269 = v9267 * v9268;
+      v479.x[3] = v9269;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9272 = v479.x[4];
+      const float v9273 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9274 = v9272 * v9273;
+      v479.x[4] = v9274;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9277 = v479.x[5];
+      const float v9278 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9279 = v9277 * v9278;
+      v479.x[5] = v9279;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9282 = v479.x[6];
+      const float v9283 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9284 = v9282 * v9283;
+      v479.x[6] = v9284;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9287 = v479.x[7];
+      const float v9288 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9289 = v9287 * v9288;
+      v479.x[7] = v9289;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9292 = v479.x[8];
+      const float v9293 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9294 = v9292 * v9293;
+      v479.x[8] = v9294;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9297 = v479.x[9];
+      const float v9298 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9299 = v9297 * v9298;
+      v479.x[9] = v9299;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9302 = v479.x[10];
+      const float v9303 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9304 = v9302 * v9303;
+      v479.x[10] = v9304;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9307 = v479.x[11];
+      const float v9308 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9309 = v9307 * v9308;
+      v479.x[11] = v9309;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9312 = v479.x[12];
+      const float v9313 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9314 = v9312 * v9313;
+      v479.x[12] = v9314;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9317 = v479.x[13];
+      const float v9318 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9319 = v9317 * v9318;
+      v479.x[13] = v9319;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9322 = v479.x[14];
+      const float v9323 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9324 = v9322 * v9323;
+      v479.x[14] = v9324;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9327 = v479.x[15];
+      const float v9328 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9329 = v9327 * v9328;
+      v479.x[15] = v9329;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9332 = v481.x[0];
+      const float v9333 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9334 = v9332 * v9333;
+      v481.x[0] = v9334;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9337 = v481.x[1];
+      const float v9338 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9339 = v9337 * v9338;
+      v481.x[1] = v9339;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9342 = v481.x[2];
+      const float v9343 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9344 = v9342 * v9343;
+      v481.x[2] = v9344;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9347 = v481.x[3];
+      const float v9348 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9349 = v9347 * v9348;
+      v481.x[3] = v9349;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9352 = v481.x[4];
+      const float v9353 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9354 = v9352 * v9353;
+      v481.x[4] = v9354;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9357 = v481.x[5];
+      const float v9358 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9359 = v9357 * v9358;
+      v481.x[5] = v9359;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9362 = v481.x[6];
+      const float v9363 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9364 = v9362 * v9363;
+      v481.x[6] = v9364;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9367 = v481.x[7];
+      const float v9368 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9369 = v9367 * v9368;
+      v481.x[7] = v9369;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9372 = v481.x[8];
+      const float v9373 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9374 = v9372 * v9373;
+      v481.x[8] = v9374;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9377 = v481.x[9];
+      const float v9378 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9379 = v9377 * v9378;
+      v481.x[9] = v9379;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9382 = v481.x[10];
+      const float v9383 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9384 = v9382 * v9383;
+      v481.x[10] = v9384;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9387 = v481.x[11];
+      const float v9388 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9389 = v9387 * v9388;
+      v481.x[11] = v9389;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9392 = v481.x[12];
+      const float v9393 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9394 = v9392 * v9393;
+      v481.x[12] = v9394;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9397 = v481.x[13];
+      const float v9398 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9399 = v9397 * v9398;
+      v481.x[13] = v9399;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9402 = v481.x[14];
+      const float v9403 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9404 = v9402 * v9403;
+      v481.x[14] = v9404;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9407 = v481.x[15];
+      const float v9408 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9409 = v9407 * v9408;
+      v481.x[15] = v9409;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9412 = v483.x[0];
+      const float v9413 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9414 = v9412 * v9413;
+      v483.x[0] = v9414;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9417 = v483.x[1];
+      const float v9418 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9419 = v9417 * v9418;
+      v483.x[1] = v9419;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9422 = v483.x[2];
+      const float v9423 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9424 = v9422 * v9423;
+      v483.x[2] = v9424;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9427 = v483.x[3];
+      const float v9428 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9429 = v9427 * v9428;
+      v483.x[3] = v9429;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9432 = v483.x[4];
+      const float v9433 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9434 = v9432 * v9433;
+      v483.x[4] = v9434;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9437 = v483.x[5];
+      const float v9438 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9439 = v9437 * v9438;
+      v483.x[5] = v9439;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9442 = v483.x[6];
+      const float v9443 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9444 = v9442 * v9443;
+      v483.x[6] = v9444;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9447 = v483.x[7];
+      const float v9448 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9449 = v9447 * v9448;
+      v483.x[7] = v9449;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9452 = v483.x[8];
+      const float v9453 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9454 = v9452 * v9453;
+      v483.x[8] = v9454;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9457 = v483.x[9];
+      const float v9458 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9459 = v9457 * v9458;
+      v483.x[9] = v9459;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9462 = v483.x[10];
+      const float v9463 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9464 = v9462 * v9463;
+      v483.x[10] = v9464;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9467 = v483.x[11];
+      const float v9468 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9469 = v9467 * v9468;
+      v483.x[11] = v9469;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9472 = v483.x[12];
+      const float v9473 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9474 = v9472 * v9473;
+      v483.x[12] = v9474;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9477 = v483.x[13];
+      const float v9478 = v8431.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9479 = v9477 * v9478;
+      v483.x[13] = v9479;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9482 = v483.x[14];
+      const float v9483 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9484 = v9482 * v9483;
+      v483.x[14] = v9484;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9487 = v483.x[15];
+      const float v9488 = v8431.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9489 = v9487 * v9488;
+      v483.x[15] = v9489;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<iron_f16, 0, 16, 64> v9491;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v9491, iron_f32_to_f16(0.0f));
+      iron_frag_convert(v9491, v7317);
+      iron_frag<iron_f16, 1, 64, 32> v9493;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9493, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9493, shm2, v7323, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v469, v9491, v9493);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9500;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9500, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9500, shm2, v7348, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v471, v9491, v9500);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9507;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9507, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9507, shm2, v7372, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v473, v9491, v9507);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9514;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9514, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9514, shm2, v7396, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v475, v9491, v9514);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9521;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9521, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9521, shm2, v7420, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v477, v9491, v9521);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9528;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9528, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9528, shm2, v7444, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v479, v9491, v9528);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9535;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9535, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9535, shm2, v7468, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v481, v9491, v9535);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v9542;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9542, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9542, shm2, v7492, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v483, v9491, v9542);  // kernels/sdpa/flash_tile.hpp:206
     }
-    __syncthreads();
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
     const float v3494 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
     iron_frag<float, 2, 16, 8> v3496;  // kernels/sdpa/flash_tile.hpp:212
     iron_frag_fill(v3496, 0.0f);
@@ -3088,7 +3088,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
     const bool v3639 = v3631 > 0.0f;
     const float v3640 = v3639 ? v3637 : 0.0f;
     v3588.x[3] = v3640;  // kernels/sdpa/flash_tile.hpp:221
-    const unsigned int v3642 = v43 + v8072;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3642 = v43 + v8851;  // kernels/sdpa/flash_tile.hpp:227
     const float v3643 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3644 = v469.x[0];
     const float v3645 = v3644 * v3643;
@@ -3099,10 +3099,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3653 = v3652 * v1;
       const unsigned int v3654 = v3653 + v26;
       const unsigned int v3655 = v3654 << 8u;
-      const unsigned int v3656 = v3655 + v8071;
+      const unsigned int v3656 = v3655 + v8850;
       out[v3656] = v3650;
     }
-    const unsigned int v3658 = v43 + v8077;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3658 = v43 + v8856;  // kernels/sdpa/flash_tile.hpp:227
     const float v3659 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3660 = v469.x[1];
     const float v3661 = v3660 * v3659;
@@ -3113,10 +3113,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3669 = v3668 * v1;
       const unsigned int v3670 = v3669 + v26;
       const unsigned int v3671 = v3670 << 8u;
-      const unsigned int v3672 = v3671 + v8076;
+      const unsigned int v3672 = v3671 + v8855;
       out[v3672] = v3666;
     }
-    const unsigned int v3674 = v43 + v8082;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3674 = v43 + v8861;  // kernels/sdpa/flash_tile.hpp:227
     const float v3675 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3676 = v469.x[2];
     const float v3677 = v3676 * v3675;
@@ -3127,10 +3127,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3685 = v3684 * v1;
       const unsigned int v3686 = v3685 + v26;
       const unsigned int v3687 = v3686 << 8u;
-      const unsigned int v3688 = v3687 + v8081;
+      const unsigned int v3688 = v3687 + v8860;
       out[v3688] = v3682;
     }
-    const unsigned int v3690 = v43 + v8087;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3690 = v43 + v8866;  // kernels/sdpa/flash_tile.hpp:227
     const float v3691 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3692 = v469.x[3];
     const float v3693 = v3692 * v3691;
@@ -3141,10 +3141,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3701 = v3700 * v1;
       const unsigned int v3702 = v3701 + v26;
       const unsigned int v3703 = v3702 << 8u;
-      const unsigned int v3704 = v3703 + v8086;
+      const unsigned int v3704 = v3703 + v8865;
       out[v3704] = v3698;
     }
-    const unsigned int v3706 = v43 + v8092;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3706 = v43 + v8871;  // kernels/sdpa/flash_tile.hpp:227
     const float v3707 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3708 = v469.x[4];
     const float v3709 = v3708 * v3707;
@@ -3155,10 +3155,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3717 = v3716 * v1;
       const unsigned int v3718 = v3717 + v26;
       const unsigned int v3719 = v3718 << 8u;
-      const unsigned int v3720 = v3719 + v8091;
+      const unsigned int v3720 = v3719 + v8870;
       out[v3720] = v3714;
     }
-    const unsigned int v3722 = v43 + v8097;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3722 = v43 + v8876;  // kernels/sdpa/flash_tile.hpp:227
     const float v3723 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3724 = v469.x[5];
     const float v3725 = v3724 * v3723;
@@ -3169,10 +3169,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3733 = v3732 * v1;
       const unsigned int v3734 = v3733 + v26;
       const unsigned int v3735 = v3734 << 8u;
-      const unsigned int v3736 = v3735 + v8096;
+      const unsigned int v3736 = v3735 + v8875;
       out[v3736] = v3730;
     }
-    const unsigned int v3738 = v43 + v8102;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3738 = v43 + v8881;  // kernels/sdpa/flash_tile.hpp:227
     const float v3739 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3740 = v469.x[6];
     const float v3741 = v3740 * v3739;
@@ -3183,10 +3183,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3749 = v3748 * v1;
       const unsigned int v3750 = v3749 + v26;
       const unsigned int v3751 = v3750 << 8u;
-      const unsigned int v3752 = v3751 + v8101;
+      const unsigned int v3752 = v3751 + v8880;
       out[v3752] = v3746;
     }
-    const unsigned int v3754 = v43 + v8107;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3754 = v43 + v8886;  // kernels/sdpa/flash_tile.hpp:227
     const float v3755 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3756 = v469.x[7];
     const float v3757 = v3756 * v3755;
@@ -3197,10 +3197,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3765 = v3764 * v1;
       const unsigned int v3766 = v3765 + v26;
       const unsigned int v3767 = v3766 << 8u;
-      const unsigned int v3768 = v3767 + v8106;
+      const unsigned int v3768 = v3767 + v8885;
       out[v3768] = v3762;
     }
-    const unsigned int v3770 = v43 + v8112;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3770 = v43 + v8891;  // kernels/sdpa/flash_tile.hpp:227
     const float v3771 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3772 = v469.x[8];
     const float v3773 = v3772 * v3771;
@@ -3211,10 +3211,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3781 = v3780 * v1;
       const unsigned int v3782 = v3781 + v26;
       const unsigned int v3783 = v3782 << 8u;
-      const unsigned int v3784 = v3783 + v8111;
+      const unsigned int v3784 = v3783 + v8890;
       out[v3784] = v3778;
     }
-    const unsigned int v3786 = v43 + v8117;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3786 = v43 + v8896;  // kernels/sdpa/flash_tile.hpp:227
     const float v3787 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3788 = v469.x[9];
     const float v3789 = v3788 * v3787;
@@ -3225,10 +3225,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3797 = v3796 * v1;
       const unsigned int v3798 = v3797 + v26;
       const unsigned int v3799 = v3798 << 8u;
-      const unsigned int v3800 = v3799 + v8116;
+      const unsigned int v3800 = v3799 + v8895;
       out[v3800] = v3794;
     }
-    const unsigned int v3802 = v43 + v8122;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3802 = v43 + v8901;  // kernels/sdpa/flash_tile.hpp:227
     const float v3803 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3804 = v469.x[10];
     const float v3805 = v3804 * v3803;
@@ -3239,10 +3239,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3813 = v3812 * v1;
       const unsigned int v3814 = v3813 + v26;
       const unsigned int v3815 = v3814 << 8u;
-      const unsigned int v3816 = v3815 + v8121;
+      const unsigned int v3816 = v3815 + v8900;
       out[v3816] = v3810;
     }
-    const unsigned int v3818 = v43 + v8127;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3818 = v43 + v8906;  // kernels/sdpa/flash_tile.hpp:227
     const float v3819 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3820 = v469.x[11];
     const float v3821 = v3820 * v3819;
@@ -3253,10 +3253,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3829 = v3828 * v1;
       const unsigned int v3830 = v3829 + v26;
       const unsigned int v3831 = v3830 << 8u;
-      const unsigned int v3832 = v3831 + v8126;
+      const unsigned int v3832 = v3831 + v8905;
       out[v3832] = v3826;
     }
-    const unsigned int v3834 = v43 + v8132;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3834 = v43 + v8911;  // kernels/sdpa/flash_tile.hpp:227
     const float v3835 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3836 = v469.x[12];
     const float v3837 = v3836 * v3835;
@@ -3267,10 +3267,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3845 = v3844 * v1;
       const unsigned int v3846 = v3845 + v26;
       const unsigned int v3847 = v3846 << 8u;
-      const unsigned int v3848 = v3847 + v8131;
+      const unsigned int v3848 = v3847 + v8910;
       out[v3848] = v3842;
     }
-    const unsigned int v3850 = v43 + v8137;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3850 = v43 + v8916;  // kernels/sdpa/flash_tile.hpp:227
     const float v3851 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3852 = v469.x[13];
     const float v3853 = v3852 * v3851;
@@ -3281,10 +3281,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3861 = v3860 * v1;
       const unsigned int v3862 = v3861 + v26;
       const unsigned int v3863 = v3862 << 8u;
-      const unsigned int v3864 = v3863 + v8136;
+      const unsigned int v3864 = v3863 + v8915;
       out[v3864] = v3858;
     }
-    const unsigned int v3866 = v43 + v8142;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3866 = v43 + v8921;  // kernels/sdpa/flash_tile.hpp:227
     const float v3867 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3868 = v469.x[14];
     const float v3869 = v3868 * v3867;
@@ -3295,10 +3295,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3877 = v3876 * v1;
       const unsigned int v3878 = v3877 + v26;
       const unsigned int v3879 = v3878 << 8u;
-      const unsigned int v3880 = v3879 + v8141;
+      const unsigned int v3880 = v3879 + v8920;
       out[v3880] = v3874;
     }
-    const unsigned int v3882 = v43 + v8147;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3882 = v43 + v8926;  // kernels/sdpa/flash_tile.hpp:227
     const float v3883 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3884 = v469.x[15];
     const float v3885 = v3884 * v3883;
@@ -3309,16 +3309,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3893 = v3892 * v1;
       const unsigned int v3894 = v3893 + v26;
       const unsigned int v3895 = v3894 << 8u;
-      const unsigned int v3896 = v3895 + v8146;
+      const unsigned int v3896 = v3895 + v8925;
       out[v3896] = v3890;
     }
-    const unsigned int v3898 = v43 + v8152;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3898 = v43 + v8931;  // kernels/sdpa/flash_tile.hpp:227
     const float v3899 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3900 = v471.x[0];
     const float v3901 = v3900 * v3899;
     const bool v3902 = v3898 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3902) {
-      const unsigned int v3905 = 32u + v8151;
+      const unsigned int v3905 = 32u + v8930;
       const iron_f16 v3906 = iron_f32_to_f16(v3901);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3908 = v11 + v3898;
       const unsigned int v3909 = v3908 * v1;
@@ -3327,13 +3327,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3912 = v3911 + v3905;
       out[v3912] = v3906;
     }
-    const unsigned int v3914 = v43 + v8157;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3914 = v43 + v8936;  // kernels/sdpa/flash_tile.hpp:227
     const float v3915 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3916 = v471.x[1];
     const float v3917 = v3916 * v3915;
     const bool v3918 = v3914 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3918) {
-      const unsigned int v3921 = 32u + v8156;
+      const unsigned int v3921 = 32u + v8935;
       const iron_f16 v3922 = iron_f32_to_f16(v3917);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3924 = v11 + v3914;
       const unsigned int v3925 = v3924 * v1;
@@ -3342,13 +3342,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3928 = v3927 + v3921;
       out[v3928] = v3922;
     }
-    const unsigned int v3930 = v43 + v8162;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3930 = v43 + v8941;  // kernels/sdpa/flash_tile.hpp:227
     const float v3931 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3932 = v471.x[2];
     const float v3933 = v3932 * v3931;
     const bool v3934 = v3930 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3934) {
-      const unsigned int v3937 = 32u + v8161;
+      const unsigned int v3937 = 32u + v8940;
       const iron_f16 v3938 = iron_f32_to_f16(v3933);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3940 = v11 + v3930;
       const unsigned int v3941 = v3940 * v1;
@@ -3357,13 +3357,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3944 = v3943 + v3937;
       out[v3944] = v3938;
     }
-    const unsigned int v3946 = v43 + v8167;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3946 = v43 + v8946;  // kernels/sdpa/flash_tile.hpp:227
     const float v3947 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3948 = v471.x[3];
     const float v3949 = v3948 * v3947;
     const bool v3950 = v3946 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3950) {
-      const unsigned int v3953 = 32u + v8166;
+      const unsigned int v3953 = 32u + v8945;
       const iron_f16 v3954 = iron_f32_to_f16(v3949);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3956 = v11 + v3946;
       const unsigned int v3957 = v3956 * v1;
@@ -3372,13 +3372,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3960 = v3959 + v3953;
       out[v3960] = v3954;
     }
-    const unsigned int v3962 = v43 + v8172;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3962 = v43 + v8951;  // kernels/sdpa/flash_tile.hpp:227
     const float v3963 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3964 = v471.x[4];
     const float v3965 = v3964 * v3963;
     const bool v3966 = v3962 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3966) {
-      const unsigned int v3969 = 32u + v8171;
+      const unsigned int v3969 = 32u + v8950;
       const iron_f16 v3970 = iron_f32_to_f16(v3965);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3972 = v11 + v3962;
       const unsigned int v3973 = v3972 * v1;
@@ -3387,13 +3387,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3976 = v3975 + v3969;
       out[v3976] = v3970;
     }
-    const unsigned int v3978 = v43 + v8177;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3978 = v43 + v8956;  // kernels/sdpa/flash_tile.hpp:227
     const float v3979 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3980 = v471.x[5];
     const float v3981 = v3980 * v3979;
     const bool v3982 = v3978 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3982) {
-      const unsigned int v3985 = 32u + v8176;
+      const unsigned int v3985 = 32u + v8955;
       const iron_f16 v3986 = iron_f32_to_f16(v3981);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3988 = v11 + v3978;
       const unsigned int v3989 = v3988 * v1;
@@ -3402,13 +3402,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v3992 = v3991 + v3985;
       out[v3992] = v3986;
     }
-    const unsigned int v3994 = v43 + v8182;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3994 = v43 + v8961;  // kernels/sdpa/flash_tile.hpp:227
     const float v3995 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3996 = v471.x[6];
     const float v3997 = v3996 * v3995;
     const bool v3998 = v3994 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v3998) {
-      const unsigned int v4001 = 32u + v8181;
+      const unsigned int v4001 = 32u + v8960;
       const iron_f16 v4002 = iron_f32_to_f16(v3997);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4004 = v11 + v3994;
       const unsigned int v4005 = v4004 * v1;
@@ -3417,13 +3417,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4008 = v4007 + v4001;
       out[v4008] = v4002;
     }
-    const unsigned int v4010 = v43 + v8187;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4010 = v43 + v8966;  // kernels/sdpa/flash_tile.hpp:227
     const float v4011 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4012 = v471.x[7];
     const float v4013 = v4012 * v4011;
     const bool v4014 = v4010 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4014) {
-      const unsigned int v4017 = 32u + v8186;
+      const unsigned int v4017 = 32u + v8965;
       const iron_f16 v4018 = iron_f32_to_f16(v4013);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4020 = v11 + v4010;
       const unsigned int v4021 = v4020 * v1;
@@ -3432,13 +3432,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4024 = v4023 + v4017;
       out[v4024] = v4018;
     }
-    const unsigned int v4026 = v43 + v8192;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4026 = v43 + v8971;  // kernels/sdpa/flash_tile.hpp:227
     const float v4027 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4028 = v471.x[8];
     const float v4029 = v4028 * v4027;
     const bool v4030 = v4026 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4030) {
-      const unsigned int v4033 = 32u + v8191;
+      const unsigned int v4033 = 32u + v8970;
       const iron_f16 v4034 = iron_f32_to_f16(v4029);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4036 = v11 + v4026;
       const unsigned int v4037 = v4036 * v1;
@@ -3447,13 +3447,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4040 = v4039 + v4033;
       out[v4040] = v4034;
     }
-    const unsigned int v4042 = v43 + v8197;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4042 = v43 + v8976;  // kernels/sdpa/flash_tile.hpp:227
     const float v4043 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4044 = v471.x[9];
     const float v4045 = v4044 * v4043;
     const bool v4046 = v4042 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4046) {
-      const unsigned int v4049 = 32u + v8196;
+      const unsigned int v4049 = 32u + v8975;
       const iron_f16 v4050 = iron_f32_to_f16(v4045);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4052 = v11 + v4042;
       const unsigned int v4053 = v4052 * v1;
@@ -3462,13 +3462,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4056 = v4055 + v4049;
       out[v4056] = v4050;
     }
-    const unsigned int v4058 = v43 + v8202;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4058 = v43 + v8981;  // kernels/sdpa/flash_tile.hpp:227
     const float v4059 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4060 = v471.x[10];
     const float v4061 = v4060 * v4059;
     const bool v4062 = v4058 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4062) {
-      const unsigned int v4065 = 32u + v8201;
+      const unsigned int v4065 = 32u + v8980;
       const iron_f16 v4066 = iron_f32_to_f16(v4061);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4068 = v11 + v4058;
       const unsigned int v4069 = v4068 * v1;
@@ -3477,13 +3477,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4072 = v4071 + v4065;
       out[v4072] = v4066;
     }
-    const unsigned int v4074 = v43 + v8207;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4074 = v43 + v8986;  // kernels/sdpa/flash_tile.hpp:227
     const float v4075 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4076 = v471.x[11];
     const float v4077 = v4076 * v4075;
     const bool v4078 = v4074 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4078) {
-      const unsigned int v4081 = 32u + v8206;
+      const unsigned int v4081 = 32u + v8985;
       const iron_f16 v4082 = iron_f32_to_f16(v4077);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4084 = v11 + v4074;
       const unsigned int v4085 = v4084 * v1;
@@ -3492,13 +3492,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4088 = v4087 + v4081;
       out[v4088] = v4082;
     }
-    const unsigned int v4090 = v43 + v8212;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4090 = v43 + v8991;  // kernels/sdpa/flash_tile.hpp:227
     const float v4091 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4092 = v471.x[12];
     const float v4093 = v4092 * v4091;
     const bool v4094 = v4090 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4094) {
-      const unsigned int v4097 = 32u + v8211;
+      const unsigned int v4097 = 32u + v8990;
       const iron_f16 v4098 = iron_f32_to_f16(v4093);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4100 = v11 + v4090;
       const unsigned int v4101 = v4100 * v1;
@@ -3507,13 +3507,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4104 = v4103 + v4097;
       out[v4104] = v4098;
     }
-    const unsigned int v4106 = v43 + v8217;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4106 = v43 + v8996;  // kernels/sdpa/flash_tile.hpp:227
     const float v4107 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4108 = v471.x[13];
     const float v4109 = v4108 * v4107;
     const bool v4110 = v4106 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4110) {
-      const unsigned int v4113 = 32u + v8216;
+      const unsigned int v4113 = 32u + v8995;
       const iron_f16 v4114 = iron_f32_to_f16(v4109);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4116 = v11 + v4106;
       const unsigned int v4117 = v4116 * v1;
@@ -3522,13 +3522,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4120 = v4119 + v4113;
       out[v4120] = v4114;
     }
-    const unsigned int v4122 = v43 + v8222;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4122 = v43 + v9001;  // kernels/sdpa/flash_tile.hpp:227
     const float v4123 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4124 = v471.x[14];
     const float v4125 = v4124 * v4123;
     const bool v4126 = v4122 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4126) {
-      const unsigned int v4129 = 32u + v8221;
+      const unsigned int v4129 = 32u + v9000;
       const iron_f16 v4130 = iron_f32_to_f16(v4125);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4132 = v11 + v4122;
       const unsigned int v4133 = v4132 * v1;
@@ -3537,13 +3537,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4136 = v4135 + v4129;
       out[v4136] = v4130;
     }
-    const unsigned int v4138 = v43 + v8227;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4138 = v43 + v9006;  // kernels/sdpa/flash_tile.hpp:227
     const float v4139 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4140 = v471.x[15];
     const float v4141 = v4140 * v4139;
     const bool v4142 = v4138 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4142) {
-      const unsigned int v4145 = 32u + v8226;
+      const unsigned int v4145 = 32u + v9005;
       const iron_f16 v4146 = iron_f32_to_f16(v4141);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4148 = v11 + v4138;
       const unsigned int v4149 = v4148 * v1;
@@ -3552,13 +3552,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4152 = v4151 + v4145;
       out[v4152] = v4146;
     }
-    const unsigned int v4154 = v43 + v8232;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4154 = v43 + v9011;  // kernels/sdpa/flash_tile.hpp:227
     const float v4155 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4156 = v473.x[0];
     const float v4157 = v4156 * v4155;
     const bool v4158 = v4154 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4158) {
-      const unsigned int v4161 = 64u + v8231;
+      const unsigned int v4161 = 64u + v9010;
       const iron_f16 v4162 = iron_f32_to_f16(v4157);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4164 = v11 + v4154;
       const unsigned int v4165 = v4164 * v1;
@@ -3567,13 +3567,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4168 = v4167 + v4161;
       out[v4168] = v4162;
     }
-    const unsigned int v4170 = v43 + v8237;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4170 = v43 + v9016;  // kernels/sdpa/flash_tile.hpp:227
     const float v4171 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4172 = v473.x[1];
     const float v4173 = v4172 * v4171;
     const bool v4174 = v4170 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4174) {
-      const unsigned int v4177 = 64u + v8236;
+      const unsigned int v4177 = 64u + v9015;
       const iron_f16 v4178 = iron_f32_to_f16(v4173);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4180 = v11 + v4170;
       const unsigned int v4181 = v4180 * v1;
@@ -3582,13 +3582,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4184 = v4183 + v4177;
       out[v4184] = v4178;
     }
-    const unsigned int v4186 = v43 + v8242;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4186 = v43 + v9021;  // kernels/sdpa/flash_tile.hpp:227
     const float v4187 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4188 = v473.x[2];
     const float v4189 = v4188 * v4187;
     const bool v4190 = v4186 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4190) {
-      const unsigned int v4193 = 64u + v8241;
+      const unsigned int v4193 = 64u + v9020;
       const iron_f16 v4194 = iron_f32_to_f16(v4189);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4196 = v11 + v4186;
       const unsigned int v4197 = v4196 * v1;
@@ -3597,13 +3597,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4200 = v4199 + v4193;
       out[v4200] = v4194;
     }
-    const unsigned int v4202 = v43 + v8247;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4202 = v43 + v9026;  // kernels/sdpa/flash_tile.hpp:227
     const float v4203 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4204 = v473.x[3];
     const float v4205 = v4204 * v4203;
     const bool v4206 = v4202 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4206) {
-      const unsigned int v4209 = 64u + v8246;
+      const unsigned int v4209 = 64u + v9025;
       const iron_f16 v4210 = iron_f32_to_f16(v4205);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4212 = v11 + v4202;
       const unsigned int v4213 = v4212 * v1;
@@ -3612,13 +3612,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4216 = v4215 + v4209;
       out[v4216] = v4210;
     }
-    const unsigned int v4218 = v43 + v8252;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4218 = v43 + v9031;  // kernels/sdpa/flash_tile.hpp:227
     const float v4219 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4220 = v473.x[4];
     const float v4221 = v4220 * v4219;
     const bool v4222 = v4218 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4222) {
-      const unsigned int v4225 = 64u + v8251;
+      const unsigned int v4225 = 64u + v9030;
       const iron_f16 v4226 = iron_f32_to_f16(v4221);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4228 = v11 + v4218;
       const unsigned int v4229 = v4228 * v1;
@@ -3627,13 +3627,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4232 = v4231 + v4225;
       out[v4232] = v4226;
     }
-    const unsigned int v4234 = v43 + v8257;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4234 = v43 + v9036;  // kernels/sdpa/flash_tile.hpp:227
     const float v4235 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4236 = v473.x[5];
     const float v4237 = v4236 * v4235;
     const bool v4238 = v4234 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4238) {
-      const unsigned int v4241 = 64u + v8256;
+      const unsigned int v4241 = 64u + v9035;
       const iron_f16 v4242 = iron_f32_to_f16(v4237);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4244 = v11 + v4234;
       const unsigned int v4245 = v4244 * v1;
@@ -3642,13 +3642,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4248 = v4247 + v4241;
       out[v4248] = v4242;
     }
-    const unsigned int v4250 = v43 + v8262;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4250 = v43 + v9041;  // kernels/sdpa/flash_tile.hpp:227
     const float v4251 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4252 = v473.x[6];
     const float v4253 = v4252 * v4251;
     const bool v4254 = v4250 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4254) {
-      const unsigned int v4257 = 64u + v8261;
+      const unsigned int v4257 = 64u + v9040;
       const iron_f16 v4258 = iron_f32_to_f16(v4253);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4260 = v11 + v4250;
       const unsigned int v4261 = v4260 * v1;
@@ -3657,13 +3657,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4264 = v4263 + v4257;
       out[v4264] = v4258;
     }
-    const unsigned int v4266 = v43 + v8267;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4266 = v43 + v9046;  // kernels/sdpa/flash_tile.hpp:227
     const float v4267 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4268 = v473.x[7];
     const float v4269 = v4268 * v4267;
     const bool v4270 = v4266 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4270) {
-      const unsigned int v4273 = 64u + v8266;
+      const unsigned int v4273 = 64u + v9045;
       const iron_f16 v4274 = iron_f32_to_f16(v4269);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4276 = v11 + v4266;
       const unsigned int v4277 = v4276 * v1;
@@ -3672,13 +3672,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4280 = v4279 + v4273;
       out[v4280] = v4274;
     }
-    const unsigned int v4282 = v43 + v8272;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4282 = v43 + v9051;  // kernels/sdpa/flash_tile.hpp:227
     const float v4283 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4284 = v473.x[8];
     const float v4285 = v4284 * v4283;
     const bool v4286 = v4282 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4286) {
-      const unsigned int v4289 = 64u + v8271;
+      const unsigned int v4289 = 64u + v9050;
       const iron_f16 v4290 = iron_f32_to_f16(v4285);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4292 = v11 + v4282;
       const unsigned int v4293 = v4292 * v1;
@@ -3687,13 +3687,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4296 = v4295 + v4289;
       out[v4296] = v4290;
     }
-    const unsigned int v4298 = v43 + v8277;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4298 = v43 + v9056;  // kernels/sdpa/flash_tile.hpp:227
     const float v4299 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4300 = v473.x[9];
     const float v4301 = v4300 * v4299;
     const bool v4302 = v4298 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4302) {
-      const unsigned int v4305 = 64u + v8276;
+      const unsigned int v4305 = 64u + v9055;
       const iron_f16 v4306 = iron_f32_to_f16(v4301);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4308 = v11 + v4298;
       const unsigned int v4309 = v4308 * v1;
@@ -3702,13 +3702,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4312 = v4311 + v4305;
       out[v4312] = v4306;
     }
-    const unsigned int v4314 = v43 + v8282;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4314 = v43 + v9061;  // kernels/sdpa/flash_tile.hpp:227
     const float v4315 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4316 = v473.x[10];
     const float v4317 = v4316 * v4315;
     const bool v4318 = v4314 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4318) {
-      const unsigned int v4321 = 64u + v8281;
+      const unsigned int v4321 = 64u + v9060;
       const iron_f16 v4322 = iron_f32_to_f16(v4317);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4324 = v11 + v4314;
       const unsigned int v4325 = v4324 * v1;
@@ -3717,13 +3717,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4328 = v4327 + v4321;
       out[v4328] = v4322;
     }
-    const unsigned int v4330 = v43 + v8287;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4330 = v43 + v9066;  // kernels/sdpa/flash_tile.hpp:227
     const float v4331 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4332 = v473.x[11];
     const float v4333 = v4332 * v4331;
     const bool v4334 = v4330 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4334) {
-      const unsigned int v4337 = 64u + v8286;
+      const unsigned int v4337 = 64u + v9065;
       const iron_f16 v4338 = iron_f32_to_f16(v4333);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4340 = v11 + v4330;
       const unsigned int v4341 = v4340 * v1;
@@ -3732,13 +3732,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4344 = v4343 + v4337;
       out[v4344] = v4338;
     }
-    const unsigned int v4346 = v43 + v8292;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4346 = v43 + v9071;  // kernels/sdpa/flash_tile.hpp:227
     const float v4347 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4348 = v473.x[12];
     const float v4349 = v4348 * v4347;
     const bool v4350 = v4346 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4350) {
-      const unsigned int v4353 = 64u + v8291;
+      const unsigned int v4353 = 64u + v9070;
       const iron_f16 v4354 = iron_f32_to_f16(v4349);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4356 = v11 + v4346;
       const unsigned int v4357 = v4356 * v1;
@@ -3747,13 +3747,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4360 = v4359 + v4353;
       out[v4360] = v4354;
     }
-    const unsigned int v4362 = v43 + v8297;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4362 = v43 + v9076;  // kernels/sdpa/flash_tile.hpp:227
     const float v4363 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4364 = v473.x[13];
     const float v4365 = v4364 * v4363;
     const bool v4366 = v4362 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4366) {
-      const unsigned int v4369 = 64u + v8296;
+      const unsigned int v4369 = 64u + v9075;
       const iron_f16 v4370 = iron_f32_to_f16(v4365);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4372 = v11 + v4362;
       const unsigned int v4373 = v4372 * v1;
@@ -3762,13 +3762,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4376 = v4375 + v4369;
       out[v4376] = v4370;
     }
-    const unsigned int v4378 = v43 + v8302;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4378 = v43 + v9081;  // kernels/sdpa/flash_tile.hpp:227
     const float v4379 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4380 = v473.x[14];
     const float v4381 = v4380 * v4379;
     const bool v4382 = v4378 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4382) {
-      const unsigned int v4385 = 64u + v8301;
+      const unsigned int v4385 = 64u + v9080;
       const iron_f16 v4386 = iron_f32_to_f16(v4381);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4388 = v11 + v4378;
       const unsigned int v4389 = v4388 * v1;
@@ -3777,13 +3777,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4392 = v4391 + v4385;
       out[v4392] = v4386;
     }
-    const unsigned int v4394 = v43 + v8307;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4394 = v43 + v9086;  // kernels/sdpa/flash_tile.hpp:227
     const float v4395 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4396 = v473.x[15];
     const float v4397 = v4396 * v4395;
     const bool v4398 = v4394 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4398) {
-      const unsigned int v4401 = 64u + v8306;
+      const unsigned int v4401 = 64u + v9085;
       const iron_f16 v4402 = iron_f32_to_f16(v4397);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4404 = v11 + v4394;
       const unsigned int v4405 = v4404 * v1;
@@ -3792,13 +3792,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4408 = v4407 + v4401;
       out[v4408] = v4402;
     }
-    const unsigned int v4410 = v43 + v8312;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4410 = v43 + v9091;  // kernels/sdpa/flash_tile.hpp:227
     const float v4411 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4412 = v475.x[0];
     const float v4413 = v4412 * v4411;
     const bool v4414 = v4410 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4414) {
-      const unsigned int v4417 = 96u + v8311;
+      const unsigned int v4417 = 96u + v9090;
       const iron_f16 v4418 = iron_f32_to_f16(v4413);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4420 = v11 + v4410;
       const unsigned int v4421 = v4420 * v1;
@@ -3807,13 +3807,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4424 = v4423 + v4417;
       out[v4424] = v4418;
     }
-    const unsigned int v4426 = v43 + v8317;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4426 = v43 + v9096;  // kernels/sdpa/flash_tile.hpp:227
     const float v4427 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4428 = v475.x[1];
     const float v4429 = v4428 * v4427;
     const bool v4430 = v4426 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4430) {
-      const unsigned int v4433 = 96u + v8316;
+      const unsigned int v4433 = 96u + v9095;
       const iron_f16 v4434 = iron_f32_to_f16(v4429);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4436 = v11 + v4426;
       const unsigned int v4437 = v4436 * v1;
@@ -3822,13 +3822,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4440 = v4439 + v4433;
       out[v4440] = v4434;
     }
-    const unsigned int v4442 = v43 + v8322;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4442 = v43 + v9101;  // kernels/sdpa/flash_tile.hpp:227
     const float v4443 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4444 = v475.x[2];
     const float v4445 = v4444 * v4443;
     const bool v4446 = v4442 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4446) {
-      const unsigned int v4449 = 96u + v8321;
+      const unsigned int v4449 = 96u + v9100;
       const iron_f16 v4450 = iron_f32_to_f16(v4445);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4452 = v11 + v4442;
       const unsigned int v4453 = v4452 * v1;
@@ -3837,13 +3837,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4456 = v4455 + v4449;
       out[v4456] = v4450;
     }
-    const unsigned int v4458 = v43 + v8327;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4458 = v43 + v9106;  // kernels/sdpa/flash_tile.hpp:227
     const float v4459 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4460 = v475.x[3];
     const float v4461 = v4460 * v4459;
     const bool v4462 = v4458 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4462) {
-      const unsigned int v4465 = 96u + v8326;
+      const unsigned int v4465 = 96u + v9105;
       const iron_f16 v4466 = iron_f32_to_f16(v4461);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4468 = v11 + v4458;
       const unsigned int v4469 = v4468 * v1;
@@ -3852,13 +3852,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4472 = v4471 + v4465;
       out[v4472] = v4466;
     }
-    const unsigned int v4474 = v43 + v8332;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4474 = v43 + v9111;  // kernels/sdpa/flash_tile.hpp:227
     const float v4475 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4476 = v475.x[4];
     const float v4477 = v4476 * v4475;
     const bool v4478 = v4474 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4478) {
-      const unsigned int v4481 = 96u + v8331;
+      const unsigned int v4481 = 96u + v9110;
       const iron_f16 v4482 = iron_f32_to_f16(v4477);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4484 = v11 + v4474;
       const unsigned int v4485 = v4484 * v1;
@@ -3867,13 +3867,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4488 = v4487 + v4481;
       out[v4488] = v4482;
     }
-    const unsigned int v4490 = v43 + v8337;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4490 = v43 + v9116;  // kernels/sdpa/flash_tile.hpp:227
     const float v4491 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4492 = v475.x[5];
     const float v4493 = v4492 * v4491;
     const bool v4494 = v4490 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4494) {
-      const unsigned int v4497 = 96u + v8336;
+      const unsigned int v4497 = 96u + v9115;
       const iron_f16 v4498 = iron_f32_to_f16(v4493);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4500 = v11 + v4490;
       const unsigned int v4501 = v4500 * v1;
@@ -3882,13 +3882,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4504 = v4503 + v4497;
       out[v4504] = v4498;
     }
-    const unsigned int v4506 = v43 + v8342;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4506 = v43 + v9121;  // kernels/sdpa/flash_tile.hpp:227
     const float v4507 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4508 = v475.x[6];
     const float v4509 = v4508 * v4507;
     const bool v4510 = v4506 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4510) {
-      const unsigned int v4513 = 96u + v8341;
+      const unsigned int v4513 = 96u + v9120;
       const iron_f16 v4514 = iron_f32_to_f16(v4509);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4516 = v11 + v4506;
       const unsigned int v4517 = v4516 * v1;
@@ -3897,13 +3897,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4520 = v4519 + v4513;
       out[v4520] = v4514;
     }
-    const unsigned int v4522 = v43 + v8347;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4522 = v43 + v9126;  // kernels/sdpa/flash_tile.hpp:227
     const float v4523 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4524 = v475.x[7];
     const float v4525 = v4524 * v4523;
     const bool v4526 = v4522 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4526) {
-      const unsigned int v4529 = 96u + v8346;
+      const unsigned int v4529 = 96u + v9125;
       const iron_f16 v4530 = iron_f32_to_f16(v4525);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4532 = v11 + v4522;
       const unsigned int v4533 = v4532 * v1;
@@ -3912,13 +3912,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4536 = v4535 + v4529;
       out[v4536] = v4530;
     }
-    const unsigned int v4538 = v43 + v8352;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4538 = v43 + v9131;  // kernels/sdpa/flash_tile.hpp:227
     const float v4539 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4540 = v475.x[8];
     const float v4541 = v4540 * v4539;
     const bool v4542 = v4538 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4542) {
-      const unsigned int v4545 = 96u + v8351;
+      const unsigned int v4545 = 96u + v9130;
       const iron_f16 v4546 = iron_f32_to_f16(v4541);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4548 = v11 + v4538;
       const unsigned int v4549 = v4548 * v1;
@@ -3927,13 +3927,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4552 = v4551 + v4545;
       out[v4552] = v4546;
     }
-    const unsigned int v4554 = v43 + v8357;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4554 = v43 + v9136;  // kernels/sdpa/flash_tile.hpp:227
     const float v4555 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4556 = v475.x[9];
     const float v4557 = v4556 * v4555;
     const bool v4558 = v4554 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4558) {
-      const unsigned int v4561 = 96u + v8356;
+      const unsigned int v4561 = 96u + v9135;
       const iron_f16 v4562 = iron_f32_to_f16(v4557);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4564 = v11 + v4554;
       const unsigned int v4565 = v4564 * v1;
@@ -3942,13 +3942,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4568 = v4567 + v4561;
       out[v4568] = v4562;
     }
-    const unsigned int v4570 = v43 + v8362;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4570 = v43 + v9141;  // kernels/sdpa/flash_tile.hpp:227
     const float v4571 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4572 = v475.x[10];
     const float v4573 = v4572 * v4571;
     const bool v4574 = v4570 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4574) {
-      const unsigned int v4577 = 96u + v8361;
+      const unsigned int v4577 = 96u + v9140;
       const iron_f16 v4578 = iron_f32_to_f16(v4573);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4580 = v11 + v4570;
       const unsigned int v4581 = v4580 * v1;
@@ -3957,13 +3957,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4584 = v4583 + v4577;
       out[v4584] = v4578;
     }
-    const unsigned int v4586 = v43 + v8367;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4586 = v43 + v9146;  // kernels/sdpa/flash_tile.hpp:227
     const float v4587 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4588 = v475.x[11];
     const float v4589 = v4588 * v4587;
     const bool v4590 = v4586 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4590) {
-      const unsigned int v4593 = 96u + v8366;
+      const unsigned int v4593 = 96u + v9145;
       const iron_f16 v4594 = iron_f32_to_f16(v4589);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4596 = v11 + v4586;
       const unsigned int v4597 = v4596 * v1;
@@ -3972,13 +3972,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4600 = v4599 + v4593;
       out[v4600] = v4594;
     }
-    const unsigned int v4602 = v43 + v8372;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4602 = v43 + v9151;  // kernels/sdpa/flash_tile.hpp:227
     const float v4603 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4604 = v475.x[12];
     const float v4605 = v4604 * v4603;
     const bool v4606 = v4602 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4606) {
-      const unsigned int v4609 = 96u + v8371;
+      const unsigned int v4609 = 96u + v9150;
       const iron_f16 v4610 = iron_f32_to_f16(v4605);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4612 = v11 + v4602;
       const unsigned int v4613 = v4612 * v1;
@@ -3987,13 +3987,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4616 = v4615 + v4609;
       out[v4616] = v4610;
     }
-    const unsigned int v4618 = v43 + v8377;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4618 = v43 + v9156;  // kernels/sdpa/flash_tile.hpp:227
     const float v4619 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4620 = v475.x[13];
     const float v4621 = v4620 * v4619;
     const bool v4622 = v4618 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4622) {
-      const unsigned int v4625 = 96u + v8376;
+      const unsigned int v4625 = 96u + v9155;
       const iron_f16 v4626 = iron_f32_to_f16(v4621);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4628 = v11 + v4618;
       const unsigned int v4629 = v4628 * v1;
@@ -4002,13 +4002,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4632 = v4631 + v4625;
       out[v4632] = v4626;
     }
-    const unsigned int v4634 = v43 + v8382;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4634 = v43 + v9161;  // kernels/sdpa/flash_tile.hpp:227
     const float v4635 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4636 = v475.x[14];
     const float v4637 = v4636 * v4635;
     const bool v4638 = v4634 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4638) {
-      const unsigned int v4641 = 96u + v8381;
+      const unsigned int v4641 = 96u + v9160;
       const iron_f16 v4642 = iron_f32_to_f16(v4637);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4644 = v11 + v4634;
       const unsigned int v4645 = v4644 * v1;
@@ -4017,13 +4017,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4648 = v4647 + v4641;
       out[v4648] = v4642;
     }
-    const unsigned int v4650 = v43 + v8387;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4650 = v43 + v9166;  // kernels/sdpa/flash_tile.hpp:227
     const float v4651 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4652 = v475.x[15];
     const float v4653 = v4652 * v4651;
     const bool v4654 = v4650 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4654) {
-      const unsigned int v4657 = 96u + v8386;
+      const unsigned int v4657 = 96u + v9165;
       const iron_f16 v4658 = iron_f32_to_f16(v4653);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4660 = v11 + v4650;
       const unsigned int v4661 = v4660 * v1;
@@ -4032,13 +4032,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4664 = v4663 + v4657;
       out[v4664] = v4658;
     }
-    const unsigned int v4666 = v43 + v8392;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4666 = v43 + v9171;  // kernels/sdpa/flash_tile.hpp:227
     const float v4667 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4668 = v477.x[0];
     const float v4669 = v4668 * v4667;
     const bool v4670 = v4666 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4670) {
-      const unsigned int v4673 = 128u + v8391;
+      const unsigned int v4673 = 128u + v9170;
       const iron_f16 v4674 = iron_f32_to_f16(v4669);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4676 = v11 + v4666;
       const unsigned int v4677 = v4676 * v1;
@@ -4047,13 +4047,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4680 = v4679 + v4673;
       out[v4680] = v4674;
     }
-    const unsigned int v4682 = v43 + v8397;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4682 = v43 + v9176;  // kernels/sdpa/flash_tile.hpp:227
     const float v4683 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4684 = v477.x[1];
     const float v4685 = v4684 * v4683;
     const bool v4686 = v4682 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4686) {
-      const unsigned int v4689 = 128u + v8396;
+      const unsigned int v4689 = 128u + v9175;
       const iron_f16 v4690 = iron_f32_to_f16(v4685);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4692 = v11 + v4682;
       const unsigned int v4693 = v4692 * v1;
@@ -4062,13 +4062,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4696 = v4695 + v4689;
       out[v4696] = v4690;
     }
-    const unsigned int v4698 = v43 + v8402;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4698 = v43 + v9181;  // kernels/sdpa/flash_tile.hpp:227
     const float v4699 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4700 = v477.x[2];
     const float v4701 = v4700 * v4699;
     const bool v4702 = v4698 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4702) {
-      const unsigned int v4705 = 128u + v8401;
+      const unsigned int v4705 = 128u + v9180;
       const iron_f16 v4706 = iron_f32_to_f16(v4701);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4708 = v11 + v4698;
       const unsigned int v4709 = v4708 * v1;
@@ -4077,13 +4077,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4712 = v4711 + v4705;
       out[v4712] = v4706;
     }
-    const unsigned int v4714 = v43 + v8407;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4714 = v43 + v9186;  // kernels/sdpa/flash_tile.hpp:227
     const float v4715 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4716 = v477.x[3];
     const float v4717 = v4716 * v4715;
     const bool v4718 = v4714 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4718) {
-      const unsigned int v4721 = 128u + v8406;
+      const unsigned int v4721 = 128u + v9185;
       const iron_f16 v4722 = iron_f32_to_f16(v4717);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4724 = v11 + v4714;
       const unsigned int v4725 = v4724 * v1;
@@ -4092,13 +4092,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4728 = v4727 + v4721;
       out[v4728] = v4722;
     }
-    const unsigned int v4730 = v43 + v8412;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4730 = v43 + v9191;  // kernels/sdpa/flash_tile.hpp:227
     const float v4731 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4732 = v477.x[4];
     const float v4733 = v4732 * v4731;
     const bool v4734 = v4730 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4734) {
-      const unsigned int v4737 = 128u + v8411;
+      const unsigned int v4737 = 128u + v9190;
       const iron_f16 v4738 = iron_f32_to_f16(v4733);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4740 = v11 + v4730;
       const unsigned int v4741 = v4740 * v1;
@@ -4107,13 +4107,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4744 = v4743 + v4737;
       out[v4744] = v4738;
     }
-    const unsigned int v4746 = v43 + v8417;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4746 = v43 + v9196;  // kernels/sdpa/flash_tile.hpp:227
     const float v4747 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4748 = v477.x[5];
     const float v4749 = v4748 * v4747;
     const bool v4750 = v4746 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4750) {
-      const unsigned int v4753 = 128u + v8416;
+      const unsigned int v4753 = 128u + v9195;
       const iron_f16 v4754 = iron_f32_to_f16(v4749);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4756 = v11 + v4746;
       const unsigned int v4757 = v4756 * v1;
@@ -4122,13 +4122,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4760 = v4759 + v4753;
       out[v4760] = v4754;
     }
-    const unsigned int v4762 = v43 + v8422;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4762 = v43 + v9201;  // kernels/sdpa/flash_tile.hpp:227
     const float v4763 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4764 = v477.x[6];
     const float v4765 = v4764 * v4763;
     const bool v4766 = v4762 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4766) {
-      const unsigned int v4769 = 128u + v8421;
+      const unsigned int v4769 = 128u + v9200;
       const iron_f16 v4770 = iron_f32_to_f16(v4765);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4772 = v11 + v4762;
       const unsigned int v4773 = v4772 * v1;
@@ -4137,13 +4137,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4776 = v4775 + v4769;
       out[v4776] = v4770;
     }
-    const unsigned int v4778 = v43 + v8427;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4778 = v43 + v9206;  // kernels/sdpa/flash_tile.hpp:227
     const float v4779 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4780 = v477.x[7];
     const float v4781 = v4780 * v4779;
     const bool v4782 = v4778 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4782) {
-      const unsigned int v4785 = 128u + v8426;
+      const unsigned int v4785 = 128u + v9205;
       const iron_f16 v4786 = iron_f32_to_f16(v4781);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4788 = v11 + v4778;
       const unsigned int v4789 = v4788 * v1;
@@ -4152,13 +4152,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4792 = v4791 + v4785;
       out[v4792] = v4786;
     }
-    const unsigned int v4794 = v43 + v8432;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4794 = v43 + v9211;  // kernels/sdpa/flash_tile.hpp:227
     const float v4795 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4796 = v477.x[8];
     const float v4797 = v4796 * v4795;
     const bool v4798 = v4794 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4798) {
-      const unsigned int v4801 = 128u + v8431;
+      const unsigned int v4801 = 128u + v9210;
       const iron_f16 v4802 = iron_f32_to_f16(v4797);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4804 = v11 + v4794;
       const unsigned int v4805 = v4804 * v1;
@@ -4167,13 +4167,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4808 = v4807 + v4801;
       out[v4808] = v4802;
     }
-    const unsigned int v4810 = v43 + v8437;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4810 = v43 + v9216;  // kernels/sdpa/flash_tile.hpp:227
     const float v4811 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4812 = v477.x[9];
     const float v4813 = v4812 * v4811;
     const bool v4814 = v4810 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4814) {
-      const unsigned int v4817 = 128u + v8436;
+      const unsigned int v4817 = 128u + v9215;
       const iron_f16 v4818 = iron_f32_to_f16(v4813);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4820 = v11 + v4810;
       const unsigned int v4821 = v4820 * v1;
@@ -4182,13 +4182,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4824 = v4823 + v4817;
       out[v4824] = v4818;
     }
-    const unsigned int v4826 = v43 + v8442;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4826 = v43 + v9221;  // kernels/sdpa/flash_tile.hpp:227
     const float v4827 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4828 = v477.x[10];
     const float v4829 = v4828 * v4827;
     const bool v4830 = v4826 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4830) {
-      const unsigned int v4833 = 128u + v8441;
+      const unsigned int v4833 = 128u + v9220;
       const iron_f16 v4834 = iron_f32_to_f16(v4829);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4836 = v11 + v4826;
       const unsigned int v4837 = v4836 * v1;
@@ -4197,13 +4197,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4840 = v4839 + v4833;
       out[v4840] = v4834;
     }
-    const unsigned int v4842 = v43 + v8447;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4842 = v43 + v9226;  // kernels/sdpa/flash_tile.hpp:227
     const float v4843 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4844 = v477.x[11];
     const float v4845 = v4844 * v4843;
     const bool v4846 = v4842 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4846) {
-      const unsigned int v4849 = 128u + v8446;
+      const unsigned int v4849 = 128u + v9225;
       const iron_f16 v4850 = iron_f32_to_f16(v4845);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4852 = v11 + v4842;
       const unsigned int v4853 = v4852 * v1;
@@ -4212,13 +4212,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4856 = v4855 + v4849;
       out[v4856] = v4850;
     }
-    const unsigned int v4858 = v43 + v8452;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4858 = v43 + v9231;  // kernels/sdpa/flash_tile.hpp:227
     const float v4859 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4860 = v477.x[12];
     const float v4861 = v4860 * v4859;
     const bool v4862 = v4858 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4862) {
-      const unsigned int v4865 = 128u + v8451;
+      const unsigned int v4865 = 128u + v9230;
       const iron_f16 v4866 = iron_f32_to_f16(v4861);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4868 = v11 + v4858;
       const unsigned int v4869 = v4868 * v1;
@@ -4227,13 +4227,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4872 = v4871 + v4865;
       out[v4872] = v4866;
     }
-    const unsigned int v4874 = v43 + v8457;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4874 = v43 + v9236;  // kernels/sdpa/flash_tile.hpp:227
     const float v4875 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4876 = v477.x[13];
     const float v4877 = v4876 * v4875;
     const bool v4878 = v4874 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4878) {
-      const unsigned int v4881 = 128u + v8456;
+      const unsigned int v4881 = 128u + v9235;
       const iron_f16 v4882 = iron_f32_to_f16(v4877);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4884 = v11 + v4874;
       const unsigned int v4885 = v4884 * v1;
@@ -4242,13 +4242,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4888 = v4887 + v4881;
       out[v4888] = v4882;
     }
-    const unsigned int v4890 = v43 + v8462;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4890 = v43 + v9241;  // kernels/sdpa/flash_tile.hpp:227
     const float v4891 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4892 = v477.x[14];
     const float v4893 = v4892 * v4891;
     const bool v4894 = v4890 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4894) {
-      const unsigned int v4897 = 128u + v8461;
+      const unsigned int v4897 = 128u + v9240;
       const iron_f16 v4898 = iron_f32_to_f16(v4893);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4900 = v11 + v4890;
       const unsigned int v4901 = v4900 * v1;
@@ -4257,13 +4257,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4904 = v4903 + v4897;
       out[v4904] = v4898;
     }
-    const unsigned int v4906 = v43 + v8467;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4906 = v43 + v9246;  // kernels/sdpa/flash_tile.hpp:227
     const float v4907 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4908 = v477.x[15];
     const float v4909 = v4908 * v4907;
     const bool v4910 = v4906 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4910) {
-      const unsigned int v4913 = 128u + v8466;
+      const unsigned int v4913 = 128u + v9245;
       const iron_f16 v4914 = iron_f32_to_f16(v4909);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4916 = v11 + v4906;
       const unsigned int v4917 = v4916 * v1;
@@ -4272,13 +4272,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4920 = v4919 + v4913;
       out[v4920] = v4914;
     }
-    const unsigned int v4922 = v43 + v8472;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4922 = v43 + v9251;  // kernels/sdpa/flash_tile.hpp:227
     const float v4923 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4924 = v479.x[0];
     const float v4925 = v4924 * v4923;
     const bool v4926 = v4922 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4926) {
-      const unsigned int v4929 = 160u + v8471;
+      const unsigned int v4929 = 160u + v9250;
       const iron_f16 v4930 = iron_f32_to_f16(v4925);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4932 = v11 + v4922;
       const unsigned int v4933 = v4932 * v1;
@@ -4287,13 +4287,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4936 = v4935 + v4929;
       out[v4936] = v4930;
     }
-    const unsigned int v4938 = v43 + v8477;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4938 = v43 + v9256;  // kernels/sdpa/flash_tile.hpp:227
     const float v4939 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4940 = v479.x[1];
     const float v4941 = v4940 * v4939;
     const bool v4942 = v4938 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4942) {
-      const unsigned int v4945 = 160u + v8476;
+      const unsigned int v4945 = 160u + v9255;
       const iron_f16 v4946 = iron_f32_to_f16(v4941);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4948 = v11 + v4938;
       const unsigned int v4949 = v4948 * v1;
@@ -4302,13 +4302,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4952 = v4951 + v4945;
       out[v4952] = v4946;
     }
-    const unsigned int v4954 = v43 + v8482;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4954 = v43 + v9261;  // kernels/sdpa/flash_tile.hpp:227
     const float v4955 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4956 = v479.x[2];
     const float v4957 = v4956 * v4955;
     const bool v4958 = v4954 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4958) {
-      const unsigned int v4961 = 160u + v8481;
+      const unsigned int v4961 = 160u + v9260;
       const iron_f16 v4962 = iron_f32_to_f16(v4957);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4964 = v11 + v4954;
       const unsigned int v4965 = v4964 * v1;
@@ -4317,13 +4317,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4968 = v4967 + v4961;
       out[v4968] = v4962;
     }
-    const unsigned int v4970 = v43 + v8487;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4970 = v43 + v9266;  // kernels/sdpa/flash_tile.hpp:227
     const float v4971 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4972 = v479.x[3];
     const float v4973 = v4972 * v4971;
     const bool v4974 = v4970 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4974) {
-      const unsigned int v4977 = 160u + v8486;
+      const unsigned int v4977 = 160u + v9265;
       const iron_f16 v4978 = iron_f32_to_f16(v4973);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4980 = v11 + v4970;
       const unsigned int v4981 = v4980 * v1;
@@ -4332,13 +4332,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v4984 = v4983 + v4977;
       out[v4984] = v4978;
     }
-    const unsigned int v4986 = v43 + v8492;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4986 = v43 + v9271;  // kernels/sdpa/flash_tile.hpp:227
     const float v4987 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4988 = v479.x[4];
     const float v4989 = v4988 * v4987;
     const bool v4990 = v4986 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v4990) {
-      const unsigned int v4993 = 160u + v8491;
+      const unsigned int v4993 = 160u + v9270;
       const iron_f16 v4994 = iron_f32_to_f16(v4989);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4996 = v11 + v4986;
       const unsigned int v4997 = v4996 * v1;
@@ -4347,13 +4347,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5000 = v4999 + v4993;
       out[v5000] = v4994;
     }
-    const unsigned int v5002 = v43 + v8497;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5002 = v43 + v9276;  // kernels/sdpa/flash_tile.hpp:227
     const float v5003 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5004 = v479.x[5];
     const float v5005 = v5004 * v5003;
     const bool v5006 = v5002 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5006) {
-      const unsigned int v5009 = 160u + v8496;
+      const unsigned int v5009 = 160u + v9275;
       const iron_f16 v5010 = iron_f32_to_f16(v5005);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5012 = v11 + v5002;
       const unsigned int v5013 = v5012 * v1;
@@ -4362,13 +4362,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5016 = v5015 + v5009;
       out[v5016] = v5010;
     }
-    const unsigned int v5018 = v43 + v8502;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5018 = v43 + v9281;  // kernels/sdpa/flash_tile.hpp:227
     const float v5019 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5020 = v479.x[6];
     const float v5021 = v5020 * v5019;
     const bool v5022 = v5018 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5022) {
-      const unsigned int v5025 = 160u + v8501;
+      const unsigned int v5025 = 160u + v9280;
       const iron_f16 v5026 = iron_f32_to_f16(v5021);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5028 = v11 + v5018;
       const unsigned int v5029 = v5028 * v1;
@@ -4377,13 +4377,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5032 = v5031 + v5025;
       out[v5032] = v5026;
     }
-    const unsigned int v5034 = v43 + v8507;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5034 = v43 + v9286;  // kernels/sdpa/flash_tile.hpp:227
     const float v5035 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5036 = v479.x[7];
     const float v5037 = v5036 * v5035;
     const bool v5038 = v5034 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5038) {
-      const unsigned int v5041 = 160u + v8506;
+      const unsigned int v5041 = 160u + v9285;
       const iron_f16 v5042 = iron_f32_to_f16(v5037);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5044 = v11 + v5034;
       const unsigned int v5045 = v5044 * v1;
@@ -4392,13 +4392,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5048 = v5047 + v5041;
       out[v5048] = v5042;
     }
-    const unsigned int v5050 = v43 + v8512;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5050 = v43 + v9291;  // kernels/sdpa/flash_tile.hpp:227
     const float v5051 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5052 = v479.x[8];
     const float v5053 = v5052 * v5051;
     const bool v5054 = v5050 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5054) {
-      const unsigned int v5057 = 160u + v8511;
+      const unsigned int v5057 = 160u + v9290;
       const iron_f16 v5058 = iron_f32_to_f16(v5053);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5060 = v11 + v5050;
       const unsigned int v5061 = v5060 * v1;
@@ -4407,13 +4407,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5064 = v5063 + v5057;
       out[v5064] = v5058;
     }
-    const unsigned int v5066 = v43 + v8517;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5066 = v43 + v9296;  // kernels/sdpa/flash_tile.hpp:227
     const float v5067 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5068 = v479.x[9];
     const float v5069 = v5068 * v5067;
     const bool v5070 = v5066 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5070) {
-      const unsigned int v5073 = 160u + v8516;
+      const unsigned int v5073 = 160u + v9295;
       const iron_f16 v5074 = iron_f32_to_f16(v5069);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5076 = v11 + v5066;
       const unsigned int v5077 = v5076 * v1;
@@ -4422,13 +4422,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5080 = v5079 + v5073;
       out[v5080] = v5074;
     }
-    const unsigned int v5082 = v43 + v8522;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5082 = v43 + v9301;  // kernels/sdpa/flash_tile.hpp:227
     const float v5083 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5084 = v479.x[10];
     const float v5085 = v5084 * v5083;
     const bool v5086 = v5082 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5086) {
-      const unsigned int v5089 = 160u + v8521;
+      const unsigned int v5089 = 160u + v9300;
       const iron_f16 v5090 = iron_f32_to_f16(v5085);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5092 = v11 + v5082;
       const unsigned int v5093 = v5092 * v1;
@@ -4437,13 +4437,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5096 = v5095 + v5089;
       out[v5096] = v5090;
     }
-    const unsigned int v5098 = v43 + v8527;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5098 = v43 + v9306;  // kernels/sdpa/flash_tile.hpp:227
     const float v5099 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5100 = v479.x[11];
     const float v5101 = v5100 * v5099;
     const bool v5102 = v5098 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5102) {
-      const unsigned int v5105 = 160u + v8526;
+      const unsigned int v5105 = 160u + v9305;
       const iron_f16 v5106 = iron_f32_to_f16(v5101);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5108 = v11 + v5098;
       const unsigned int v5109 = v5108 * v1;
@@ -4452,13 +4452,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5112 = v5111 + v5105;
       out[v5112] = v5106;
     }
-    const unsigned int v5114 = v43 + v8532;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5114 = v43 + v9311;  // kernels/sdpa/flash_tile.hpp:227
     const float v5115 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5116 = v479.x[12];
     const float v5117 = v5116 * v5115;
     const bool v5118 = v5114 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5118) {
-      const unsigned int v5121 = 160u + v8531;
+      const unsigned int v5121 = 160u + v9310;
       const iron_f16 v5122 = iron_f32_to_f16(v5117);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5124 = v11 + v5114;
       const unsigned int v5125 = v5124 * v1;
@@ -4467,13 +4467,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5128 = v5127 + v5121;
       out[v5128] = v5122;
     }
-    const unsigned int v5130 = v43 + v8537;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5130 = v43 + v9316;  // kernels/sdpa/flash_tile.hpp:227
     const float v5131 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5132 = v479.x[13];
     const float v5133 = v5132 * v5131;
     const bool v5134 = v5130 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5134) {
-      const unsigned int v5137 = 160u + v8536;
+      const unsigned int v5137 = 160u + v9315;
       const iron_f16 v5138 = iron_f32_to_f16(v5133);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5140 = v11 + v5130;
       const unsigned int v5141 = v5140 * v1;
@@ -4482,13 +4482,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5144 = v5143 + v5137;
       out[v5144] = v5138;
     }
-    const unsigned int v5146 = v43 + v8542;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5146 = v43 + v9321;  // kernels/sdpa/flash_tile.hpp:227
     const float v5147 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5148 = v479.x[14];
     const float v5149 = v5148 * v5147;
     const bool v5150 = v5146 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5150) {
-      const unsigned int v5153 = 160u + v8541;
+      const unsigned int v5153 = 160u + v9320;
       const iron_f16 v5154 = iron_f32_to_f16(v5149);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5156 = v11 + v5146;
       const unsigned int v5157 = v5156 * v1;
@@ -4497,13 +4497,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5160 = v5159 + v5153;
       out[v5160] = v5154;
     }
-    const unsigned int v5162 = v43 + v8547;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5162 = v43 + v9326;  // kernels/sdpa/flash_tile.hpp:227
     const float v5163 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5164 = v479.x[15];
     const float v5165 = v5164 * v5163;
     const bool v5166 = v5162 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5166) {
-      const unsigned int v5169 = 160u + v8546;
+      const unsigned int v5169 = 160u + v9325;
       const iron_f16 v5170 = iron_f32_to_f16(v5165);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5172 = v11 + v5162;
       const unsigned int v5173 = v5172 * v1;
@@ -4512,13 +4512,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5176 = v5175 + v5169;
       out[v5176] = v5170;
     }
-    const unsigned int v5178 = v43 + v8552;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5178 = v43 + v9331;  // kernels/sdpa/flash_tile.hpp:227
     const float v5179 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5180 = v481.x[0];
     const float v5181 = v5180 * v5179;
     const bool v5182 = v5178 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5182) {
-      const unsigned int v5185 = 192u + v8551;
+      const unsigned int v5185 = 192u + v9330;
       const iron_f16 v5186 = iron_f32_to_f16(v5181);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5188 = v11 + v5178;
       const unsigned int v5189 = v5188 * v1;
@@ -4527,13 +4527,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5192 = v5191 + v5185;
       out[v5192] = v5186;
     }
-    const unsigned int v5194 = v43 + v8557;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5194 = v43 + v9336;  // kernels/sdpa/flash_tile.hpp:227
     const float v5195 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5196 = v481.x[1];
     const float v5197 = v5196 * v5195;
     const bool v5198 = v5194 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5198) {
-      const unsigned int v5201 = 192u + v8556;
+      const unsigned int v5201 = 192u + v9335;
       const iron_f16 v5202 = iron_f32_to_f16(v5197);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5204 = v11 + v5194;
       const unsigned int v5205 = v5204 * v1;
@@ -4542,13 +4542,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5208 = v5207 + v5201;
       out[v5208] = v5202;
     }
-    const unsigned int v5210 = v43 + v8562;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5210 = v43 + v9341;  // kernels/sdpa/flash_tile.hpp:227
     const float v5211 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5212 = v481.x[2];
     const float v5213 = v5212 * v5211;
     const bool v5214 = v5210 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5214) {
-      const unsigned int v5217 = 192u + v8561;
+      const unsigned int v5217 = 192u + v9340;
       const iron_f16 v5218 = iron_f32_to_f16(v5213);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5220 = v11 + v5210;
       const unsigned int v5221 = v5220 * v1;
@@ -4557,13 +4557,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5224 = v5223 + v5217;
       out[v5224] = v5218;
     }
-    const unsigned int v5226 = v43 + v8567;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5226 = v43 + v9346;  // kernels/sdpa/flash_tile.hpp:227
     const float v5227 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5228 = v481.x[3];
     const float v5229 = v5228 * v5227;
     const bool v5230 = v5226 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5230) {
-      const unsigned int v5233 = 192u + v8566;
+      const unsigned int v5233 = 192u + v9345;
       const iron_f16 v5234 = iron_f32_to_f16(v5229);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5236 = v11 + v5226;
       const unsigned int v5237 = v5236 * v1;
@@ -4572,13 +4572,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5240 = v5239 + v5233;
       out[v5240] = v5234;
     }
-    const unsigned int v5242 = v43 + v8572;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5242 = v43 + v9351;  // kernels/sdpa/flash_tile.hpp:227
     const float v5243 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5244 = v481.x[4];
     const float v5245 = v5244 * v5243;
     const bool v5246 = v5242 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5246) {
-      const unsigned int v5249 = 192u + v8571;
+      const unsigned int v5249 = 192u + v9350;
       const iron_f16 v5250 = iron_f32_to_f16(v5245);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5252 = v11 + v5242;
       const unsigned int v5253 = v5252 * v1;
@@ -4587,13 +4587,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5256 = v5255 + v5249;
       out[v5256] = v5250;
     }
-    const unsigned int v5258 = v43 + v8577;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5258 = v43 + v9356;  // kernels/sdpa/flash_tile.hpp:227
     const float v5259 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5260 = v481.x[5];
     const float v5261 = v5260 * v5259;
     const bool v5262 = v5258 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5262) {
-      const unsigned int v5265 = 192u + v8576;
+      const unsigned int v5265 = 192u + v9355;
       const iron_f16 v5266 = iron_f32_to_f16(v5261);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5268 = v11 + v5258;
       const unsigned int v5269 = v5268 * v1;
@@ -4602,13 +4602,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5272 = v5271 + v5265;
       out[v5272] = v5266;
     }
-    const unsigned int v5274 = v43 + v8582;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5274 = v43 + v9361;  // kernels/sdpa/flash_tile.hpp:227
     const float v5275 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5276 = v481.x[6];
     const float v5277 = v5276 * v5275;
     const bool v5278 = v5274 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5278) {
-      const unsigned int v5281 = 192u + v8581;
+      const unsigned int v5281 = 192u + v9360;
       const iron_f16 v5282 = iron_f32_to_f16(v5277);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5284 = v11 + v5274;
       const unsigned int v5285 = v5284 * v1;
@@ -4617,13 +4617,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5288 = v5287 + v5281;
       out[v5288] = v5282;
     }
-    const unsigned int v5290 = v43 + v8587;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5290 = v43 + v9366;  // kernels/sdpa/flash_tile.hpp:227
     const float v5291 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5292 = v481.x[7];
     const float v5293 = v5292 * v5291;
     const bool v5294 = v5290 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5294) {
-      const unsigned int v5297 = 192u + v8586;
+      const unsigned int v5297 = 192u + v9365;
       const iron_f16 v5298 = iron_f32_to_f16(v5293);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5300 = v11 + v5290;
       const unsigned int v5301 = v5300 * v1;
@@ -4632,13 +4632,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5304 = v5303 + v5297;
       out[v5304] = v5298;
     }
-    const unsigned int v5306 = v43 + v8592;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5306 = v43 + v9371;  // kernels/sdpa/flash_tile.hpp:227
     const float v5307 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5308 = v481.x[8];
     const float v5309 = v5308 * v5307;
     const bool v5310 = v5306 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5310) {
-      const unsigned int v5313 = 192u + v8591;
+      const unsigned int v5313 = 192u + v9370;
       const iron_f16 v5314 = iron_f32_to_f16(v5309);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5316 = v11 + v5306;
       const unsigned int v5317 = v5316 * v1;
@@ -4647,13 +4647,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5320 = v5319 + v5313;
       out[v5320] = v5314;
     }
-    const unsigned int v5322 = v43 + v8597;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5322 = v43 + v9376;  // kernels/sdpa/flash_tile.hpp:227
     const float v5323 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5324 = v481.x[9];
     const float v5325 = v5324 * v5323;
     const bool v5326 = v5322 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5326) {
-      const unsigned int v5329 = 192u + v8596;
+      const unsigned int v5329 = 192u + v9375;
       const iron_f16 v5330 = iron_f32_to_f16(v5325);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5332 = v11 + v5322;
       const unsigned int v5333 = v5332 * v1;
@@ -4662,13 +4662,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5336 = v5335 + v5329;
       out[v5336] = v5330;
     }
-    const unsigned int v5338 = v43 + v8602;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5338 = v43 + v9381;  // kernels/sdpa/flash_tile.hpp:227
     const float v5339 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5340 = v481.x[10];
     const float v5341 = v5340 * v5339;
     const bool v5342 = v5338 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5342) {
-      const unsigned int v5345 = 192u + v8601;
+      const unsigned int v5345 = 192u + v9380;
       const iron_f16 v5346 = iron_f32_to_f16(v5341);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5348 = v11 + v5338;
       const unsigned int v5349 = v5348 * v1;
@@ -4677,13 +4677,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5352 = v5351 + v5345;
       out[v5352] = v5346;
     }
-    const unsigned int v5354 = v43 + v8607;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5354 = v43 + v9386;  // kernels/sdpa/flash_tile.hpp:227
     const float v5355 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5356 = v481.x[11];
     const float v5357 = v5356 * v5355;
     const bool v5358 = v5354 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5358) {
-      const unsigned int v5361 = 192u + v8606;
+      const unsigned int v5361 = 192u + v9385;
       const iron_f16 v5362 = iron_f32_to_f16(v5357);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5364 = v11 + v5354;
       const unsigned int v5365 = v5364 * v1;
@@ -4692,13 +4692,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5368 = v5367 + v5361;
       out[v5368] = v5362;
     }
-    const unsigned int v5370 = v43 + v8612;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5370 = v43 + v9391;  // kernels/sdpa/flash_tile.hpp:227
     const float v5371 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5372 = v481.x[12];
     const float v5373 = v5372 * v5371;
     const bool v5374 = v5370 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5374) {
-      const unsigned int v5377 = 192u + v8611;
+      const unsigned int v5377 = 192u + v9390;
       const iron_f16 v5378 = iron_f32_to_f16(v5373);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5380 = v11 + v5370;
       const unsigned int v5381 = v5380 * v1;
@@ -4707,13 +4707,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5384 = v5383 + v5377;
       out[v5384] = v5378;
     }
-    const unsigned int v5386 = v43 + v8617;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5386 = v43 + v9396;  // kernels/sdpa/flash_tile.hpp:227
     const float v5387 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5388 = v481.x[13];
     const float v5389 = v5388 * v5387;
     const bool v5390 = v5386 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5390) {
-      const unsigned int v5393 = 192u + v8616;
+      const unsigned int v5393 = 192u + v9395;
       const iron_f16 v5394 = iron_f32_to_f16(v5389);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5396 = v11 + v5386;
       const unsigned int v5397 = v5396 * v1;
@@ -4722,13 +4722,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5400 = v5399 + v5393;
       out[v5400] = v5394;
     }
-    const unsigned int v5402 = v43 + v8622;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5402 = v43 + v9401;  // kernels/sdpa/flash_tile.hpp:227
     const float v5403 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5404 = v481.x[14];
     const float v5405 = v5404 * v5403;
     const bool v5406 = v5402 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5406) {
-      const unsigned int v5409 = 192u + v8621;
+      const unsigned int v5409 = 192u + v9400;
       const iron_f16 v5410 = iron_f32_to_f16(v5405);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5412 = v11 + v5402;
       const unsigned int v5413 = v5412 * v1;
@@ -4737,13 +4737,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5416 = v5415 + v5409;
       out[v5416] = v5410;
     }
-    const unsigned int v5418 = v43 + v8627;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5418 = v43 + v9406;  // kernels/sdpa/flash_tile.hpp:227
     const float v5419 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5420 = v481.x[15];
     const float v5421 = v5420 * v5419;
     const bool v5422 = v5418 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5422) {
-      const unsigned int v5425 = 192u + v8626;
+      const unsigned int v5425 = 192u + v9405;
       const iron_f16 v5426 = iron_f32_to_f16(v5421);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5428 = v11 + v5418;
       const unsigned int v5429 = v5428 * v1;
@@ -4752,13 +4752,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5432 = v5431 + v5425;
       out[v5432] = v5426;
     }
-    const unsigned int v5434 = v43 + v8632;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5434 = v43 + v9411;  // kernels/sdpa/flash_tile.hpp:227
     const float v5435 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5436 = v483.x[0];
     const float v5437 = v5436 * v5435;
     const bool v5438 = v5434 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5438) {
-      const unsigned int v5441 = 224u + v8631;
+      const unsigned int v5441 = 224u + v9410;
       const iron_f16 v5442 = iron_f32_to_f16(v5437);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5444 = v11 + v5434;
       const unsigned int v5445 = v5444 * v1;
@@ -4767,13 +4767,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5448 = v5447 + v5441;
       out[v5448] = v5442;
     }
-    const unsigned int v5450 = v43 + v8637;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5450 = v43 + v9416;  // kernels/sdpa/flash_tile.hpp:227
     const float v5451 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5452 = v483.x[1];
     const float v5453 = v5452 * v5451;
     const bool v5454 = v5450 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5454) {
-      const unsigned int v5457 = 224u + v8636;
+      const unsigned int v5457 = 224u + v9415;
       const iron_f16 v5458 = iron_f32_to_f16(v5453);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5460 = v11 + v5450;
       const unsigned int v5461 = v5460 * v1;
@@ -4782,13 +4782,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5464 = v5463 + v5457;
       out[v5464] = v5458;
     }
-    const unsigned int v5466 = v43 + v8642;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5466 = v43 + v9421;  // kernels/sdpa/flash_tile.hpp:227
     const float v5467 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5468 = v483.x[2];
     const float v5469 = v5468 * v5467;
     const bool v5470 = v5466 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5470) {
-      const unsigned int v5473 = 224u + v8641;
+      const unsigned int v5473 = 224u + v9420;
       const iron_f16 v5474 = iron_f32_to_f16(v5469);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5476 = v11 + v5466;
       const unsigned int v5477 = v5476 * v1;
@@ -4797,13 +4797,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5480 = v5479 + v5473;
       out[v5480] = v5474;
     }
-    const unsigned int v5482 = v43 + v8647;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5482 = v43 + v9426;  // kernels/sdpa/flash_tile.hpp:227
     const float v5483 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5484 = v483.x[3];
     const float v5485 = v5484 * v5483;
     const bool v5486 = v5482 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5486) {
-      const unsigned int v5489 = 224u + v8646;
+      const unsigned int v5489 = 224u + v9425;
       const iron_f16 v5490 = iron_f32_to_f16(v5485);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5492 = v11 + v5482;
       const unsigned int v5493 = v5492 * v1;
@@ -4812,13 +4812,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5496 = v5495 + v5489;
       out[v5496] = v5490;
     }
-    const unsigned int v5498 = v43 + v8652;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5498 = v43 + v9431;  // kernels/sdpa/flash_tile.hpp:227
     const float v5499 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5500 = v483.x[4];
     const float v5501 = v5500 * v5499;
     const bool v5502 = v5498 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5502) {
-      const unsigned int v5505 = 224u + v8651;
+      const unsigned int v5505 = 224u + v9430;
       const iron_f16 v5506 = iron_f32_to_f16(v5501);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5508 = v11 + v5498;
       const unsigned int v5509 = v5508 * v1;
@@ -4827,13 +4827,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5512 = v5511 + v5505;
       out[v5512] = v5506;
     }
-    const unsigned int v5514 = v43 + v8657;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5514 = v43 + v9436;  // kernels/sdpa/flash_tile.hpp:227
     const float v5515 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5516 = v483.x[5];
     const float v5517 = v5516 * v5515;
     const bool v5518 = v5514 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5518) {
-      const unsigned int v5521 = 224u + v8656;
+      const unsigned int v5521 = 224u + v9435;
       const iron_f16 v5522 = iron_f32_to_f16(v5517);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5524 = v11 + v5514;
       const unsigned int v5525 = v5524 * v1;
@@ -4842,13 +4842,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5528 = v5527 + v5521;
       out[v5528] = v5522;
     }
-    const unsigned int v5530 = v43 + v8662;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5530 = v43 + v9441;  // kernels/sdpa/flash_tile.hpp:227
     const float v5531 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5532 = v483.x[6];
     const float v5533 = v5532 * v5531;
     const bool v5534 = v5530 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5534) {
-      const unsigned int v5537 = 224u + v8661;
+      const unsigned int v5537 = 224u + v9440;
       const iron_f16 v5538 = iron_f32_to_f16(v5533);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5540 = v11 + v5530;
       const unsigned int v5541 = v5540 * v1;
@@ -4857,13 +4857,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5544 = v5543 + v5537;
       out[v5544] = v5538;
     }
-    const unsigned int v5546 = v43 + v8667;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5546 = v43 + v9446;  // kernels/sdpa/flash_tile.hpp:227
     const float v5547 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5548 = v483.x[7];
     const float v5549 = v5548 * v5547;
     const bool v5550 = v5546 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5550) {
-      const unsigned int v5553 = 224u + v8666;
+      const unsigned int v5553 = 224u + v9445;
       const iron_f16 v5554 = iron_f32_to_f16(v5549);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5556 = v11 + v5546;
       const unsigned int v5557 = v5556 * v1;
@@ -4872,13 +4872,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5560 = v5559 + v5553;
       out[v5560] = v5554;
     }
-    const unsigned int v5562 = v43 + v8672;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5562 = v43 + v9451;  // kernels/sdpa/flash_tile.hpp:227
     const float v5563 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5564 = v483.x[8];
     const float v5565 = v5564 * v5563;
     const bool v5566 = v5562 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5566) {
-      const unsigned int v5569 = 224u + v8671;
+      const unsigned int v5569 = 224u + v9450;
       const iron_f16 v5570 = iron_f32_to_f16(v5565);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5572 = v11 + v5562;
       const unsigned int v5573 = v5572 * v1;
@@ -4887,13 +4887,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5576 = v5575 + v5569;
       out[v5576] = v5570;
     }
-    const unsigned int v5578 = v43 + v8677;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5578 = v43 + v9456;  // kernels/sdpa/flash_tile.hpp:227
     const float v5579 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5580 = v483.x[9];
     const float v5581 = v5580 * v5579;
     const bool v5582 = v5578 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5582) {
-      const unsigned int v5585 = 224u + v8676;
+      const unsigned int v5585 = 224u + v9455;
       const iron_f16 v5586 = iron_f32_to_f16(v5581);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5588 = v11 + v5578;
       const unsigned int v5589 = v5588 * v1;
@@ -4902,13 +4902,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5592 = v5591 + v5585;
       out[v5592] = v5586;
     }
-    const unsigned int v5594 = v43 + v8682;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5594 = v43 + v9461;  // kernels/sdpa/flash_tile.hpp:227
     const float v5595 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5596 = v483.x[10];
     const float v5597 = v5596 * v5595;
     const bool v5598 = v5594 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5598) {
-      const unsigned int v5601 = 224u + v8681;
+      const unsigned int v5601 = 224u + v9460;
       const iron_f16 v5602 = iron_f32_to_f16(v5597);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5604 = v11 + v5594;
       const unsigned int v5605 = v5604 * v1;
@@ -4917,13 +4917,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5608 = v5607 + v5601;
       out[v5608] = v5602;
     }
-    const unsigned int v5610 = v43 + v8687;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5610 = v43 + v9466;  // kernels/sdpa/flash_tile.hpp:227
     const float v5611 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5612 = v483.x[11];
     const float v5613 = v5612 * v5611;
     const bool v5614 = v5610 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5614) {
-      const unsigned int v5617 = 224u + v8686;
+      const unsigned int v5617 = 224u + v9465;
       const iron_f16 v5618 = iron_f32_to_f16(v5613);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5620 = v11 + v5610;
       const unsigned int v5621 = v5620 * v1;
@@ -4932,13 +4932,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5624 = v5623 + v5617;
       out[v5624] = v5618;
     }
-    const unsigned int v5626 = v43 + v8692;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5626 = v43 + v9471;  // kernels/sdpa/flash_tile.hpp:227
     const float v5627 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5628 = v483.x[12];
     const float v5629 = v5628 * v5627;
     const bool v5630 = v5626 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5630) {
-      const unsigned int v5633 = 224u + v8691;
+      const unsigned int v5633 = 224u + v9470;
       const iron_f16 v5634 = iron_f32_to_f16(v5629);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5636 = v11 + v5626;
       const unsigned int v5637 = v5636 * v1;
@@ -4947,13 +4947,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5640 = v5639 + v5633;
       out[v5640] = v5634;
     }
-    const unsigned int v5642 = v43 + v8697;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5642 = v43 + v9476;  // kernels/sdpa/flash_tile.hpp:227
     const float v5643 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5644 = v483.x[13];
     const float v5645 = v5644 * v5643;
     const bool v5646 = v5642 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5646) {
-      const unsigned int v5649 = 224u + v8696;
+      const unsigned int v5649 = 224u + v9475;
       const iron_f16 v5650 = iron_f32_to_f16(v5645);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5652 = v11 + v5642;
       const unsigned int v5653 = v5652 * v1;
@@ -4962,13 +4962,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5656 = v5655 + v5649;
       out[v5656] = v5650;
     }
-    const unsigned int v5658 = v43 + v8702;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5658 = v43 + v9481;  // kernels/sdpa/flash_tile.hpp:227
     const float v5659 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5660 = v483.x[14];
     const float v5661 = v5660 * v5659;
     const bool v5662 = v5658 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5662) {
-      const unsigned int v5665 = 224u + v8701;
+      const unsigned int v5665 = 224u + v9480;
       const iron_f16 v5666 = iron_f32_to_f16(v5661);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5668 = v11 + v5658;
       const unsigned int v5669 = v5668 * v1;
@@ -4977,13 +4977,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f16
       const unsigned int v5672 = v5671 + v5665;
       out[v5672] = v5666;
     }
-    const unsigned int v5674 = v43 + v8707;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5674 = v43 + v9486;  // kernels/sdpa/flash_tile.hpp:227
     const float v5675 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5676 = v483.x[15];
     const float v5677 = v5676 * v5675;
     const bool v5678 = v5674 < v18;  // kernels/sdpa/flash_tile.hpp:229
     if (v5678) {
-      const unsigned int v5681 = 224u + v8706;
+      const unsigned int v5681 = 224u + v9485;
       const iron_f16 v5682 = iron_f32_to_f16(v5677);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5684 = v11 + v5674;
       const unsigned int v5685 = v5684 * v1;

@@ -809,270 +809,270 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       iron_copy_async<16>(shm2 + (v234 ^ (((v234 >> 7u) & 7u) << 3u)), v_pages + v11654, v11585);  // kernels/sdpa/flash_tile.hpp:77
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
-    const unsigned int v7208 = v431 + 16u;  // kernels/sdpa/flash_tile.hpp:159
-    const unsigned int v7220 = v431 + 32u;
-    const unsigned int v7232 = v431 + 48u;
-    const unsigned int v7244 = v431 + 64u;
-    const unsigned int v7256 = v431 + 80u;
-    const unsigned int v7268 = v431 + 96u;
-    const unsigned int v7280 = v431 + 112u;
-    const bool v7296 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:166
-    const unsigned int v9933 = static_cast<unsigned int>(v467.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
-    const unsigned int v9934 = static_cast<unsigned int>(v467.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9938 = static_cast<unsigned int>(v467.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9939 = static_cast<unsigned int>(v467.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9943 = static_cast<unsigned int>(v467.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9944 = static_cast<unsigned int>(v467.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9948 = static_cast<unsigned int>(v467.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9949 = static_cast<unsigned int>(v467.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9953 = static_cast<unsigned int>(v467.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9954 = static_cast<unsigned int>(v467.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9958 = static_cast<unsigned int>(v467.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9959 = static_cast<unsigned int>(v467.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9963 = static_cast<unsigned int>(v467.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9964 = static_cast<unsigned int>(v467.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9968 = static_cast<unsigned int>(v467.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9969 = static_cast<unsigned int>(v467.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9973 = static_cast<unsigned int>(v467.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9974 = static_cast<unsigned int>(v467.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9978 = static_cast<unsigned int>(v467.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9979 = static_cast<unsigned int>(v467.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9983 = static_cast<unsigned int>(v467.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9984 = static_cast<unsigned int>(v467.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9988 = static_cast<unsigned int>(v467.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9989 = static_cast<unsigned int>(v467.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9993 = static_cast<unsigned int>(v467.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9994 = static_cast<unsigned int>(v467.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9998 = static_cast<unsigned int>(v467.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9999 = static_cast<unsigned int>(v467.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10003 = static_cast<unsigned int>(v467.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10004 = static_cast<unsigned int>(v467.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10008 = static_cast<unsigned int>(v467.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10009 = static_cast<unsigned int>(v467.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10013 = static_cast<unsigned int>(v467.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10014 = static_cast<unsigned int>(v467.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10018 = static_cast<unsigned int>(v467.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10019 = static_cast<unsigned int>(v467.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10023 = static_cast<unsigned int>(v467.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10024 = static_cast<unsigned int>(v467.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10028 = static_cast<unsigned int>(v467.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10029 = static_cast<unsigned int>(v467.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10033 = static_cast<unsigned int>(v467.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10034 = static_cast<unsigned int>(v467.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10038 = static_cast<unsigned int>(v467.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10039 = static_cast<unsigned int>(v467.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10043 = static_cast<unsigned int>(v467.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10044 = static_cast<unsigned int>(v467.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10048 = static_cast<unsigned int>(v467.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10049 = static_cast<unsigned int>(v467.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10053 = static_cast<unsigned int>(v467.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10054 = static_cast<unsigned int>(v467.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10058 = static_cast<unsigned int>(v467.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10059 = static_cast<unsigned int>(v467.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10063 = static_cast<unsigned int>(v467.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10064 = static_cast<unsigned int>(v467.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10068 = static_cast<unsigned int>(v467.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10069 = static_cast<unsigned int>(v467.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10073 = static_cast<unsigned int>(v467.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10074 = static_cast<unsigned int>(v467.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10078 = static_cast<unsigned int>(v467.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10079 = static_cast<unsigned int>(v467.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10083 = static_cast<unsigned int>(v467.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10084 = static_cast<unsigned int>(v467.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10088 = static_cast<unsigned int>(v467.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10089 = static_cast<unsigned int>(v467.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10093 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10094 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10098 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10099 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10103 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10104 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10108 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10109 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10113 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10114 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10118 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10119 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10123 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10124 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10128 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10129 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10133 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10134 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10138 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10139 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10143 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10144 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10148 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10149 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10153 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10154 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10158 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10159 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10163 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10164 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10168 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10169 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10173 = static_cast<unsigned int>(v469.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10174 = static_cast<unsigned int>(v469.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10178 = static_cast<unsigned int>(v469.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10179 = static_cast<unsigned int>(v469.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10183 = static_cast<unsigned int>(v469.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10184 = static_cast<unsigned int>(v469.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10188 = static_cast<unsigned int>(v469.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10189 = static_cast<unsigned int>(v469.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10193 = static_cast<unsigned int>(v469.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10194 = static_cast<unsigned int>(v469.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10198 = static_cast<unsigned int>(v469.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10199 = static_cast<unsigned int>(v469.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10203 = static_cast<unsigned int>(v469.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10204 = static_cast<unsigned int>(v469.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10208 = static_cast<unsigned int>(v469.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10209 = static_cast<unsigned int>(v469.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10213 = static_cast<unsigned int>(v469.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10214 = static_cast<unsigned int>(v469.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10218 = static_cast<unsigned int>(v469.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10219 = static_cast<unsigned int>(v469.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10223 = static_cast<unsigned int>(v469.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10224 = static_cast<unsigned int>(v469.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10228 = static_cast<unsigned int>(v469.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10229 = static_cast<unsigned int>(v469.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10233 = static_cast<unsigned int>(v469.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10234 = static_cast<unsigned int>(v469.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10238 = static_cast<unsigned int>(v469.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10239 = static_cast<unsigned int>(v469.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10243 = static_cast<unsigned int>(v469.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10244 = static_cast<unsigned int>(v469.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10248 = static_cast<unsigned int>(v469.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10249 = static_cast<unsigned int>(v469.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10253 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10254 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10258 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10259 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10263 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10264 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10268 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10269 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10273 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10274 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10278 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10279 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10283 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10284 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10288 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10289 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10293 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10294 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10298 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10299 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10303 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10304 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10308 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10309 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10313 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10314 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10318 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10319 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10323 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10324 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10328 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10329 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10333 = static_cast<unsigned int>(v471.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10334 = static_cast<unsigned int>(v471.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10338 = static_cast<unsigned int>(v471.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10339 = static_cast<unsigned int>(v471.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10343 = static_cast<unsigned int>(v471.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10344 = static_cast<unsigned int>(v471.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10348 = static_cast<unsigned int>(v471.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10349 = static_cast<unsigned int>(v471.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10353 = static_cast<unsigned int>(v471.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10354 = static_cast<unsigned int>(v471.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10358 = static_cast<unsigned int>(v471.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10359 = static_cast<unsigned int>(v471.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10363 = static_cast<unsigned int>(v471.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10364 = static_cast<unsigned int>(v471.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10368 = static_cast<unsigned int>(v471.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10369 = static_cast<unsigned int>(v471.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10373 = static_cast<unsigned int>(v471.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10374 = static_cast<unsigned int>(v471.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10378 = static_cast<unsigned int>(v471.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10379 = static_cast<unsigned int>(v471.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10383 = static_cast<unsigned int>(v471.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10384 = static_cast<unsigned int>(v471.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10388 = static_cast<unsigned int>(v471.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10389 = static_cast<unsigned int>(v471.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10393 = static_cast<unsigned int>(v471.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10394 = static_cast<unsigned int>(v471.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10398 = static_cast<unsigned int>(v471.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10399 = static_cast<unsigned int>(v471.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10403 = static_cast<unsigned int>(v471.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10404 = static_cast<unsigned int>(v471.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10408 = static_cast<unsigned int>(v471.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10409 = static_cast<unsigned int>(v471.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10413 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10414 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10418 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10419 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10423 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10424 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10428 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10429 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10433 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10434 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10438 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10439 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10443 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10444 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10448 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10449 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10453 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10454 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10458 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10459 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10463 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10464 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10468 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10469 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10473 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10474 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10478 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10479 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10483 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10484 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10488 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10489 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10493 = static_cast<unsigned int>(v473.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10494 = static_cast<unsigned int>(v473.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10498 = static_cast<unsigned int>(v473.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10499 = static_cast<unsigned int>(v473.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10503 = static_cast<unsigned int>(v473.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10504 = static_cast<unsigned int>(v473.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10508 = static_cast<unsigned int>(v473.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10509 = static_cast<unsigned int>(v473.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10513 = static_cast<unsigned int>(v473.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10514 = static_cast<unsigned int>(v473.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10518 = static_cast<unsigned int>(v473.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10519 = static_cast<unsigned int>(v473.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10523 = static_cast<unsigned int>(v473.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10524 = static_cast<unsigned int>(v473.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10528 = static_cast<unsigned int>(v473.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10529 = static_cast<unsigned int>(v473.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10533 = static_cast<unsigned int>(v473.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10534 = static_cast<unsigned int>(v473.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10538 = static_cast<unsigned int>(v473.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10539 = static_cast<unsigned int>(v473.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10543 = static_cast<unsigned int>(v473.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10544 = static_cast<unsigned int>(v473.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10548 = static_cast<unsigned int>(v473.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10549 = static_cast<unsigned int>(v473.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10553 = static_cast<unsigned int>(v473.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10554 = static_cast<unsigned int>(v473.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10558 = static_cast<unsigned int>(v473.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10559 = static_cast<unsigned int>(v473.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10563 = static_cast<unsigned int>(v473.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10564 = static_cast<unsigned int>(v473.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10568 = static_cast<unsigned int>(v473.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10569 = static_cast<unsigned int>(v473.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7683 = v431 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v7695 = v431 + 32u;
+    const unsigned int v7707 = v431 + 48u;
+    const unsigned int v7719 = v431 + 64u;
+    const unsigned int v7731 = v431 + 80u;
+    const unsigned int v7743 = v431 + 96u;
+    const unsigned int v7755 = v431 + 112u;
+    const bool v7771 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v10408 = static_cast<unsigned int>(v467.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v10409 = static_cast<unsigned int>(v467.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10413 = static_cast<unsigned int>(v467.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10414 = static_cast<unsigned int>(v467.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10418 = static_cast<unsigned int>(v467.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10419 = static_cast<unsigned int>(v467.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10423 = static_cast<unsigned int>(v467.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10424 = static_cast<unsigned int>(v467.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10428 = static_cast<unsigned int>(v467.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10429 = static_cast<unsigned int>(v467.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10433 = static_cast<unsigned int>(v467.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10434 = static_cast<unsigned int>(v467.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10438 = static_cast<unsigned int>(v467.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10439 = static_cast<unsigned int>(v467.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10443 = static_cast<unsigned int>(v467.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10444 = static_cast<unsigned int>(v467.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10448 = static_cast<unsigned int>(v467.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10449 = static_cast<unsigned int>(v467.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10453 = static_cast<unsigned int>(v467.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10454 = static_cast<unsigned int>(v467.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10458 = static_cast<unsigned int>(v467.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10459 = static_cast<unsigned int>(v467.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10463 = static_cast<unsigned int>(v467.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10464 = static_cast<unsigned int>(v467.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10468 = static_cast<unsigned int>(v467.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10469 = static_cast<unsigned int>(v467.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10473 = static_cast<unsigned int>(v467.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10474 = static_cast<unsigned int>(v467.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10478 = static_cast<unsigned int>(v467.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10479 = static_cast<unsigned int>(v467.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10483 = static_cast<unsigned int>(v467.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10484 = static_cast<unsigned int>(v467.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10488 = static_cast<unsigned int>(v467.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10489 = static_cast<unsigned int>(v467.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10493 = static_cast<unsigned int>(v467.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10494 = static_cast<unsigned int>(v467.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10498 = static_cast<unsigned int>(v467.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10499 = static_cast<unsigned int>(v467.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10503 = static_cast<unsigned int>(v467.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10504 = static_cast<unsigned int>(v467.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10508 = static_cast<unsigned int>(v467.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10509 = static_cast<unsigned int>(v467.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10513 = static_cast<unsigned int>(v467.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10514 = static_cast<unsigned int>(v467.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10518 = static_cast<unsigned int>(v467.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10519 = static_cast<unsigned int>(v467.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10523 = static_cast<unsigned int>(v467.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10524 = static_cast<unsigned int>(v467.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10528 = static_cast<unsigned int>(v467.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10529 = static_cast<unsigned int>(v467.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10533 = static_cast<unsigned int>(v467.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10534 = static_cast<unsigned int>(v467.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10538 = static_cast<unsigned int>(v467.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10539 = static_cast<unsigned int>(v467.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10543 = static_cast<unsigned int>(v467.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10544 = static_cast<unsigned int>(v467.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10548 = static_cast<unsigned int>(v467.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10549 = static_cast<unsigned int>(v467.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10553 = static_cast<unsigned int>(v467.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10554 = static_cast<unsigned int>(v467.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10558 = static_cast<unsigned int>(v467.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10559 = static_cast<unsigned int>(v467.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10563 = static_cast<unsigned int>(v467.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10564 = static_cast<unsigned int>(v467.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10568 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10569 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10573 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10574 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10578 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10579 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10583 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10584 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10588 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10589 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10593 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10594 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10598 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10599 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10603 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10604 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10608 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10609 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10613 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10614 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10618 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10619 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10623 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10624 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10628 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10629 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10633 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10634 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10638 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10639 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10643 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10644 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10648 = static_cast<unsigned int>(v469.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10649 = static_cast<unsigned int>(v469.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10653 = static_cast<unsigned int>(v469.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10654 = static_cast<unsigned int>(v469.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10658 = static_cast<unsigned int>(v469.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10659 = static_cast<unsigned int>(v469.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10663 = static_cast<unsigned int>(v469.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10664 = static_cast<unsigned int>(v469.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10668 = static_cast<unsigned int>(v469.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10669 = static_cast<unsigned int>(v469.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10673 = static_cast<unsigned int>(v469.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10674 = static_cast<unsigned int>(v469.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10678 = static_cast<unsigned int>(v469.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10679 = static_cast<unsigned int>(v469.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10683 = static_cast<unsigned int>(v469.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10684 = static_cast<unsigned int>(v469.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10688 = static_cast<unsigned int>(v469.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10689 = static_cast<unsigned int>(v469.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10693 = static_cast<unsigned int>(v469.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10694 = static_cast<unsigned int>(v469.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10698 = static_cast<unsigned int>(v469.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10699 = static_cast<unsigned int>(v469.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10703 = static_cast<unsigned int>(v469.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10704 = static_cast<unsigned int>(v469.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10708 = static_cast<unsigned int>(v469.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10709 = static_cast<unsigned int>(v469.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10713 = static_cast<unsigned int>(v469.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10714 = static_cast<unsigned int>(v469.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10718 = static_cast<unsigned int>(v469.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10719 = static_cast<unsigned int>(v469.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10723 = static_cast<unsigned int>(v469.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10724 = static_cast<unsigned int>(v469.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10728 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10729 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10733 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10734 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10738 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10739 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10743 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10744 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10748 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10749 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10753 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10754 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10758 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10759 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10763 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10764 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10768 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10769 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10773 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10774 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10778 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10779 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10783 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10784 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10788 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10789 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10793 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10794 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10798 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10799 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10803 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10804 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10808 = static_cast<unsigned int>(v471.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10809 = static_cast<unsigned int>(v471.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10813 = static_cast<unsigned int>(v471.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10814 = static_cast<unsigned int>(v471.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10818 = static_cast<unsigned int>(v471.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10819 = static_cast<unsigned int>(v471.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10823 = static_cast<unsigned int>(v471.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10824 = static_cast<unsigned int>(v471.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10828 = static_cast<unsigned int>(v471.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10829 = static_cast<unsigned int>(v471.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10833 = static_cast<unsigned int>(v471.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10834 = static_cast<unsigned int>(v471.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10838 = static_cast<unsigned int>(v471.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10839 = static_cast<unsigned int>(v471.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10843 = static_cast<unsigned int>(v471.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10844 = static_cast<unsigned int>(v471.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10848 = static_cast<unsigned int>(v471.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10849 = static_cast<unsigned int>(v471.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10853 = static_cast<unsigned int>(v471.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10854 = static_cast<unsigned int>(v471.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10858 = static_cast<unsigned int>(v471.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10859 = static_cast<unsigned int>(v471.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10863 = static_cast<unsigned int>(v471.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10864 = static_cast<unsigned int>(v471.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10868 = static_cast<unsigned int>(v471.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10869 = static_cast<unsigned int>(v471.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10873 = static_cast<unsigned int>(v471.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10874 = static_cast<unsigned int>(v471.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10878 = static_cast<unsigned int>(v471.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10879 = static_cast<unsigned int>(v471.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10883 = static_cast<unsigned int>(v471.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10884 = static_cast<unsigned int>(v471.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10888 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10889 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10893 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10894 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10898 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10899 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10903 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10904 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10908 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10909 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10913 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10914 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10918 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10919 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10923 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10924 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10928 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10929 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10933 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10934 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10938 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10939 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10943 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10944 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10948 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10949 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10953 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10954 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10958 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10959 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10963 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10964 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10968 = static_cast<unsigned int>(v473.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10969 = static_cast<unsigned int>(v473.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10973 = static_cast<unsigned int>(v473.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10974 = static_cast<unsigned int>(v473.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10978 = static_cast<unsigned int>(v473.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10979 = static_cast<unsigned int>(v473.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10983 = static_cast<unsigned int>(v473.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10984 = static_cast<unsigned int>(v473.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10988 = static_cast<unsigned int>(v473.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10989 = static_cast<unsigned int>(v473.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10993 = static_cast<unsigned int>(v473.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10994 = static_cast<unsigned int>(v473.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10998 = static_cast<unsigned int>(v473.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10999 = static_cast<unsigned int>(v473.row(22, iron_linear_thread() & 31u));
+    const unsigned int v11003 = static_cast<unsigned int>(v473.col(23, iron_linear_thread() & 31u));
+    const unsigned int v11004 = static_cast<unsigned int>(v473.row(23, iron_linear_thread() & 31u));
+    const unsigned int v11008 = static_cast<unsigned int>(v473.col(24, iron_linear_thread() & 31u));
+    const unsigned int v11009 = static_cast<unsigned int>(v473.row(24, iron_linear_thread() & 31u));
+    const unsigned int v11013 = static_cast<unsigned int>(v473.col(25, iron_linear_thread() & 31u));
+    const unsigned int v11014 = static_cast<unsigned int>(v473.row(25, iron_linear_thread() & 31u));
+    const unsigned int v11018 = static_cast<unsigned int>(v473.col(26, iron_linear_thread() & 31u));
+    const unsigned int v11019 = static_cast<unsigned int>(v473.row(26, iron_linear_thread() & 31u));
+    const unsigned int v11023 = static_cast<unsigned int>(v473.col(27, iron_linear_thread() & 31u));
+    const unsigned int v11024 = static_cast<unsigned int>(v473.row(27, iron_linear_thread() & 31u));
+    const unsigned int v11028 = static_cast<unsigned int>(v473.col(28, iron_linear_thread() & 31u));
+    const unsigned int v11029 = static_cast<unsigned int>(v473.row(28, iron_linear_thread() & 31u));
+    const unsigned int v11033 = static_cast<unsigned int>(v473.col(29, iron_linear_thread() & 31u));
+    const unsigned int v11034 = static_cast<unsigned int>(v473.row(29, iron_linear_thread() & 31u));
+    const unsigned int v11038 = static_cast<unsigned int>(v473.col(30, iron_linear_thread() & 31u));
+    const unsigned int v11039 = static_cast<unsigned int>(v473.row(30, iron_linear_thread() & 31u));
+    const unsigned int v11043 = static_cast<unsigned int>(v473.col(31, iron_linear_thread() & 31u));
+    const unsigned int v11044 = static_cast<unsigned int>(v473.row(31, iron_linear_thread() & 31u));
 
     for (unsigned int v7178 = v459; v7178 < v443; v7178 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
       const unsigned int v7179 = v7178 - v459;
@@ -1080,2826 +1080,2826 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7182 = v7180 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 32, 64> v7184;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v7184, 0.0f);
-      iron_frag<iron_f16, 1, 16, 64> v7186;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7186, iron_f32_to_f16(0.0f));
-      const unsigned int v7190 = v7182 << 13u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7186, shm1, v7190, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7193;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7193, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7193, shm0, v431, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7184, v7193, v7186);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7198;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7198, iron_f32_to_f16(0.0f));
-      const unsigned int v7203 = v7190 + 16u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7198, shm1, v7203, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7205;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7205, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7205, shm0, v7208, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7184, v7205, v7198);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7210;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7210, iron_f32_to_f16(0.0f));
-      const unsigned int v7215 = v7190 + 32u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7210, shm1, v7215, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7217;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7217, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7217, shm0, v7220, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7184, v7217, v7210);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7222;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7222, iron_f32_to_f16(0.0f));
-      const unsigned int v7227 = v7190 + 48u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7222, shm1, v7227, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7229;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7229, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7229, shm0, v7232, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7184, v7229, v7222);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7234;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7234, iron_f32_to_f16(0.0f));
-      const unsigned int v7239 = v7190 + 64u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7234, shm1, v7239, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7241;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7241, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7241, shm0, v7244, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7184, v7241, v7234);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7246;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7246, iron_f32_to_f16(0.0f));
-      const unsigned int v7251 = v7190 + 80u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7246, shm1, v7251, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7253;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7253, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7253, shm0, v7256, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7184, v7253, v7246);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7258;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7258, iron_f32_to_f16(0.0f));
-      const unsigned int v7263 = v7190 + 96u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7258, shm1, v7263, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7265;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7265, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7265, shm0, v7268, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7184, v7265, v7258);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_f16, 1, 16, 64> v7270;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v7270, iron_f32_to_f16(0.0f));
-      const unsigned int v7275 = v7190 + 112u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 7, 3>(v7270, shm1, v7275, 128u);
-      iron_frag<iron_f16, 0, 32, 16> v7277;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v7277, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v7277, shm0, v7280, 128u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v7184, v7277, v7270);  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v7282 = v7178 + 64u;  // kernels/sdpa/flash_tile.hpp:164
-      const bool v7283 = v7282 <= v35;
-      const unsigned int v7291 = v7282 + v20;  // kernels/sdpa/flash_tile.hpp:165
-      const bool v7292 = v7291 <= v446;
-      const bool v7293 = v442 || v7292;
-      const bool v7294 = v7283 && v7293;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v7297 = v7178 + v9;  // kernels/sdpa/flash_tile.hpp:166
-      const unsigned int v7298 = v7297 + v20;
-      const bool v7300 = v435 <= v7298;
-      const bool v7301 = v7296 || v7300;
-      const bool v7302 = v7294 && v7301;  // kernels/sdpa/flash_tile.hpp:165
-      if (v7302) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v7305 = v7184.x[0];  // kernels/sdpa/flash_tile.hpp:168
-        const float v7306 = v7305 * v461;
-        v7184.x[0] = v7306;
-        const float v7309 = v7184.x[1];
-        const float v7310 = v7309 * v461;
-        v7184.x[1] = v7310;
-        const float v7313 = v7184.x[2];
-        const float v7314 = v7313 * v461;
-        v7184.x[2] = v7314;
-        const float v7317 = v7184.x[3];
-        const float v7318 = v7317 * v461;
-        v7184.x[3] = v7318;
-        const float v7321 = v7184.x[4];
-        const float v7322 = v7321 * v461;
-        v7184.x[4] = v7322;
-        const float v7325 = v7184.x[5];
-        const float v7326 = v7325 * v461;
-        v7184.x[5] = v7326;
-        const float v7329 = v7184.x[6];
-        const float v7330 = v7329 * v461;
-        v7184.x[6] = v7330;
-        const float v7333 = v7184.x[7];
-        const float v7334 = v7333 * v461;
-        v7184.x[7] = v7334;
-        const float v7337 = v7184.x[8];
-        const float v7338 = v7337 * v461;
-        v7184.x[8] = v7338;
-        const float v7341 = v7184.x[9];
-        const float v7342 = v7341 * v461;
-        v7184.x[9] = v7342;
-        const float v7345 = v7184.x[10];
-        const float v7346 = v7345 * v461;
-        v7184.x[10] = v7346;
-        const float v7349 = v7184.x[11];
-        const float v7350 = v7349 * v461;
-        v7184.x[11] = v7350;
-        const float v7353 = v7184.x[12];
-        const float v7354 = v7353 * v461;
-        v7184.x[12] = v7354;
-        const float v7357 = v7184.x[13];
-        const float v7358 = v7357 * v461;
-        v7184.x[13] = v7358;
-        const float v7361 = v7184.x[14];
-        const float v7362 = v7361 * v461;
-        v7184.x[14] = v7362;
-        const float v7365 = v7184.x[15];
-        const float v7366 = v7365 * v461;
-        v7184.x[15] = v7366;
-        const float v7369 = v7184.x[16];
-        const float v7370 = v7369 * v461;
-        v7184.x[16] = v7370;
-        const float v7373 = v7184.x[17];
-        const float v7374 = v7373 * v461;
-        v7184.x[17] = v7374;
-        const float v7377 = v7184.x[18];
-        const float v7378 = v7377 * v461;
-        v7184.x[18] = v7378;
-        const float v7381 = v7184.x[19];
-        const float v7382 = v7381 * v461;
-        v7184.x[19] = v7382;
-        const float v7385 = v7184.x[20];
-        const float v7386 = v7385 * v461;
-        v7184.x[20] = v7386;
-        const float v7389 = v7184.x[21];
-        const float v7390 = v7389 * v461;
-        v7184.x[21] = v7390;
-        const float v7393 = v7184.x[22];
-        const float v7394 = v7393 * v461;
-        v7184.x[22] = v7394;
-        const float v7397 = v7184.x[23];
-        const float v7398 = v7397 * v461;
-        v7184.x[23] = v7398;
-        const float v7401 = v7184.x[24];
-        const float v7402 = v7401 * v461;
-        v7184.x[24] = v7402;
-        const float v7405 = v7184.x[25];
-        const float v7406 = v7405 * v461;
-        v7184.x[25] = v7406;
-        const float v7409 = v7184.x[26];
-        const float v7410 = v7409 * v461;
-        v7184.x[26] = v7410;
-        const float v7413 = v7184.x[27];
-        const float v7414 = v7413 * v461;
-        v7184.x[27] = v7414;
-        const float v7417 = v7184.x[28];
-        const float v7418 = v7417 * v461;
-        v7184.x[28] = v7418;
-        const float v7421 = v7184.x[29];
-        const float v7422 = v7421 * v461;
-        v7184.x[29] = v7422;
-        const float v7425 = v7184.x[30];
-        const float v7426 = v7425 * v461;
-        v7184.x[30] = v7426;
-        const float v7429 = v7184.x[31];
-        const float v7430 = v7429 * v461;
-        v7184.x[31] = v7430;
-        const float v7433 = v7184.x[32];
-        const float v7434 = v7433 * v461;
-        v7184.x[32] = v7434;
-        const float v7437 = v7184.x[33];
-        const float v7438 = v7437 * v461;
-        v7184.x[33] = v7438;
-        const float v7441 = v7184.x[34];
-        const float v7442 = v7441 * v461;
-        v7184.x[34] = v7442;
-        const float v7445 = v7184.x[35];
-        const float v7446 = v7445 * v461;
-        v7184.x[35] = v7446;
-        const float v7449 = v7184.x[36];
-        const float v7450 = v7449 * v461;
-        v7184.x[36] = v7450;
-        const float v7453 = v7184.x[37];
-        const float v7454 = v7453 * v461;
-        v7184.x[37] = v7454;
-        const float v7457 = v7184.x[38];
-        const float v7458 = v7457 * v461;
-        v7184.x[38] = v7458;
-        const float v7461 = v7184.x[39];
-        const float v7462 = v7461 * v461;
-        v7184.x[39] = v7462;
-        const float v7465 = v7184.x[40];
-        const float v7466 = v7465 * v461;
-        v7184.x[40] = v7466;
-        const float v7469 = v7184.x[41];
-        const float v7470 = v7469 * v461;
-        v7184.x[41] = v7470;
-        const float v7473 = v7184.x[42];
-        const float v7474 = v7473 * v461;
-        v7184.x[42] = v7474;
-        const float v7477 = v7184.x[43];
-        const float v7478 = v7477 * v461;
-        v7184.x[43] = v7478;
-        const float v7481 = v7184.x[44];
-        const float v7482 = v7481 * v461;
-        v7184.x[44] = v7482;
-        const float v7485 = v7184.x[45];
-        const float v7486 = v7485 * v461;
-        v7184.x[45] = v7486;
-        const float v7489 = v7184.x[46];
-        const float v7490 = v7489 * v461;
-        v7184.x[46] = v7490;
-        const float v7493 = v7184.x[47];
-        const float v7494 = v7493 * v461;
-        v7184.x[47] = v7494;
-        const float v7497 = v7184.x[48];
-        const float v7498 = v7497 * v461;
-        v7184.x[48] = v7498;
-        const float v7501 = v7184.x[49];
-        const float v7502 = v7501 * v461;
-        v7184.x[49] = v7502;
-        const float v7505 = v7184.x[50];
-        const float v7506 = v7505 * v461;
-        v7184.x[50] = v7506;
-        const float v7509 = v7184.x[51];
-        const float v7510 = v7509 * v461;
-        v7184.x[51] = v7510;
-        const float v7513 = v7184.x[52];
-        const float v7514 = v7513 * v461;
-        v7184.x[52] = v7514;
-        const float v7517 = v7184.x[53];
-        const float v7518 = v7517 * v461;
-        v7184.x[53] = v7518;
-        const float v7521 = v7184.x[54];
-        const float v7522 = v7521 * v461;
-        v7184.x[54] = v7522;
-        const float v7525 = v7184.x[55];
-        const float v7526 = v7525 * v461;
-        v7184.x[55] = v7526;
-        const float v7529 = v7184.x[56];
-        const float v7530 = v7529 * v461;
-        v7184.x[56] = v7530;
-        const float v7533 = v7184.x[57];
-        const float v7534 = v7533 * v461;
-        v7184.x[57] = v7534;
-        const float v7537 = v7184.x[58];
-        const float v7538 = v7537 * v461;
-        v7184.x[58] = v7538;
-        const float v7541 = v7184.x[59];
-        const float v7542 = v7541 * v461;
-        v7184.x[59] = v7542;
-        const float v7545 = v7184.x[60];
-        const float v7546 = v7545 * v461;
-        v7184.x[60] = v7546;
-        const float v7549 = v7184.x[61];
-        const float v7550 = v7549 * v461;
-        v7184.x[61] = v7550;
-        const float v7553 = v7184.x[62];
-        const float v7554 = v7553 * v461;
-        v7184.x[62] = v7554;
-        const float v7557 = v7184.x[63];
-        const float v7558 = v7557 * v461;
-        v7184.x[63] = v7558;
-      } else {
-        const unsigned int v7559 = static_cast<unsigned int>(v7184.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7560 = static_cast<unsigned int>(v7184.row(0, iron_linear_thread() & 31u));
-        const float v7561 = v7184.x[0];
-        const unsigned int v7562 = v41 + v7560;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7563 = v7178 + v7559;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7564 = v7563 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7567 = v7562 + v35;
-        const unsigned int v7568 = v7563 + v20;
-        const bool v7569 = v7568 <= v7567;
-        const bool v7570 = v442 || v7569;
-        const bool v7571 = v7564 && v7570;
-        const unsigned int v7574 = v7563 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7575 = v7574 + v20;
-        const bool v7577 = v7567 < v7575;
-        const bool v7578 = v7296 || v7577;
-        const bool v7579 = v7571 && v7578;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7581 = v7561 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7582 = v7579 ? v7581 : __uint_as_float(0xff800000u);
-        v7184.x[0] = v7582;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7583 = static_cast<unsigned int>(v7184.col(1, iron_linear_thread() & 31u));
-        const unsigned int v7584 = static_cast<unsigned int>(v7184.row(1, iron_linear_thread() & 31u));
-        const float v7585 = v7184.x[1];
-        const unsigned int v7586 = v41 + v7584;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7587 = v7178 + v7583;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7588 = v7587 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7591 = v7586 + v35;
-        const unsigned int v7592 = v7587 + v20;
-        const bool v7593 = v7592 <= v7591;
-        const bool v7594 = v442 || v7593;
-        const bool v7595 = v7588 && v7594;
-        const unsigned int v7598 = v7587 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7599 = v7598 + v20;
-        const bool v7601 = v7591 < v7599;
-        const bool v7602 = v7296 || v7601;
-        const bool v7603 = v7595 && v7602;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7605 = v7585 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7606 = v7603 ? v7605 : __uint_as_float(0xff800000u);
-        v7184.x[1] = v7606;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7607 = static_cast<unsigned int>(v7184.col(2, iron_linear_thread() & 31u));
-        const unsigned int v7608 = static_cast<unsigned int>(v7184.row(2, iron_linear_thread() & 31u));
-        const float v7609 = v7184.x[2];
-        const unsigned int v7610 = v41 + v7608;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7611 = v7178 + v7607;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7612 = v7611 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7615 = v7610 + v35;
-        const unsigned int v7616 = v7611 + v20;
-        const bool v7617 = v7616 <= v7615;
-        const bool v7618 = v442 || v7617;
-        const bool v7619 = v7612 && v7618;
-        const unsigned int v7622 = v7611 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7623 = v7622 + v20;
-        const bool v7625 = v7615 < v7623;
-        const bool v7626 = v7296 || v7625;
-        const bool v7627 = v7619 && v7626;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7629 = v7609 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7630 = v7627 ? v7629 : __uint_as_float(0xff800000u);
-        v7184.x[2] = v7630;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7631 = static_cast<unsigned int>(v7184.col(3, iron_linear_thread() & 31u));
-        const unsigned int v7632 = static_cast<unsigned int>(v7184.row(3, iron_linear_thread() & 31u));
-        const float v7633 = v7184.x[3];
-        const unsigned int v7634 = v41 + v7632;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7635 = v7178 + v7631;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7636 = v7635 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7639 = v7634 + v35;
-        const unsigned int v7640 = v7635 + v20;
-        const bool v7641 = v7640 <= v7639;
-        const bool v7642 = v442 || v7641;
-        const bool v7643 = v7636 && v7642;
-        const unsigned int v7646 = v7635 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7647 = v7646 + v20;
-        const bool v7649 = v7639 < v7647;
-        const bool v7650 = v7296 || v7649;
-        const bool v7651 = v7643 && v7650;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7653 = v7633 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7654 = v7651 ? v7653 : __uint_as_float(0xff800000u);
-        v7184.x[3] = v7654;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7655 = static_cast<unsigned int>(v7184.col(4, iron_linear_thread() & 31u));
-        const unsigned int v7656 = static_cast<unsigned int>(v7184.row(4, iron_linear_thread() & 31u));
-        const float v7657 = v7184.x[4];
-        const unsigned int v7658 = v41 + v7656;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7659 = v7178 + v7655;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7660 = v7659 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7663 = v7658 + v35;
-        const unsigned int v7664 = v7659 + v20;
-        const bool v7665 = v7664 <= v7663;
-        const bool v7666 = v442 || v7665;
-        const bool v7667 = v7660 && v7666;
-        const unsigned int v7670 = v7659 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7671 = v7670 + v20;
-        const bool v7673 = v7663 < v7671;
-        const bool v7674 = v7296 || v7673;
-        const bool v7675 = v7667 && v7674;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7677 = v7657 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7678 = v7675 ? v7677 : __uint_as_float(0xff800000u);
-        v7184.x[4] = v7678;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7679 = static_cast<unsigned int>(v7184.col(5, iron_linear_thread() & 31u));
-        const unsigned int v7680 = static_cast<unsigned int>(v7184.row(5, iron_linear_thread() & 31u));
-        const float v7681 = v7184.x[5];
-        const unsigned int v7682 = v41 + v7680;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7683 = v7178 + v7679;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7684 = v7683 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7687 = v7682 + v35;
-        const unsigned int v7688 = v7683 + v20;
-        const bool v7689 = v7688 <= v7687;
-        const bool v7690 = v442 || v7689;
-        const bool v7691 = v7684 && v7690;
-        const unsigned int v7694 = v7683 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7695 = v7694 + v20;
-        const bool v7697 = v7687 < v7695;
-        const bool v7698 = v7296 || v7697;
-        const bool v7699 = v7691 && v7698;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7701 = v7681 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7702 = v7699 ? v7701 : __uint_as_float(0xff800000u);
-        v7184.x[5] = v7702;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7703 = static_cast<unsigned int>(v7184.col(6, iron_linear_thread() & 31u));
-        const unsigned int v7704 = static_cast<unsigned int>(v7184.row(6, iron_linear_thread() & 31u));
-        const float v7705 = v7184.x[6];
-        const unsigned int v7706 = v41 + v7704;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7707 = v7178 + v7703;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7708 = v7707 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7711 = v7706 + v35;
-        const unsigned int v7712 = v7707 + v20;
-        const bool v7713 = v7712 <= v7711;
-        const bool v7714 = v442 || v7713;
-        const bool v7715 = v7708 && v7714;
-        const unsigned int v7718 = v7707 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7719 = v7718 + v20;
-        const bool v7721 = v7711 < v7719;
-        const bool v7722 = v7296 || v7721;
-        const bool v7723 = v7715 && v7722;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7725 = v7705 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7726 = v7723 ? v7725 : __uint_as_float(0xff800000u);
-        v7184.x[6] = v7726;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7727 = static_cast<unsigned int>(v7184.col(7, iron_linear_thread() & 31u));
-        const unsigned int v7728 = static_cast<unsigned int>(v7184.row(7, iron_linear_thread() & 31u));
-        const float v7729 = v7184.x[7];
-        const unsigned int v7730 = v41 + v7728;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7731 = v7178 + v7727;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7732 = v7731 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7735 = v7730 + v35;
-        const unsigned int v7736 = v7731 + v20;
-        const bool v7737 = v7736 <= v7735;
-        const bool v7738 = v442 || v7737;
-        const bool v7739 = v7732 && v7738;
-        const unsigned int v7742 = v7731 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7743 = v7742 + v20;
-        const bool v7745 = v7735 < v7743;
-        const bool v7746 = v7296 || v7745;
-        const bool v7747 = v7739 && v7746;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7749 = v7729 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7750 = v7747 ? v7749 : __uint_as_float(0xff800000u);
-        v7184.x[7] = v7750;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7751 = static_cast<unsigned int>(v7184.col(8, iron_linear_thread() & 31u));
-        const unsigned int v7752 = static_cast<unsigned int>(v7184.row(8, iron_linear_thread() & 31u));
-        const float v7753 = v7184.x[8];
-        const unsigned int v7754 = v41 + v7752;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7755 = v7178 + v7751;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7756 = v7755 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7759 = v7754 + v35;
-        const unsigned int v7760 = v7755 + v20;
-        const bool v7761 = v7760 <= v7759;
-        const bool v7762 = v442 || v7761;
-        const bool v7763 = v7756 && v7762;
-        const unsigned int v7766 = v7755 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7767 = v7766 + v20;
-        const bool v7769 = v7759 < v7767;
-        const bool v7770 = v7296 || v7769;
-        const bool v7771 = v7763 && v7770;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7773 = v7753 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7774 = v7771 ? v7773 : __uint_as_float(0xff800000u);
-        v7184.x[8] = v7774;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7775 = static_cast<unsigned int>(v7184.col(9, iron_linear_thread() & 31u));
-        const unsigned int v7776 = static_cast<unsigned int>(v7184.row(9, iron_linear_thread() & 31u));
-        const float v7777 = v7184.x[9];
-        const unsigned int v7778 = v41 + v7776;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7779 = v7178 + v7775;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7780 = v7779 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7783 = v7778 + v35;
-        const unsigned int v7784 = v7779 + v20;
-        const bool v7785 = v7784 <= v7783;
-        const bool v7786 = v442 || v7785;
-        const bool v7787 = v7780 && v7786;
-        const unsigned int v7790 = v7779 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7791 = v7790 + v20;
-        const bool v7793 = v7783 < v7791;
-        const bool v7794 = v7296 || v7793;
-        const bool v7795 = v7787 && v7794;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7797 = v7777 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7798 = v7795 ? v7797 : __uint_as_float(0xff800000u);
-        v7184.x[9] = v7798;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7799 = static_cast<unsigned int>(v7184.col(10, iron_linear_thread() & 31u));
-        const unsigned int v7800 = static_cast<unsigned int>(v7184.row(10, iron_linear_thread() & 31u));
-        const float v7801 = v7184.x[10];
-        const unsigned int v7802 = v41 + v7800;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7803 = v7178 + v7799;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7804 = v7803 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7807 = v7802 + v35;
-        const unsigned int v7808 = v7803 + v20;
-        const bool v7809 = v7808 <= v7807;
-        const bool v7810 = v442 || v7809;
-        const bool v7811 = v7804 && v7810;
-        const unsigned int v7814 = v7803 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7815 = v7814 + v20;
-        const bool v7817 = v7807 < v7815;
-        const bool v7818 = v7296 || v7817;
-        const bool v7819 = v7811 && v7818;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7821 = v7801 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7822 = v7819 ? v7821 : __uint_as_float(0xff800000u);
-        v7184.x[10] = v7822;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7823 = static_cast<unsigned int>(v7184.col(11, iron_linear_thread() & 31u));
-        const unsigned int v7824 = static_cast<unsigned int>(v7184.row(11, iron_linear_thread() & 31u));
-        const float v7825 = v7184.x[11];
-        const unsigned int v7826 = v41 + v7824;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7827 = v7178 + v7823;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7828 = v7827 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7831 = v7826 + v35;
-        const unsigned int v7832 = v7827 + v20;
-        const bool v7833 = v7832 <= v7831;
-        const bool v7834 = v442 || v7833;
-        const bool v7835 = v7828 && v7834;
-        const unsigned int v7838 = v7827 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7839 = v7838 + v20;
-        const bool v7841 = v7831 < v7839;
-        const bool v7842 = v7296 || v7841;
-        const bool v7843 = v7835 && v7842;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7845 = v7825 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7846 = v7843 ? v7845 : __uint_as_float(0xff800000u);
-        v7184.x[11] = v7846;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7847 = static_cast<unsigned int>(v7184.col(12, iron_linear_thread() & 31u));
-        const unsigned int v7848 = static_cast<unsigned int>(v7184.row(12, iron_linear_thread() & 31u));
-        const float v7849 = v7184.x[12];
-        const unsigned int v7850 = v41 + v7848;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7851 = v7178 + v7847;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7852 = v7851 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7855 = v7850 + v35;
-        const unsigned int v7856 = v7851 + v20;
-        const bool v7857 = v7856 <= v7855;
-        const bool v7858 = v442 || v7857;
-        const bool v7859 = v7852 && v7858;
-        const unsigned int v7862 = v7851 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7863 = v7862 + v20;
-        const bool v7865 = v7855 < v7863;
-        const bool v7866 = v7296 || v7865;
-        const bool v7867 = v7859 && v7866;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7869 = v7849 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7870 = v7867 ? v7869 : __uint_as_float(0xff800000u);
-        v7184.x[12] = v7870;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7871 = static_cast<unsigned int>(v7184.col(13, iron_linear_thread() & 31u));
-        const unsigned int v7872 = static_cast<unsigned int>(v7184.row(13, iron_linear_thread() & 31u));
-        const float v7873 = v7184.x[13];
-        const unsigned int v7874 = v41 + v7872;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7875 = v7178 + v7871;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7876 = v7875 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7879 = v7874 + v35;
-        const unsigned int v7880 = v7875 + v20;
-        const bool v7881 = v7880 <= v7879;
-        const bool v7882 = v442 || v7881;
-        const bool v7883 = v7876 && v7882;
-        const unsigned int v7886 = v7875 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7887 = v7886 + v20;
-        const bool v7889 = v7879 < v7887;
-        const bool v7890 = v7296 || v7889;
-        const bool v7891 = v7883 && v7890;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7893 = v7873 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7894 = v7891 ? v7893 : __uint_as_float(0xff800000u);
-        v7184.x[13] = v7894;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7895 = static_cast<unsigned int>(v7184.col(14, iron_linear_thread() & 31u));
-        const unsigned int v7896 = static_cast<unsigned int>(v7184.row(14, iron_linear_thread() & 31u));
-        const float v7897 = v7184.x[14];
-        const unsigned int v7898 = v41 + v7896;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7899 = v7178 + v7895;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7900 = v7899 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7903 = v7898 + v35;
-        const unsigned int v7904 = v7899 + v20;
-        const bool v7905 = v7904 <= v7903;
-        const bool v7906 = v442 || v7905;
-        const bool v7907 = v7900 && v7906;
-        const unsigned int v7910 = v7899 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7911 = v7910 + v20;
-        const bool v7913 = v7903 < v7911;
-        const bool v7914 = v7296 || v7913;
-        const bool v7915 = v7907 && v7914;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7917 = v7897 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7918 = v7915 ? v7917 : __uint_as_float(0xff800000u);
-        v7184.x[14] = v7918;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7919 = static_cast<unsigned int>(v7184.col(15, iron_linear_thread() & 31u));
-        const unsigned int v7920 = static_cast<unsigned int>(v7184.row(15, iron_linear_thread() & 31u));
-        const float v7921 = v7184.x[15];
-        const unsigned int v7922 = v41 + v7920;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7923 = v7178 + v7919;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7924 = v7923 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7927 = v7922 + v35;
-        const unsigned int v7928 = v7923 + v20;
-        const bool v7929 = v7928 <= v7927;
-        const bool v7930 = v442 || v7929;
-        const bool v7931 = v7924 && v7930;
-        const unsigned int v7934 = v7923 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7935 = v7934 + v20;
-        const bool v7937 = v7927 < v7935;
-        const bool v7938 = v7296 || v7937;
-        const bool v7939 = v7931 && v7938;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7941 = v7921 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7942 = v7939 ? v7941 : __uint_as_float(0xff800000u);
-        v7184.x[15] = v7942;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7943 = static_cast<unsigned int>(v7184.col(16, iron_linear_thread() & 31u));
-        const unsigned int v7944 = static_cast<unsigned int>(v7184.row(16, iron_linear_thread() & 31u));
-        const float v7945 = v7184.x[16];
-        const unsigned int v7946 = v41 + v7944;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7947 = v7178 + v7943;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7948 = v7947 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7951 = v7946 + v35;
-        const unsigned int v7952 = v7947 + v20;
-        const bool v7953 = v7952 <= v7951;
-        const bool v7954 = v442 || v7953;
-        const bool v7955 = v7948 && v7954;
-        const unsigned int v7958 = v7947 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7959 = v7958 + v20;
-        const bool v7961 = v7951 < v7959;
-        const bool v7962 = v7296 || v7961;
-        const bool v7963 = v7955 && v7962;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7965 = v7945 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7966 = v7963 ? v7965 : __uint_as_float(0xff800000u);
-        v7184.x[16] = v7966;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7967 = static_cast<unsigned int>(v7184.col(17, iron_linear_thread() & 31u));
-        const unsigned int v7968 = static_cast<unsigned int>(v7184.row(17, iron_linear_thread() & 31u));
-        const float v7969 = v7184.x[17];
-        const unsigned int v7970 = v41 + v7968;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7971 = v7178 + v7967;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7972 = v7971 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7975 = v7970 + v35;
-        const unsigned int v7976 = v7971 + v20;
-        const bool v7977 = v7976 <= v7975;
-        const bool v7978 = v442 || v7977;
-        const bool v7979 = v7972 && v7978;
-        const unsigned int v7982 = v7971 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7983 = v7982 + v20;
-        const bool v7985 = v7975 < v7983;
-        const bool v7986 = v7296 || v7985;
-        const bool v7987 = v7979 && v7986;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7989 = v7969 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7990 = v7987 ? v7989 : __uint_as_float(0xff800000u);
-        v7184.x[17] = v7990;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7991 = static_cast<unsigned int>(v7184.col(18, iron_linear_thread() & 31u));
-        const unsigned int v7992 = static_cast<unsigned int>(v7184.row(18, iron_linear_thread() & 31u));
-        const float v7993 = v7184.x[18];
-        const unsigned int v7994 = v41 + v7992;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7995 = v7178 + v7991;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7996 = v7995 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7999 = v7994 + v35;
-        const unsigned int v8000 = v7995 + v20;
-        const bool v8001 = v8000 <= v7999;
-        const bool v8002 = v442 || v8001;
-        const bool v8003 = v7996 && v8002;
-        const unsigned int v8006 = v7995 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8007 = v8006 + v20;
-        const bool v8009 = v7999 < v8007;
-        const bool v8010 = v7296 || v8009;
-        const bool v8011 = v8003 && v8010;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8013 = v7993 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8014 = v8011 ? v8013 : __uint_as_float(0xff800000u);
-        v7184.x[18] = v8014;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8015 = static_cast<unsigned int>(v7184.col(19, iron_linear_thread() & 31u));
-        const unsigned int v8016 = static_cast<unsigned int>(v7184.row(19, iron_linear_thread() & 31u));
-        const float v8017 = v7184.x[19];
-        const unsigned int v8018 = v41 + v8016;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8019 = v7178 + v8015;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8020 = v8019 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8023 = v8018 + v35;
-        const unsigned int v8024 = v8019 + v20;
-        const bool v8025 = v8024 <= v8023;
-        const bool v8026 = v442 || v8025;
-        const bool v8027 = v8020 && v8026;
-        const unsigned int v8030 = v8019 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8031 = v8030 + v20;
-        const bool v8033 = v8023 < v8031;
-        const bool v8034 = v7296 || v8033;
-        const bool v8035 = v8027 && v8034;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8037 = v8017 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8038 = v8035 ? v8037 : __uint_as_float(0xff800000u);
-        v7184.x[19] = v8038;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8039 = static_cast<unsigned int>(v7184.col(20, iron_linear_thread() & 31u));
-        const unsigned int v8040 = static_cast<unsigned int>(v7184.row(20, iron_linear_thread() & 31u));
-        const float v8041 = v7184.x[20];
-        const unsigned int v8042 = v41 + v8040;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8043 = v7178 + v8039;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8044 = v8043 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8047 = v8042 + v35;
-        const unsigned int v8048 = v8043 + v20;
-        const bool v8049 = v8048 <= v8047;
-        const bool v8050 = v442 || v8049;
-        const bool v8051 = v8044 && v8050;
-        const unsigned int v8054 = v8043 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8055 = v8054 + v20;
-        const bool v8057 = v8047 < v8055;
-        const bool v8058 = v7296 || v8057;
-        const bool v8059 = v8051 && v8058;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8061 = v8041 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8062 = v8059 ? v8061 : __uint_as_float(0xff800000u);
-        v7184.x[20] = v8062;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8063 = static_cast<unsigned int>(v7184.col(21, iron_linear_thread() & 31u));
-        const unsigned int v8064 = static_cast<unsigned int>(v7184.row(21, iron_linear_thread() & 31u));
-        const float v8065 = v7184.x[21];
-        const unsigned int v8066 = v41 + v8064;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8067 = v7178 + v8063;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8068 = v8067 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8071 = v8066 + v35;
-        const unsigned int v8072 = v8067 + v20;
-        const bool v8073 = v8072 <= v8071;
-        const bool v8074 = v442 || v8073;
-        const bool v8075 = v8068 && v8074;
-        const unsigned int v8078 = v8067 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8079 = v8078 + v20;
-        const bool v8081 = v8071 < v8079;
-        const bool v8082 = v7296 || v8081;
-        const bool v8083 = v8075 && v8082;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8085 = v8065 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8086 = v8083 ? v8085 : __uint_as_float(0xff800000u);
-        v7184.x[21] = v8086;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8087 = static_cast<unsigned int>(v7184.col(22, iron_linear_thread() & 31u));
-        const unsigned int v8088 = static_cast<unsigned int>(v7184.row(22, iron_linear_thread() & 31u));
-        const float v8089 = v7184.x[22];
-        const unsigned int v8090 = v41 + v8088;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8091 = v7178 + v8087;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8092 = v8091 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8095 = v8090 + v35;
-        const unsigned int v8096 = v8091 + v20;
-        const bool v8097 = v8096 <= v8095;
-        const bool v8098 = v442 || v8097;
-        const bool v8099 = v8092 && v8098;
-        const unsigned int v8102 = v8091 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8103 = v8102 + v20;
-        const bool v8105 = v8095 < v8103;
-        const bool v8106 = v7296 || v8105;
-        const bool v8107 = v8099 && v8106;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8109 = v8089 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8110 = v8107 ? v8109 : __uint_as_float(0xff800000u);
-        v7184.x[22] = v8110;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8111 = static_cast<unsigned int>(v7184.col(23, iron_linear_thread() & 31u));
-        const unsigned int v8112 = static_cast<unsigned int>(v7184.row(23, iron_linear_thread() & 31u));
-        const float v8113 = v7184.x[23];
-        const unsigned int v8114 = v41 + v8112;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8115 = v7178 + v8111;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8116 = v8115 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8119 = v8114 + v35;
-        const unsigned int v8120 = v8115 + v20;
-        const bool v8121 = v8120 <= v8119;
-        const bool v8122 = v442 || v8121;
-        const bool v8123 = v8116 && v8122;
-        const unsigned int v8126 = v8115 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8127 = v8126 + v20;
-        const bool v8129 = v8119 < v8127;
-        const bool v8130 = v7296 || v8129;
-        const bool v8131 = v8123 && v8130;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8133 = v8113 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8134 = v8131 ? v8133 : __uint_as_float(0xff800000u);
-        v7184.x[23] = v8134;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8135 = static_cast<unsigned int>(v7184.col(24, iron_linear_thread() & 31u));
-        const unsigned int v8136 = static_cast<unsigned int>(v7184.row(24, iron_linear_thread() & 31u));
-        const float v8137 = v7184.x[24];
-        const unsigned int v8138 = v41 + v8136;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8139 = v7178 + v8135;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8140 = v8139 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8143 = v8138 + v35;
-        const unsigned int v8144 = v8139 + v20;
-        const bool v8145 = v8144 <= v8143;
-        const bool v8146 = v442 || v8145;
-        const bool v8147 = v8140 && v8146;
-        const unsigned int v8150 = v8139 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8151 = v8150 + v20;
-        const bool v8153 = v8143 < v8151;
-        const bool v8154 = v7296 || v8153;
-        const bool v8155 = v8147 && v8154;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8157 = v8137 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8158 = v8155 ? v8157 : __uint_as_float(0xff800000u);
-        v7184.x[24] = v8158;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8159 = static_cast<unsigned int>(v7184.col(25, iron_linear_thread() & 31u));
-        const unsigned int v8160 = static_cast<unsigned int>(v7184.row(25, iron_linear_thread() & 31u));
-        const float v8161 = v7184.x[25];
-        const unsigned int v8162 = v41 + v8160;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8163 = v7178 + v8159;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8164 = v8163 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8167 = v8162 + v35;
-        const unsigned int v8168 = v8163 + v20;
-        const bool v8169 = v8168 <= v8167;
-        const bool v8170 = v442 || v8169;
-        const bool v8171 = v8164 && v8170;
-        const unsigned int v8174 = v8163 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8175 = v8174 + v20;
-        const bool v8177 = v8167 < v8175;
-        const bool v8178 = v7296 || v8177;
-        const bool v8179 = v8171 && v8178;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8181 = v8161 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8182 = v8179 ? v8181 : __uint_as_float(0xff800000u);
-        v7184.x[25] = v8182;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8183 = static_cast<unsigned int>(v7184.col(26, iron_linear_thread() & 31u));
-        const unsigned int v8184 = static_cast<unsigned int>(v7184.row(26, iron_linear_thread() & 31u));
-        const float v8185 = v7184.x[26];
-        const unsigned int v8186 = v41 + v8184;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8187 = v7178 + v8183;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8188 = v8187 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8191 = v8186 + v35;
-        const unsigned int v8192 = v8187 + v20;
-        const bool v8193 = v8192 <= v8191;
-        const bool v8194 = v442 || v8193;
-        const bool v8195 = v8188 && v8194;
-        const unsigned int v8198 = v8187 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8199 = v8198 + v20;
-        const bool v8201 = v8191 < v8199;
-        const bool v8202 = v7296 || v8201;
-        const bool v8203 = v8195 && v8202;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8205 = v8185 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8206 = v8203 ? v8205 : __uint_as_float(0xff800000u);
-        v7184.x[26] = v8206;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8207 = static_cast<unsigned int>(v7184.col(27, iron_linear_thread() & 31u));
-        const unsigned int v8208 = static_cast<unsigned int>(v7184.row(27, iron_linear_thread() & 31u));
-        const float v8209 = v7184.x[27];
-        const unsigned int v8210 = v41 + v8208;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8211 = v7178 + v8207;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8212 = v8211 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8215 = v8210 + v35;
-        const unsigned int v8216 = v8211 + v20;
-        const bool v8217 = v8216 <= v8215;
-        const bool v8218 = v442 || v8217;
-        const bool v8219 = v8212 && v8218;
-        const unsigned int v8222 = v8211 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8223 = v8222 + v20;
-        const bool v8225 = v8215 < v8223;
-        const bool v8226 = v7296 || v8225;
-        const bool v8227 = v8219 && v8226;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8229 = v8209 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8230 = v8227 ? v8229 : __uint_as_float(0xff800000u);
-        v7184.x[27] = v8230;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8231 = static_cast<unsigned int>(v7184.col(28, iron_linear_thread() & 31u));
-        const unsigned int v8232 = static_cast<unsigned int>(v7184.row(28, iron_linear_thread() & 31u));
-        const float v8233 = v7184.x[28];
-        const unsigned int v8234 = v41 + v8232;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8235 = v7178 + v8231;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8236 = v8235 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8239 = v8234 + v35;
-        const unsigned int v8240 = v8235 + v20;
-        const bool v8241 = v8240 <= v8239;
-        const bool v8242 = v442 || v8241;
-        const bool v8243 = v8236 && v8242;
-        const unsigned int v8246 = v8235 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8247 = v8246 + v20;
-        const bool v8249 = v8239 < v8247;
-        const bool v8250 = v7296 || v8249;
-        const bool v8251 = v8243 && v8250;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8253 = v8233 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8254 = v8251 ? v8253 : __uint_as_float(0xff800000u);
-        v7184.x[28] = v8254;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8255 = static_cast<unsigned int>(v7184.col(29, iron_linear_thread() & 31u));
-        const unsigned int v8256 = static_cast<unsigned int>(v7184.row(29, iron_linear_thread() & 31u));
-        const float v8257 = v7184.x[29];
-        const unsigned int v8258 = v41 + v8256;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8259 = v7178 + v8255;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8260 = v8259 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8263 = v8258 + v35;
-        const unsigned int v8264 = v8259 + v20;
-        const bool v8265 = v8264 <= v8263;
-        const bool v8266 = v442 || v8265;
-        const bool v8267 = v8260 && v8266;
-        const unsigned int v8270 = v8259 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8271 = v8270 + v20;
-        const bool v8273 = v8263 < v8271;
-        const bool v8274 = v7296 || v8273;
-        const bool v8275 = v8267 && v8274;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8277 = v8257 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8278 = v8275 ? v8277 : __uint_as_float(0xff800000u);
-        v7184.x[29] = v8278;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8279 = static_cast<unsigned int>(v7184.col(30, iron_linear_thread() & 31u));
-        const unsigned int v8280 = static_cast<unsigned int>(v7184.row(30, iron_linear_thread() & 31u));
-        const float v8281 = v7184.x[30];
-        const unsigned int v8282 = v41 + v8280;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8283 = v7178 + v8279;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8284 = v8283 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8287 = v8282 + v35;
-        const unsigned int v8288 = v8283 + v20;
-        const bool v8289 = v8288 <= v8287;
-        const bool v8290 = v442 || v8289;
-        const bool v8291 = v8284 && v8290;
-        const unsigned int v8294 = v8283 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8295 = v8294 + v20;
-        const bool v8297 = v8287 < v8295;
-        const bool v8298 = v7296 || v8297;
-        const bool v8299 = v8291 && v8298;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8301 = v8281 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8302 = v8299 ? v8301 : __uint_as_float(0xff800000u);
-        v7184.x[30] = v8302;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8303 = static_cast<unsigned int>(v7184.col(31, iron_linear_thread() & 31u));
-        const unsigned int v8304 = static_cast<unsigned int>(v7184.row(31, iron_linear_thread() & 31u));
-        const float v8305 = v7184.x[31];
-        const unsigned int v8306 = v41 + v8304;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8307 = v7178 + v8303;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8308 = v8307 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8311 = v8306 + v35;
-        const unsigned int v8312 = v8307 + v20;
-        const bool v8313 = v8312 <= v8311;
-        const bool v8314 = v442 || v8313;
-        const bool v8315 = v8308 && v8314;
-        const unsigned int v8318 = v8307 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8319 = v8318 + v20;
-        const bool v8321 = v8311 < v8319;
-        const bool v8322 = v7296 || v8321;
-        const bool v8323 = v8315 && v8322;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8325 = v8305 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8326 = v8323 ? v8325 : __uint_as_float(0xff800000u);
-        v7184.x[31] = v8326;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8327 = static_cast<unsigned int>(v7184.col(32, iron_linear_thread() & 31u));
-        const unsigned int v8328 = static_cast<unsigned int>(v7184.row(32, iron_linear_thread() & 31u));
-        const float v8329 = v7184.x[32];
-        const unsigned int v8330 = v41 + v8328;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8331 = v7178 + v8327;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8332 = v8331 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8335 = v8330 + v35;
-        const unsigned int v8336 = v8331 + v20;
-        const bool v8337 = v8336 <= v8335;
-        const bool v8338 = v442 || v8337;
-        const bool v8339 = v8332 && v8338;
-        const unsigned int v8342 = v8331 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8343 = v8342 + v20;
-        const bool v8345 = v8335 < v8343;
-        const bool v8346 = v7296 || v8345;
-        const bool v8347 = v8339 && v8346;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8349 = v8329 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8350 = v8347 ? v8349 : __uint_as_float(0xff800000u);
-        v7184.x[32] = v8350;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8351 = static_cast<unsigned int>(v7184.col(33, iron_linear_thread() & 31u));
-        const unsigned int v8352 = static_cast<unsigned int>(v7184.row(33, iron_linear_thread() & 31u));
-        const float v8353 = v7184.x[33];
-        const unsigned int v8354 = v41 + v8352;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8355 = v7178 + v8351;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8356 = v8355 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8359 = v8354 + v35;
-        const unsigned int v8360 = v8355 + v20;
-        const bool v8361 = v8360 <= v8359;
-        const bool v8362 = v442 || v8361;
-        const bool v8363 = v8356 && v8362;
-        const unsigned int v8366 = v8355 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8367 = v8366 + v20;
-        const bool v8369 = v8359 < v8367;
-        const bool v8370 = v7296 || v8369;
-        const bool v8371 = v8363 && v8370;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8373 = v8353 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8374 = v8371 ? v8373 : __uint_as_float(0xff800000u);
-        v7184.x[33] = v8374;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8375 = static_cast<unsigned int>(v7184.col(34, iron_linear_thread() & 31u));
-        const unsigned int v8376 = static_cast<unsigned int>(v7184.row(34, iron_linear_thread() & 31u));
-        const float v8377 = v7184.x[34];
-        const unsigned int v8378 = v41 + v8376;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8379 = v7178 + v8375;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8380 = v8379 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8383 = v8378 + v35;
-        const unsigned int v8384 = v8379 + v20;
-        const bool v8385 = v8384 <= v8383;
-        const bool v8386 = v442 || v8385;
-        const bool v8387 = v8380 && v8386;
-        const unsigned int v8390 = v8379 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8391 = v8390 + v20;
-        const bool v8393 = v8383 < v8391;
-        const bool v8394 = v7296 || v8393;
-        const bool v8395 = v8387 && v8394;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8397 = v8377 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8398 = v8395 ? v8397 : __uint_as_float(0xff800000u);
-        v7184.x[34] = v8398;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8399 = static_cast<unsigned int>(v7184.col(35, iron_linear_thread() & 31u));
-        const unsigned int v8400 = static_cast<unsigned int>(v7184.row(35, iron_linear_thread() & 31u));
-        const float v8401 = v7184.x[35];
-        const unsigned int v8402 = v41 + v8400;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8403 = v7178 + v8399;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8404 = v8403 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8407 = v8402 + v35;
-        const unsigned int v8408 = v8403 + v20;
-        const bool v8409 = v8408 <= v8407;
-        const bool v8410 = v442 || v8409;
-        const bool v8411 = v8404 && v8410;
-        const unsigned int v8414 = v8403 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8415 = v8414 + v20;
-        const bool v8417 = v8407 < v8415;
-        const bool v8418 = v7296 || v8417;
-        const bool v8419 = v8411 && v8418;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8421 = v8401 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8422 = v8419 ? v8421 : __uint_as_float(0xff800000u);
-        v7184.x[35] = v8422;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8423 = static_cast<unsigned int>(v7184.col(36, iron_linear_thread() & 31u));
-        const unsigned int v8424 = static_cast<unsigned int>(v7184.row(36, iron_linear_thread() & 31u));
-        const float v8425 = v7184.x[36];
-        const unsigned int v8426 = v41 + v8424;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8427 = v7178 + v8423;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8428 = v8427 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8431 = v8426 + v35;
-        const unsigned int v8432 = v8427 + v20;
-        const bool v8433 = v8432 <= v8431;
-        const bool v8434 = v442 || v8433;
-        const bool v8435 = v8428 && v8434;
-        const unsigned int v8438 = v8427 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8439 = v8438 + v20;
-        const bool v8441 = v8431 < v8439;
-        const bool v8442 = v7296 || v8441;
-        const bool v8443 = v8435 && v8442;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8445 = v8425 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8446 = v8443 ? v8445 : __uint_as_float(0xff800000u);
-        v7184.x[36] = v8446;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8447 = static_cast<unsigned int>(v7184.col(37, iron_linear_thread() & 31u));
-        const unsigned int v8448 = static_cast<unsigned int>(v7184.row(37, iron_linear_thread() & 31u));
-        const float v8449 = v7184.x[37];
-        const unsigned int v8450 = v41 + v8448;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8451 = v7178 + v8447;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8452 = v8451 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8455 = v8450 + v35;
-        const unsigned int v8456 = v8451 + v20;
-        const bool v8457 = v8456 <= v8455;
-        const bool v8458 = v442 || v8457;
-        const bool v8459 = v8452 && v8458;
-        const unsigned int v8462 = v8451 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8463 = v8462 + v20;
-        const bool v8465 = v8455 < v8463;
-        const bool v8466 = v7296 || v8465;
-        const bool v8467 = v8459 && v8466;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8469 = v8449 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8470 = v8467 ? v8469 : __uint_as_float(0xff800000u);
-        v7184.x[37] = v8470;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8471 = static_cast<unsigned int>(v7184.col(38, iron_linear_thread() & 31u));
-        const unsigned int v8472 = static_cast<unsigned int>(v7184.row(38, iron_linear_thread() & 31u));
-        const float v8473 = v7184.x[38];
-        const unsigned int v8474 = v41 + v8472;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8475 = v7178 + v8471;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8476 = v8475 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8479 = v8474 + v35;
-        const unsigned int v8480 = v8475 + v20;
-        const bool v8481 = v8480 <= v8479;
-        const bool v8482 = v442 || v8481;
-        const bool v8483 = v8476 && v8482;
-        const unsigned int v8486 = v8475 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8487 = v8486 + v20;
-        const bool v8489 = v8479 < v8487;
-        const bool v8490 = v7296 || v8489;
-        const bool v8491 = v8483 && v8490;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8493 = v8473 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8494 = v8491 ? v8493 : __uint_as_float(0xff800000u);
-        v7184.x[38] = v8494;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8495 = static_cast<unsigned int>(v7184.col(39, iron_linear_thread() & 31u));
-        const unsigned int v8496 = static_cast<unsigned int>(v7184.row(39, iron_linear_thread() & 31u));
-        const float v8497 = v7184.x[39];
-        const unsigned int v8498 = v41 + v8496;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8499 = v7178 + v8495;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8500 = v8499 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8503 = v8498 + v35;
-        const unsigned int v8504 = v8499 + v20;
-        const bool v8505 = v8504 <= v8503;
-        const bool v8506 = v442 || v8505;
-        const bool v8507 = v8500 && v8506;
-        const unsigned int v8510 = v8499 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8511 = v8510 + v20;
-        const bool v8513 = v8503 < v8511;
-        const bool v8514 = v7296 || v8513;
-        const bool v8515 = v8507 && v8514;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8517 = v8497 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8518 = v8515 ? v8517 : __uint_as_float(0xff800000u);
-        v7184.x[39] = v8518;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8519 = static_cast<unsigned int>(v7184.col(40, iron_linear_thread() & 31u));
-        const unsigned int v8520 = static_cast<unsigned int>(v7184.row(40, iron_linear_thread() & 31u));
-        const float v8521 = v7184.x[40];
-        const unsigned int v8522 = v41 + v8520;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8523 = v7178 + v8519;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8524 = v8523 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8527 = v8522 + v35;
-        const unsigned int v8528 = v8523 + v20;
-        const bool v8529 = v8528 <= v8527;
-        const bool v8530 = v442 || v8529;
-        const bool v8531 = v8524 && v8530;
-        const unsigned int v8534 = v8523 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8535 = v8534 + v20;
-        const bool v8537 = v8527 < v8535;
-        const bool v8538 = v7296 || v8537;
-        const bool v8539 = v8531 && v8538;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8541 = v8521 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8542 = v8539 ? v8541 : __uint_as_float(0xff800000u);
-        v7184.x[40] = v8542;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8543 = static_cast<unsigned int>(v7184.col(41, iron_linear_thread() & 31u));
-        const unsigned int v8544 = static_cast<unsigned int>(v7184.row(41, iron_linear_thread() & 31u));
-        const float v8545 = v7184.x[41];
-        const unsigned int v8546 = v41 + v8544;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8547 = v7178 + v8543;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8548 = v8547 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8551 = v8546 + v35;
-        const unsigned int v8552 = v8547 + v20;
-        const bool v8553 = v8552 <= v8551;
-        const bool v8554 = v442 || v8553;
-        const bool v8555 = v8548 && v8554;
-        const unsigned int v8558 = v8547 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8559 = v8558 + v20;
-        const bool v8561 = v8551 < v8559;
-        const bool v8562 = v7296 || v8561;
-        const bool v8563 = v8555 && v8562;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8565 = v8545 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8566 = v8563 ? v8565 : __uint_as_float(0xff800000u);
-        v7184.x[41] = v8566;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8567 = static_cast<unsigned int>(v7184.col(42, iron_linear_thread() & 31u));
-        const unsigned int v8568 = static_cast<unsigned int>(v7184.row(42, iron_linear_thread() & 31u));
-        const float v8569 = v7184.x[42];
-        const unsigned int v8570 = v41 + v8568;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8571 = v7178 + v8567;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8572 = v8571 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8575 = v8570 + v35;
-        const unsigned int v8576 = v8571 + v20;
-        const bool v8577 = v8576 <= v8575;
-        const bool v8578 = v442 || v8577;
-        const bool v8579 = v8572 && v8578;
-        const unsigned int v8582 = v8571 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8583 = v8582 + v20;
-        const bool v8585 = v8575 < v8583;
-        const bool v8586 = v7296 || v8585;
-        const bool v8587 = v8579 && v8586;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8589 = v8569 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8590 = v8587 ? v8589 : __uint_as_float(0xff800000u);
-        v7184.x[42] = v8590;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8591 = static_cast<unsigned int>(v7184.col(43, iron_linear_thread() & 31u));
-        const unsigned int v8592 = static_cast<unsigned int>(v7184.row(43, iron_linear_thread() & 31u));
-        const float v8593 = v7184.x[43];
-        const unsigned int v8594 = v41 + v8592;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8595 = v7178 + v8591;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8596 = v8595 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8599 = v8594 + v35;
-        const unsigned int v8600 = v8595 + v20;
-        const bool v8601 = v8600 <= v8599;
-        const bool v8602 = v442 || v8601;
-        const bool v8603 = v8596 && v8602;
-        const unsigned int v8606 = v8595 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8607 = v8606 + v20;
-        const bool v8609 = v8599 < v8607;
-        const bool v8610 = v7296 || v8609;
-        const bool v8611 = v8603 && v8610;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8613 = v8593 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8614 = v8611 ? v8613 : __uint_as_float(0xff800000u);
-        v7184.x[43] = v8614;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8615 = static_cast<unsigned int>(v7184.col(44, iron_linear_thread() & 31u));
-        const unsigned int v8616 = static_cast<unsigned int>(v7184.row(44, iron_linear_thread() & 31u));
-        const float v8617 = v7184.x[44];
-        const unsigned int v8618 = v41 + v8616;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8619 = v7178 + v8615;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8620 = v8619 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8623 = v8618 + v35;
-        const unsigned int v8624 = v8619 + v20;
-        const bool v8625 = v8624 <= v8623;
-        const bool v8626 = v442 || v8625;
-        const bool v8627 = v8620 && v8626;
-        const unsigned int v8630 = v8619 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8631 = v8630 + v20;
-        const bool v8633 = v8623 < v8631;
-        const bool v8634 = v7296 || v8633;
-        const bool v8635 = v8627 && v8634;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8637 = v8617 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8638 = v8635 ? v8637 : __uint_as_float(0xff800000u);
-        v7184.x[44] = v8638;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8639 = static_cast<unsigned int>(v7184.col(45, iron_linear_thread() & 31u));
-        const unsigned int v8640 = static_cast<unsigned int>(v7184.row(45, iron_linear_thread() & 31u));
-        const float v8641 = v7184.x[45];
-        const unsigned int v8642 = v41 + v8640;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8643 = v7178 + v8639;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8644 = v8643 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8647 = v8642 + v35;
-        const unsigned int v8648 = v8643 + v20;
-        const bool v8649 = v8648 <= v8647;
-        const bool v8650 = v442 || v8649;
-        const bool v8651 = v8644 && v8650;
-        const unsigned int v8654 = v8643 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8655 = v8654 + v20;
-        const bool v8657 = v8647 < v8655;
-        const bool v8658 = v7296 || v8657;
-        const bool v8659 = v8651 && v8658;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8661 = v8641 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8662 = v8659 ? v8661 : __uint_as_float(0xff800000u);
-        v7184.x[45] = v8662;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8663 = static_cast<unsigned int>(v7184.col(46, iron_linear_thread() & 31u));
-        const unsigned int v8664 = static_cast<unsigned int>(v7184.row(46, iron_linear_thread() & 31u));
-        const float v8665 = v7184.x[46];
-        const unsigned int v8666 = v41 + v8664;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8667 = v7178 + v8663;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8668 = v8667 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8671 = v8666 + v35;
-        const unsigned int v8672 = v8667 + v20;
-        const bool v8673 = v8672 <= v8671;
-        const bool v8674 = v442 || v8673;
-        const bool v8675 = v8668 && v8674;
-        const unsigned int v8678 = v8667 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8679 = v8678 + v20;
-        const bool v8681 = v8671 < v8679;
-        const bool v8682 = v7296 || v8681;
-        const bool v8683 = v8675 && v8682;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8685 = v8665 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8686 = v8683 ? v8685 : __uint_as_float(0xff800000u);
-        v7184.x[46] = v8686;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8687 = static_cast<unsigned int>(v7184.col(47, iron_linear_thread() & 31u));
-        const unsigned int v8688 = static_cast<unsigned int>(v7184.row(47, iron_linear_thread() & 31u));
-        const float v8689 = v7184.x[47];
-        const unsigned int v8690 = v41 + v8688;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8691 = v7178 + v8687;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8692 = v8691 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8695 = v8690 + v35;
-        const unsigned int v8696 = v8691 + v20;
-        const bool v8697 = v8696 <= v8695;
-        const bool v8698 = v442 || v8697;
-        const bool v8699 = v8692 && v8698;
-        const unsigned int v8702 = v8691 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8703 = v8702 + v20;
-        const bool v8705 = v8695 < v8703;
-        const bool v8706 = v7296 || v8705;
-        const bool v8707 = v8699 && v8706;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8709 = v8689 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8710 = v8707 ? v8709 : __uint_as_float(0xff800000u);
-        v7184.x[47] = v8710;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8711 = static_cast<unsigned int>(v7184.col(48, iron_linear_thread() & 31u));
-        const unsigned int v8712 = static_cast<unsigned int>(v7184.row(48, iron_linear_thread() & 31u));
-        const float v8713 = v7184.x[48];
-        const unsigned int v8714 = v41 + v8712;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8715 = v7178 + v8711;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8716 = v8715 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8719 = v8714 + v35;
-        const unsigned int v8720 = v8715 + v20;
-        const bool v8721 = v8720 <= v8719;
-        const bool v8722 = v442 || v8721;
-        const bool v8723 = v8716 && v8722;
-        const unsigned int v8726 = v8715 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8727 = v8726 + v20;
-        const bool v8729 = v8719 < v8727;
-        const bool v8730 = v7296 || v8729;
-        const bool v8731 = v8723 && v8730;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8733 = v8713 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8734 = v8731 ? v8733 : __uint_as_float(0xff800000u);
-        v7184.x[48] = v8734;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8735 = static_cast<unsigned int>(v7184.col(49, iron_linear_thread() & 31u));
-        const unsigned int v8736 = static_cast<unsigned int>(v7184.row(49, iron_linear_thread() & 31u));
-        const float v8737 = v7184.x[49];
-        const unsigned int v8738 = v41 + v8736;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8739 = v7178 + v8735;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8740 = v8739 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8743 = v8738 + v35;
-        const unsigned int v8744 = v8739 + v20;
-        const bool v8745 = v8744 <= v8743;
-        const bool v8746 = v442 || v8745;
-        const bool v8747 = v8740 && v8746;
-        const unsigned int v8750 = v8739 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8751 = v8750 + v20;
-        const bool v8753 = v8743 < v8751;
-        const bool v8754 = v7296 || v8753;
-        const bool v8755 = v8747 && v8754;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8757 = v8737 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8758 = v8755 ? v8757 : __uint_as_float(0xff800000u);
-        v7184.x[49] = v8758;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8759 = static_cast<unsigned int>(v7184.col(50, iron_linear_thread() & 31u));
-        const unsigned int v8760 = static_cast<unsigned int>(v7184.row(50, iron_linear_thread() & 31u));
-        const float v8761 = v7184.x[50];
-        const unsigned int v8762 = v41 + v8760;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8763 = v7178 + v8759;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8764 = v8763 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8767 = v8762 + v35;
-        const unsigned int v8768 = v8763 + v20;
-        const bool v8769 = v8768 <= v8767;
-        const bool v8770 = v442 || v8769;
-        const bool v8771 = v8764 && v8770;
-        const unsigned int v8774 = v8763 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8775 = v8774 + v20;
-        const bool v8777 = v8767 < v8775;
-        const bool v8778 = v7296 || v8777;
-        const bool v8779 = v8771 && v8778;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8781 = v8761 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8782 = v8779 ? v8781 : __uint_as_float(0xff800000u);
-        v7184.x[50] = v8782;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8783 = static_cast<unsigned int>(v7184.col(51, iron_linear_thread() & 31u));
-        const unsigned int v8784 = static_cast<unsigned int>(v7184.row(51, iron_linear_thread() & 31u));
-        const float v8785 = v7184.x[51];
-        const unsigned int v8786 = v41 + v8784;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8787 = v7178 + v8783;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8788 = v8787 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8791 = v8786 + v35;
-        const unsigned int v8792 = v8787 + v20;
-        const bool v8793 = v8792 <= v8791;
-        const bool v8794 = v442 || v8793;
-        const bool v8795 = v8788 && v8794;
-        const unsigned int v8798 = v8787 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8799 = v8798 + v20;
-        const bool v8801 = v8791 < v8799;
-        const bool v8802 = v7296 || v8801;
-        const bool v8803 = v8795 && v8802;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8805 = v8785 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8806 = v8803 ? v8805 : __uint_as_float(0xff800000u);
-        v7184.x[51] = v8806;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8807 = static_cast<unsigned int>(v7184.col(52, iron_linear_thread() & 31u));
-        const unsigned int v8808 = static_cast<unsigned int>(v7184.row(52, iron_linear_thread() & 31u));
-        const float v8809 = v7184.x[52];
-        const unsigned int v8810 = v41 + v8808;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8811 = v7178 + v8807;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8812 = v8811 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8815 = v8810 + v35;
-        const unsigned int v8816 = v8811 + v20;
-        const bool v8817 = v8816 <= v8815;
-        const bool v8818 = v442 || v8817;
-        const bool v8819 = v8812 && v8818;
-        const unsigned int v8822 = v8811 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8823 = v8822 + v20;
-        const bool v8825 = v8815 < v8823;
-        const bool v8826 = v7296 || v8825;
-        const bool v8827 = v8819 && v8826;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8829 = v8809 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8830 = v8827 ? v8829 : __uint_as_float(0xff800000u);
-        v7184.x[52] = v8830;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8831 = static_cast<unsigned int>(v7184.col(53, iron_linear_thread() & 31u));
-        const unsigned int v8832 = static_cast<unsigned int>(v7184.row(53, iron_linear_thread() & 31u));
-        const float v8833 = v7184.x[53];
-        const unsigned int v8834 = v41 + v8832;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8835 = v7178 + v8831;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8836 = v8835 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8839 = v8834 + v35;
-        const unsigned int v8840 = v8835 + v20;
-        const bool v8841 = v8840 <= v8839;
-        const bool v8842 = v442 || v8841;
-        const bool v8843 = v8836 && v8842;
-        const unsigned int v8846 = v8835 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8847 = v8846 + v20;
-        const bool v8849 = v8839 < v8847;
-        const bool v8850 = v7296 || v8849;
-        const bool v8851 = v8843 && v8850;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8853 = v8833 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8854 = v8851 ? v8853 : __uint_as_float(0xff800000u);
-        v7184.x[53] = v8854;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8855 = static_cast<unsigned int>(v7184.col(54, iron_linear_thread() & 31u));
-        const unsigned int v8856 = static_cast<unsigned int>(v7184.row(54, iron_linear_thread() & 31u));
-        const float v8857 = v7184.x[54];
-        const unsigned int v8858 = v41 + v8856;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8859 = v7178 + v8855;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8860 = v8859 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8863 = v8858 + v35;
-        const unsigned int v8864 = v8859 + v20;
-        const bool v8865 = v8864 <= v8863;
-        const bool v8866 = v442 || v8865;
-        const bool v8867 = v8860 && v8866;
-        const unsigned int v8870 = v8859 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8871 = v8870 + v20;
-        const bool v8873 = v8863 < v8871;
-        const bool v8874 = v7296 || v8873;
-        const bool v8875 = v8867 && v8874;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8877 = v8857 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8878 = v8875 ? v8877 : __uint_as_float(0xff800000u);
-        v7184.x[54] = v8878;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8879 = static_cast<unsigned int>(v7184.col(55, iron_linear_thread() & 31u));
-        const unsigned int v8880 = static_cast<unsigned int>(v7184.row(55, iron_linear_thread() & 31u));
-        const float v8881 = v7184.x[55];
-        const unsigned int v8882 = v41 + v8880;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8883 = v7178 + v8879;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8884 = v8883 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8887 = v8882 + v35;
-        const unsigned int v8888 = v8883 + v20;
-        const bool v8889 = v8888 <= v8887;
-        const bool v8890 = v442 || v8889;
-        const bool v8891 = v8884 && v8890;
-        const unsigned int v8894 = v8883 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8895 = v8894 + v20;
-        const bool v8897 = v8887 < v8895;
-        const bool v8898 = v7296 || v8897;
-        const bool v8899 = v8891 && v8898;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8901 = v8881 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8902 = v8899 ? v8901 : __uint_as_float(0xff800000u);
-        v7184.x[55] = v8902;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8903 = static_cast<unsigned int>(v7184.col(56, iron_linear_thread() & 31u));
-        const unsigned int v8904 = static_cast<unsigned int>(v7184.row(56, iron_linear_thread() & 31u));
-        const float v8905 = v7184.x[56];
-        const unsigned int v8906 = v41 + v8904;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8907 = v7178 + v8903;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8908 = v8907 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8911 = v8906 + v35;
-        const unsigned int v8912 = v8907 + v20;
-        const bool v8913 = v8912 <= v8911;
-        const bool v8914 = v442 || v8913;
-        const bool v8915 = v8908 && v8914;
-        const unsigned int v8918 = v8907 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8919 = v8918 + v20;
-        const bool v8921 = v8911 < v8919;
-        const bool v8922 = v7296 || v8921;
-        const bool v8923 = v8915 && v8922;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8925 = v8905 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8926 = v8923 ? v8925 : __uint_as_float(0xff800000u);
-        v7184.x[56] = v8926;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8927 = static_cast<unsigned int>(v7184.col(57, iron_linear_thread() & 31u));
-        const unsigned int v8928 = static_cast<unsigned int>(v7184.row(57, iron_linear_thread() & 31u));
-        const float v8929 = v7184.x[57];
-        const unsigned int v8930 = v41 + v8928;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8931 = v7178 + v8927;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8932 = v8931 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8935 = v8930 + v35;
-        const unsigned int v8936 = v8931 + v20;
-        const bool v8937 = v8936 <= v8935;
-        const bool v8938 = v442 || v8937;
-        const bool v8939 = v8932 && v8938;
-        const unsigned int v8942 = v8931 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8943 = v8942 + v20;
-        const bool v8945 = v8935 < v8943;
-        const bool v8946 = v7296 || v8945;
-        const bool v8947 = v8939 && v8946;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8949 = v8929 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8950 = v8947 ? v8949 : __uint_as_float(0xff800000u);
-        v7184.x[57] = v8950;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8951 = static_cast<unsigned int>(v7184.col(58, iron_linear_thread() & 31u));
-        const unsigned int v8952 = static_cast<unsigned int>(v7184.row(58, iron_linear_thread() & 31u));
-        const float v8953 = v7184.x[58];
-        const unsigned int v8954 = v41 + v8952;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8955 = v7178 + v8951;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8956 = v8955 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8959 = v8954 + v35;
-        const unsigned int v8960 = v8955 + v20;
-        const bool v8961 = v8960 <= v8959;
-        const bool v8962 = v442 || v8961;
-        const bool v8963 = v8956 && v8962;
-        const unsigned int v8966 = v8955 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8967 = v8966 + v20;
-        const bool v8969 = v8959 < v8967;
-        const bool v8970 = v7296 || v8969;
-        const bool v8971 = v8963 && v8970;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8973 = v8953 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8974 = v8971 ? v8973 : __uint_as_float(0xff800000u);
-        v7184.x[58] = v8974;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8975 = static_cast<unsigned int>(v7184.col(59, iron_linear_thread() & 31u));
-        const unsigned int v8976 = static_cast<unsigned int>(v7184.row(59, iron_linear_thread() & 31u));
-        const float v8977 = v7184.x[59];
-        const unsigned int v8978 = v41 + v8976;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8979 = v7178 + v8975;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8980 = v8979 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8983 = v8978 + v35;
-        const unsigned int v8984 = v8979 + v20;
-        const bool v8985 = v8984 <= v8983;
-        const bool v8986 = v442 || v8985;
-        const bool v8987 = v8980 && v8986;
-        const unsigned int v8990 = v8979 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8991 = v8990 + v20;
-        const bool v8993 = v8983 < v8991;
-        const bool v8994 = v7296 || v8993;
-        const bool v8995 = v8987 && v8994;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8997 = v8977 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8998 = v8995 ? v8997 : __uint_as_float(0xff800000u);
-        v7184.x[59] = v8998;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8999 = static_cast<unsigned int>(v7184.col(60, iron_linear_thread() & 31u));
-        const unsigned int v9000 = static_cast<unsigned int>(v7184.row(60, iron_linear_thread() & 31u));
-        const float v9001 = v7184.x[60];
-        const unsigned int v9002 = v41 + v9000;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9003 = v7178 + v8999;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9004 = v9003 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9007 = v9002 + v35;
-        const unsigned int v9008 = v9003 + v20;
-        const bool v9009 = v9008 <= v9007;
-        const bool v9010 = v442 || v9009;
-        const bool v9011 = v9004 && v9010;
-        const unsigned int v9014 = v9003 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9015 = v9014 + v20;
-        const bool v9017 = v9007 < v9015;
-        const bool v9018 = v7296 || v9017;
-        const bool v9019 = v9011 && v9018;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9021 = v9001 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9022 = v9019 ? v9021 : __uint_as_float(0xff800000u);
-        v7184.x[60] = v9022;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9023 = static_cast<unsigned int>(v7184.col(61, iron_linear_thread() & 31u));
-        const unsigned int v9024 = static_cast<unsigned int>(v7184.row(61, iron_linear_thread() & 31u));
-        const float v9025 = v7184.x[61];
-        const unsigned int v9026 = v41 + v9024;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9027 = v7178 + v9023;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9028 = v9027 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9031 = v9026 + v35;
-        const unsigned int v9032 = v9027 + v20;
-        const bool v9033 = v9032 <= v9031;
-        const bool v9034 = v442 || v9033;
-        const bool v9035 = v9028 && v9034;
-        const unsigned int v9038 = v9027 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9039 = v9038 + v20;
-        const bool v9041 = v9031 < v9039;
-        const bool v9042 = v7296 || v9041;
-        const bool v9043 = v9035 && v9042;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9045 = v9025 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9046 = v9043 ? v9045 : __uint_as_float(0xff800000u);
-        v7184.x[61] = v9046;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9047 = static_cast<unsigned int>(v7184.col(62, iron_linear_thread() & 31u));
-        const unsigned int v9048 = static_cast<unsigned int>(v7184.row(62, iron_linear_thread() & 31u));
-        const float v9049 = v7184.x[62];
-        const unsigned int v9050 = v41 + v9048;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9051 = v7178 + v9047;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9052 = v9051 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9055 = v9050 + v35;
-        const unsigned int v9056 = v9051 + v20;
-        const bool v9057 = v9056 <= v9055;
-        const bool v9058 = v442 || v9057;
-        const bool v9059 = v9052 && v9058;
-        const unsigned int v9062 = v9051 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9063 = v9062 + v20;
-        const bool v9065 = v9055 < v9063;
-        const bool v9066 = v7296 || v9065;
-        const bool v9067 = v9059 && v9066;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9069 = v9049 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9070 = v9067 ? v9069 : __uint_as_float(0xff800000u);
-        v7184.x[62] = v9070;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9071 = static_cast<unsigned int>(v7184.col(63, iron_linear_thread() & 31u));
-        const unsigned int v9072 = static_cast<unsigned int>(v7184.row(63, iron_linear_thread() & 31u));
-        const float v9073 = v7184.x[63];
-        const unsigned int v9074 = v41 + v9072;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9075 = v7178 + v9071;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9076 = v9075 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9079 = v9074 + v35;
-        const unsigned int v9080 = v9075 + v20;
-        const bool v9081 = v9080 <= v9079;
-        const bool v9082 = v442 || v9081;
-        const bool v9083 = v9076 && v9082;
-        const unsigned int v9086 = v9075 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9087 = v9086 + v20;
-        const bool v9089 = v9079 < v9087;
-        const bool v9090 = v7296 || v9089;
-        const bool v9091 = v9083 && v9090;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9093 = v9073 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9094 = v9091 ? v9093 : __uint_as_float(0xff800000u);
-        v7184.x[63] = v9094;  // kernels/sdpa/flash_tile.hpp:171
-      }
-      iron_frag<float, 2, 32, 8> v9096;  // kernels/sdpa/flash_tile.hpp:180
-      iron_frag_fill(v9096, 0.0f);
-      iron_frag_row_reduce<false>(v9096, v7184);
-      iron_frag<float, 2, 32, 8> v9098;  // kernels/sdpa/flash_tile.hpp:181
-      iron_frag_fill(v9098, 0.0f);
-      const float v9102 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9103 = v9096.x[0];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9104 = fmaxf(v9102, v9103);
-      const bool v9107 = v9104 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9108 = v9107 ? 0.0f : v9104;
-      const float v9109 = v9102 - v9108;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9110 = iron_exp2_approx(v9109);
-      v9098.x[0] = v9110;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9114 = v463.x[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9115 = v9096.x[1];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9116 = fmaxf(v9114, v9115);
-      const bool v9119 = v9116 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9120 = v9119 ? 0.0f : v9116;
-      const float v9121 = v9114 - v9120;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9122 = iron_exp2_approx(v9121);
-      v9098.x[1] = v9122;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9126 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9127 = v9096.x[2];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9128 = fmaxf(v9126, v9127);
-      const bool v9131 = v9128 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9132 = v9131 ? 0.0f : v9128;
-      const float v9133 = v9126 - v9132;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9134 = iron_exp2_approx(v9133);
-      v9098.x[2] = v9134;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9138 = v463.x[3];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9139 = v9096.x[3];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9140 = fmaxf(v9138, v9139);
-      const bool v9143 = v9140 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9144 = v9143 ? 0.0f : v9140;
-      const float v9145 = v9138 - v9144;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9146 = iron_exp2_approx(v9145);
-      v9098.x[3] = v9146;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9150 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9151 = v9096.x[4];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9152 = fmaxf(v9150, v9151);
-      const bool v9155 = v9152 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9156 = v9155 ? 0.0f : v9152;
-      const float v9157 = v9150 - v9156;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9158 = iron_exp2_approx(v9157);
-      v9098.x[4] = v9158;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9162 = v463.x[5];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9163 = v9096.x[5];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9164 = fmaxf(v9162, v9163);
-      const bool v9167 = v9164 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9168 = v9167 ? 0.0f : v9164;
-      const float v9169 = v9162 - v9168;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9170 = iron_exp2_approx(v9169);
-      v9098.x[5] = v9170;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9174 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9175 = v9096.x[6];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9176 = fmaxf(v9174, v9175);
-      const bool v9179 = v9176 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9180 = v9179 ? 0.0f : v9176;
-      const float v9181 = v9174 - v9180;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9182 = iron_exp2_approx(v9181);
-      v9098.x[6] = v9182;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9186 = v463.x[7];  // kernels/sdpa/flash_tile.hpp:183
-      const float v9187 = v9096.x[7];  // kernels/sdpa/flash_tile.hpp:184
-      const float v9188 = fmaxf(v9186, v9187);
-      const bool v9191 = v9188 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9192 = v9191 ? 0.0f : v9188;
-      const float v9193 = v9186 - v9192;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9194 = iron_exp2_approx(v9193);
-      v9098.x[7] = v9194;  // kernels/sdpa/flash_tile.hpp:182
-      const float v9197 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v9198 = v9096.x[0];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9199 = fmaxf(v9197, v9198);
-      v463.x[0] = v9199;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9202 = v463.x[1];
-      const float v9203 = v9096.x[1];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9204 = fmaxf(v9202, v9203);
-      v463.x[1] = v9204;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9207 = v463.x[2];
-      const float v9208 = v9096.x[2];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9209 = fmaxf(v9207, v9208);
-      v463.x[2] = v9209;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9212 = v463.x[3];
-      const float v9213 = v9096.x[3];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9214 = fmaxf(v9212, v9213);
-      v463.x[3] = v9214;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9217 = v463.x[4];
-      const float v9218 = v9096.x[4];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9219 = fmaxf(v9217, v9218);
-      v463.x[4] = v9219;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9222 = v463.x[5];
-      const float v9223 = v9096.x[5];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9224 = fmaxf(v9222, v9223);
-      v463.x[5] = v9224;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9227 = v463.x[6];
-      const float v9228 = v9096.x[6];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9229 = fmaxf(v9227, v9228);
-      v463.x[6] = v9229;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9232 = v463.x[7];
-      const float v9233 = v9096.x[7];  // kernels/sdpa/flash_tile.hpp:187
-      const float v9234 = fmaxf(v9232, v9233);
-      v463.x[7] = v9234;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9237 = v7184.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v9238 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9241 = v9238 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9242 = v9241 ? 0.0f : v9238;
-      const float v9243 = v9237 - v9242;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9244 = iron_exp2_approx(v9243);
-      v7184.x[0] = v9244;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9247 = v7184.x[1];
-      const float v9248 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9251 = v9248 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9252 = v9251 ? 0.0f : v9248;
-      const float v9253 = v9247 - v9252;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9254 = iron_exp2_approx(v9253);
-      v7184.x[1] = v9254;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9257 = v7184.x[2];
-      const float v9258 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9261 = v9258 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9262 = v9261 ? 0.0f : v9258;
-      const float v9263 = v9257 - v9262;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9264 = iron_exp2_approx(v9263);
-      v7184.x[2] = v9264;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9267 = v7184.x[3];
-      const float v9268 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9271 = v9268 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9272 = v9271 ? 0.0f : v9268;
-      const float v9273 = v9267 - v9272;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9274 = iron_exp2_approx(v9273);
-      v7184.x[3] = v9274;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9277 = v7184.x[4];
-      const float v9278 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9281 = v9278 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9282 = v9281 ? 0.0f : v9278;
-      const float v9283 = v9277 - v9282;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9284 = iron_exp2_approx(v9283);
-      v7184.x[4] = v9284;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9287 = v7184.x[5];
-      const float v9288 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9291 = v9288 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9292 = v9291 ? 0.0f : v9288;
-      const float v9293 = v9287 - v9292;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9294 = iron_exp2_approx(v9293);
-      v7184.x[5] = v9294;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9297 = v7184.x[6];
-      const float v9298 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9301 = v9298 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9302 = v9301 ? 0.0f : v9298;
-      const float v9303 = v9297 - v9302;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9304 = iron_exp2_approx(v9303);
-      v7184.x[6] = v9304;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9307 = v7184.x[7];
-      const float v9308 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9311 = v9308 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9312 = v9311 ? 0.0f : v9308;
-      const float v9313 = v9307 - v9312;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9314 = iron_exp2_approx(v9313);
-      v7184.x[7] = v9314;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9317 = v7184.x[8];
-      const float v9318 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9321 = v9318 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9322 = v9321 ? 0.0f : v9318;
-      const float v9323 = v9317 - v9322;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9324 = iron_exp2_approx(v9323);
-      v7184.x[8] = v9324;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9327 = v7184.x[9];
-      const float v9328 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9331 = v9328 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9332 = v9331 ? 0.0f : v9328;
-      const float v9333 = v9327 - v9332;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9334 = iron_exp2_approx(v9333);
-      v7184.x[9] = v9334;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9337 = v7184.x[10];
-      const float v9338 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9341 = v9338 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9342 = v9341 ? 0.0f : v9338;
-      const float v9343 = v9337 - v9342;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9344 = iron_exp2_approx(v9343);
-      v7184.x[10] = v9344;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9347 = v7184.x[11];
-      const float v9348 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9351 = v9348 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9352 = v9351 ? 0.0f : v9348;
-      const float v9353 = v9347 - v9352;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9354 = iron_exp2_approx(v9353);
-      v7184.x[11] = v9354;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9357 = v7184.x[12];
-      const float v9358 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9361 = v9358 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9362 = v9361 ? 0.0f : v9358;
-      const float v9363 = v9357 - v9362;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9364 = iron_exp2_approx(v9363);
-      v7184.x[12] = v9364;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9367 = v7184.x[13];
-      const float v9368 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9371 = v9368 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9372 = v9371 ? 0.0f : v9368;
-      const float v9373 = v9367 - v9372;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9374 = iron_exp2_approx(v9373);
-      v7184.x[13] = v9374;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9377 = v7184.x[14];
-      const float v9378 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9381 = v9378 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9382 = v9381 ? 0.0f : v9378;
-      const float v9383 = v9377 - v9382;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9384 = iron_exp2_approx(v9383);
-      v7184.x[14] = v9384;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9387 = v7184.x[15];
-      const float v9388 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9391 = v9388 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9392 = v9391 ? 0.0f : v9388;
-      const float v9393 = v9387 - v9392;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9394 = iron_exp2_approx(v9393);
-      v7184.x[15] = v9394;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9397 = v7184.x[16];
-      const float v9398 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9401 = v9398 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9402 = v9401 ? 0.0f : v9398;
-      const float v9403 = v9397 - v9402;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9404 = iron_exp2_approx(v9403);
-      v7184.x[16] = v9404;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9407 = v7184.x[17];
-      const float v9408 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9411 = v9408 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9412 = v9411 ? 0.0f : v9408;
-      const float v9413 = v9407 - v9412;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9414 = iron_exp2_approx(v9413);
-      v7184.x[17] = v9414;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9417 = v7184.x[18];
-      const float v9418 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9421 = v9418 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9422 = v9421 ? 0.0f : v9418;
-      const float v9423 = v9417 - v9422;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9424 = iron_exp2_approx(v9423);
-      v7184.x[18] = v9424;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9427 = v7184.x[19];
-      const float v9428 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9431 = v9428 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9432 = v9431 ? 0.0f : v9428;
-      const float v9433 = v9427 - v9432;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9434 = iron_exp2_approx(v9433);
-      v7184.x[19] = v9434;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9437 = v7184.x[20];
-      const float v9438 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9441 = v9438 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9442 = v9441 ? 0.0f : v9438;
-      const float v9443 = v9437 - v9442;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9444 = iron_exp2_approx(v9443);
-      v7184.x[20] = v9444;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9447 = v7184.x[21];
-      const float v9448 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9451 = v9448 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9452 = v9451 ? 0.0f : v9448;
-      const float v9453 = v9447 - v9452;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9454 = iron_exp2_approx(v9453);
-      v7184.x[21] = v9454;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9457 = v7184.x[22];
-      const float v9458 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9461 = v9458 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9462 = v9461 ? 0.0f : v9458;
-      const float v9463 = v9457 - v9462;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9464 = iron_exp2_approx(v9463);
-      v7184.x[22] = v9464;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9467 = v7184.x[23];
-      const float v9468 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9471 = v9468 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9472 = v9471 ? 0.0f : v9468;
-      const float v9473 = v9467 - v9472;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9474 = iron_exp2_approx(v9473);
-      v7184.x[23] = v9474;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9477 = v7184.x[24];
-      const float v9478 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9481 = v9478 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9482 = v9481 ? 0.0f : v9478;
-      const float v9483 = v9477 - v9482;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9484 = iron_exp2_approx(v9483);
-      v7184.x[24] = v9484;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9487 = v7184.x[25];
-      const float v9488 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9491 = v9488 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9492 = v9491 ? 0.0f : v9488;
-      const float v9493 = v9487 - v9492;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9494 = iron_exp2_approx(v9493);
-      v7184.x[25] = v9494;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9497 = v7184.x[26];
-      const float v9498 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9501 = v9498 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9502 = v9501 ? 0.0f : v9498;
-      const float v9503 = v9497 - v9502;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9504 = iron_exp2_approx(v9503);
-      v7184.x[26] = v9504;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9507 = v7184.x[27];
-      const float v9508 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9511 = v9508 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9512 = v9511 ? 0.0f : v9508;
-      const float v9513 = v9507 - v9512;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9514 = iron_exp2_approx(v9513);
-      v7184.x[27] = v9514;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9517 = v7184.x[28];
-      const float v9518 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9521 = v9518 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9522 = v9521 ? 0.0f : v9518;
-      const float v9523 = v9517 - v9522;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9524 = iron_exp2_approx(v9523);
-      v7184.x[28] = v9524;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9527 = v7184.x[29];
-      const float v9528 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9531 = v9528 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9532 = v9531 ? 0.0f : v9528;
-      const float v9533 = v9527 - v9532;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9534 = iron_exp2_approx(v9533);
-      v7184.x[29] = v9534;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9537 = v7184.x[30];
-      const float v9538 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9541 = v9538 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9542 = v9541 ? 0.0f : v9538;
-      const float v9543 = v9537 - v9542;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9544 = iron_exp2_approx(v9543);
-      v7184.x[30] = v9544;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9547 = v7184.x[31];
-      const float v9548 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9551 = v9548 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9552 = v9551 ? 0.0f : v9548;
-      const float v9553 = v9547 - v9552;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9554 = iron_exp2_approx(v9553);
-      v7184.x[31] = v9554;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9557 = v7184.x[32];
-      const float v9558 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9561 = v9558 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9562 = v9561 ? 0.0f : v9558;
-      const float v9563 = v9557 - v9562;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9564 = iron_exp2_approx(v9563);
-      v7184.x[32] = v9564;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9567 = v7184.x[33];
-      const float v9568 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9571 = v9568 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9572 = v9571 ? 0.0f : v9568;
-      const float v9573 = v9567 - v9572;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9574 = iron_exp2_approx(v9573);
-      v7184.x[33] = v9574;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9577 = v7184.x[34];
-      const float v9578 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9581 = v9578 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9582 = v9581 ? 0.0f : v9578;
-      const float v9583 = v9577 - v9582;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9584 = iron_exp2_approx(v9583);
-      v7184.x[34] = v9584;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9587 = v7184.x[35];
-      const float v9588 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9591 = v9588 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9592 = v9591 ? 0.0f : v9588;
-      const float v9593 = v9587 - v9592;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9594 = iron_exp2_approx(v9593);
-      v7184.x[35] = v9594;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9597 = v7184.x[36];
-      const float v9598 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9601 = v9598 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9602 = v9601 ? 0.0f : v9598;
-      const float v9603 = v9597 - v9602;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9604 = iron_exp2_approx(v9603);
-      v7184.x[36] = v9604;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9607 = v7184.x[37];
-      const float v9608 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9611 = v9608 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9612 = v9611 ? 0.0f : v9608;
-      const float v9613 = v9607 - v9612;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9614 = iron_exp2_approx(v9613);
-      v7184.x[37] = v9614;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9617 = v7184.x[38];
-      const float v9618 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9621 = v9618 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9622 = v9621 ? 0.0f : v9618;
-      const float v9623 = v9617 - v9622;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9624 = iron_exp2_approx(v9623);
-      v7184.x[38] = v9624;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9627 = v7184.x[39];
-      const float v9628 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9631 = v9628 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9632 = v9631 ? 0.0f : v9628;
-      const float v9633 = v9627 - v9632;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9634 = iron_exp2_approx(v9633);
-      v7184.x[39] = v9634;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9637 = v7184.x[40];
-      const float v9638 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9641 = v9638 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9642 = v9641 ? 0.0f : v9638;
-      const float v9643 = v9637 - v9642;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9644 = iron_exp2_approx(v9643);
-      v7184.x[40] = v9644;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9647 = v7184.x[41];
-      const float v9648 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9651 = v9648 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9652 = v9651 ? 0.0f : v9648;
-      const float v9653 = v9647 - v9652;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9654 = iron_exp2_approx(v9653);
-      v7184.x[41] = v9654;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9657 = v7184.x[42];
-      const float v9658 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9661 = v9658 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9662 = v9661 ? 0.0f : v9658;
-      const float v9663 = v9657 - v9662;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9664 = iron_exp2_approx(v9663);
-      v7184.x[42] = v9664;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9667 = v7184.x[43];
-      const float v9668 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9671 = v9668 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9672 = v9671 ? 0.0f : v9668;
-      const float v9673 = v9667 - v9672;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9674 = iron_exp2_approx(v9673);
-      v7184.x[43] = v9674;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9677 = v7184.x[44];
-      const float v9678 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9681 = v9678 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9682 = v9681 ? 0.0f : v9678;
-      const float v9683 = v9677 - v9682;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9684 = iron_exp2_approx(v9683);
-      v7184.x[44] = v9684;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9687 = v7184.x[45];
-      const float v9688 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9691 = v9688 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9692 = v9691 ? 0.0f : v9688;
-      const float v9693 = v9687 - v9692;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9694 = iron_exp2_approx(v9693);
-      v7184.x[45] = v9694;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9697 = v7184.x[46];
-      const float v9698 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9701 = v9698 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9702 = v9701 ? 0.0f : v9698;
-      const float v9703 = v9697 - v9702;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9704 = iron_exp2_approx(v9703);
-      v7184.x[46] = v9704;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9707 = v7184.x[47];
-      const float v9708 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9711 = v9708 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9712 = v9711 ? 0.0f : v9708;
-      const float v9713 = v9707 - v9712;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9714 = iron_exp2_approx(v9713);
-      v7184.x[47] = v9714;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9717 = v7184.x[48];
-      const float v9718 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9721 = v9718 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9722 = v9721 ? 0.0f : v9718;
-      const float v9723 = v9717 - v9722;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9724 = iron_exp2_approx(v9723);
-      v7184.x[48] = v9724;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9727 = v7184.x[49];
-      const float v9728 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9731 = v9728 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9732 = v9731 ? 0.0f : v9728;
-      const float v9733 = v9727 - v9732;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9734 = iron_exp2_approx(v9733);
-      v7184.x[49] = v9734;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9737 = v7184.x[50];
-      const float v9738 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9741 = v9738 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9742 = v9741 ? 0.0f : v9738;
-      const float v9743 = v9737 - v9742;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9744 = iron_exp2_approx(v9743);
-      v7184.x[50] = v9744;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9747 = v7184.x[51];
-      const float v9748 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9751 = v9748 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9752 = v9751 ? 0.0f : v9748;
-      const float v9753 = v9747 - v9752;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9754 = iron_exp2_approx(v9753);
-      v7184.x[51] = v9754;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9757 = v7184.x[52];
-      const float v9758 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9761 = v9758 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9762 = v9761 ? 0.0f : v9758;
-      const float v9763 = v9757 - v9762;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9764 = iron_exp2_approx(v9763);
-      v7184.x[52] = v9764;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9767 = v7184.x[53];
-      const float v9768 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9771 = v9768 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9772 = v9771 ? 0.0f : v9768;
-      const float v9773 = v9767 - v9772;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9774 = iron_exp2_approx(v9773);
-      v7184.x[53] = v9774;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9777 = v7184.x[54];
-      const float v9778 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9781 = v9778 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9782 = v9781 ? 0.0f : v9778;
-      const float v9783 = v9777 - v9782;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9784 = iron_exp2_approx(v9783);
-      v7184.x[54] = v9784;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9787 = v7184.x[55];
-      const float v9788 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9791 = v9788 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9792 = v9791 ? 0.0f : v9788;
-      const float v9793 = v9787 - v9792;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9794 = iron_exp2_approx(v9793);
-      v7184.x[55] = v9794;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9797 = v7184.x[56];
-      const float v9798 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9801 = v9798 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9802 = v9801 ? 0.0f : v9798;
-      const float v9803 = v9797 - v9802;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9804 = iron_exp2_approx(v9803);
-      v7184.x[56] = v9804;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9807 = v7184.x[57];
-      const float v9808 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9811 = v9808 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9812 = v9811 ? 0.0f : v9808;
-      const float v9813 = v9807 - v9812;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9814 = iron_exp2_approx(v9813);
-      v7184.x[57] = v9814;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9817 = v7184.x[58];
-      const float v9818 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9821 = v9818 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9822 = v9821 ? 0.0f : v9818;
-      const float v9823 = v9817 - v9822;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9824 = iron_exp2_approx(v9823);
-      v7184.x[58] = v9824;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9827 = v7184.x[59];
-      const float v9828 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9831 = v9828 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9832 = v9831 ? 0.0f : v9828;
-      const float v9833 = v9827 - v9832;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9834 = iron_exp2_approx(v9833);
-      v7184.x[59] = v9834;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9837 = v7184.x[60];
-      const float v9838 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9841 = v9838 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9842 = v9841 ? 0.0f : v9838;
-      const float v9843 = v9837 - v9842;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9844 = iron_exp2_approx(v9843);
-      v7184.x[60] = v9844;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9847 = v7184.x[61];
-      const float v9848 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9851 = v9848 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9852 = v9851 ? 0.0f : v9848;
-      const float v9853 = v9847 - v9852;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9854 = iron_exp2_approx(v9853);
-      v7184.x[61] = v9854;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9857 = v7184.x[62];
-      const float v9858 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9861 = v9858 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9862 = v9861 ? 0.0f : v9858;
-      const float v9863 = v9857 - v9862;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9864 = iron_exp2_approx(v9863);
-      v7184.x[62] = v9864;  // kernels/sdpa/flash_tile.hpp:189
-      const float v9867 = v7184.x[63];
-      const float v9868 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v9871 = v9868 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v9872 = v9871 ? 0.0f : v9868;
-      const float v9873 = v9867 - v9872;  // kernels/sdpa/flash_tile.hpp:190
-      const float v9874 = iron_exp2_approx(v9873);
-      v7184.x[63] = v9874;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 2, 32, 8> v9876;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v9876, 0.0f);
-      iron_frag_row_reduce<true>(v9876, v7184);
-      const float v9879 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v9880 = v9876.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9881 = v9098.x[0];
-      const float v9882 = v9879 * v9881;
-      const float v9883 = v9882 + v9880;
-      v465.x[0] = v9883;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9886 = v465.x[1];
-      const float v9887 = v9876.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9888 = v9098.x[1];
-      const float v9889 = v9886 * v9888;
-      const float v9890 = v9889 + v9887;
-      v465.x[1] = v9890;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9893 = v465.x[2];
-      const float v9894 = v9876.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9895 = v9098.x[2];
-      const float v9896 = v9893 * v9895;
-      const float v9897 = v9896 + v9894;
-      v465.x[2] = v9897;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9900 = v465.x[3];
-      const float v9901 = v9876.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9902 = v9098.x[3];
-      const float v9903 = v9900 * v9902;
-      const float v9904 = v9903 + v9901;
-      v465.x[3] = v9904;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9907 = v465.x[4];
-      const float v9908 = v9876.x[4];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9909 = v9098.x[4];
-      const float v9910 = v9907 * v9909;
-      const float v9911 = v9910 + v9908;
-      v465.x[4] = v9911;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9914 = v465.x[5];
-      const float v9915 = v9876.x[5];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9916 = v9098.x[5];
-      const float v9917 = v9914 * v9916;
-      const float v9918 = v9917 + v9915;
-      v465.x[5] = v9918;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9921 = v465.x[6];
-      const float v9922 = v9876.x[6];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9923 = v9098.x[6];
-      const float v9924 = v9921 * v9923;
-      const float v9925 = v9924 + v9922;
-      v465.x[6] = v9925;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9928 = v465.x[7];
-      const float v9929 = v9876.x[7];  // kernels/sdpa/flash_tile.hpp:194
-      const float v9930 = v9098.x[7];
-      const float v9931 = v9928 * v9930;
-      const float v9932 = v9931 + v9929;
-      v465.x[7] = v9932;  // kernels/sdpa/flash_tile.hpp:193
-      const float v9935 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v9936 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9937 = v9935 * v9936;
-      v467.x[0] = v9937;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9940 = v467.x[1];
-      const float v9941 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9942 = v9940 * v9941;
-      v467.x[1] = v9942;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9945 = v467.x[2];
-      const float v9946 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9947 = v9945 * v9946;
-      v467.x[2] = v9947;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9950 = v467.x[3];
-      const float v9951 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9952 = v9950 * v9951;
-      v467.x[3] = v9952;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9955 = v467.x[4];
-      const float v9956 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9957 = v9955 * v9956;
-      v467.x[4] = v9957;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9960 = v467.x[5];
-      const float v9961 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9962 = v9960 * v9961;
-      v467.x[5] = v9962;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9965 = v467.x[6];
-      const float v9966 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9967 = v9965 * v9966;
-      v467.x[6] = v9967;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9970 = v467.x[7];
-      const float v9971 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9972 = v9970 * v9971;
-      v467.x[7] = v9972;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9975 = v467.x[8];
-      const float v9976 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9977 = v9975 * v9976;
-      v467.x[8] = v9977;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9980 = v467.x[9];
-      const float v9981 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9982 = v9980 * v9981;
-      v467.x[9] = v9982;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9985 = v467.x[10];
-      const float v9986 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9987 = v9985 * v9986;
-      v467.x[10] = v9987;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9990 = v467.x[11];
-      const float v9991 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9992 = v9990 * v9991;
-      v467.x[11] = v9992;  // kernels/sdpa/flash_tile.hpp:197
-      const float v9995 = v467.x[12];
-      const float v9996 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v9997 = v9995 * v9996;
-      v467.x[12] = v9997;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10000 = v467.x[13];
-      const float v10001 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10002 = v10000 * v10001;
-      v467.x[13] = v10002;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10005 = v467.x[14];
-      const float v10006 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10007 = v10005 * v10006;
-      v467.x[14] = v10007;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10010 = v467.x[15];
-      const float v10011 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10012 = v10010 * v10011;
-      v467.x[15] = v10012;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10015 = v467.x[16];
-      const float v10016 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10017 = v10015 * v10016;
-      v467.x[16] = v10017;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10020 = v467.x[17];
-      const float v10021 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10022 = v10020 * v10021;
-      v467.x[17] = v10022;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10025 = v467.x[18];
-      const float v10026 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10027 = v10025 * v10026;
-      v467.x[18] = v10027;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10030 = v467.x[19];
-      const float v10031 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10032 = v10030 * v10031;
-      v467.x[19] = v10032;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10035 = v467.x[20];
-      const float v10036 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10037 = v10035 * v10036;
-      v467.x[20] = v10037;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10040 = v467.x[21];
-      const float v10041 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10042 = v10040 * v10041;
-      v467.x[21] = v10042;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10045 = v467.x[22];
-      const float v10046 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10047 = v10045 * v10046;
-      v467.x[22] = v10047;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10050 = v467.x[23];
-      const float v10051 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10052 = v10050 * v10051;
-      v467.x[23] = v10052;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10055 = v467.x[24];
-      const float v10056 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10057 = v10055 * v10056;
-      v467.x[24] = v10057;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10060 = v467.x[25];
-      const float v10061 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10062 = v10060 * v10061;
-      v467.x[25] = v10062;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10065 = v467.x[26];
-      const float v10066 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10067 = v10065 * v10066;
-      v467.x[26] = v10067;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10070 = v467.x[27];
-      const float v10071 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10072 = v10070 * v10071;
-      v467.x[27] = v10072;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10075 = v467.x[28];
-      const float v10076 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10077 = v10075 * v10076;
-      v467.x[28] = v10077;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10080 = v467.x[29];
-      const float v10081 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10082 = v10080 * v10081;
-      v467.x[29] = v10082;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10085 = v467.x[30];
-      const float v10086 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10087 = v10085 * v10086;
-      v467.x[30] = v10087;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10090 = v467.x[31];
-      const float v10091 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10092 = v10090 * v10091;
-      v467.x[31] = v10092;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10095 = v469.x[0];
-      const float v10096 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10097 = v10095 * v10096;
-      v469.x[0] = v10097;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10100 = v469.x[1];
-      const float v10101 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10102 = v10100 * v10101;
-      v469.x[1] = v10102;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10105 = v469.x[2];
-      const float v10106 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10107 = v10105 * v10106;
-      v469.x[2] = v10107;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10110 = v469.x[3];
-      const float v10111 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10112 = v10110 * v10111;
-      v469.x[3] = v10112;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10115 = v469.x[4];
-      const float v10116 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10117 = v10115 * v10116;
-      v469.x[4] = v10117;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10120 = v469.x[5];
-      const float v10121 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10122 = v10120 * v10121;
-      v469.x[5] = v10122;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10125 = v469.x[6];
-      const float v10126 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10127 = v10125 * v10126;
-      v469.x[6] = v10127;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10130 = v469.x[7];
-      const float v10131 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10132 = v10130 * v10131;
-      v469.x[7] = v10132;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10135 = v469.x[8];
-      const float v10136 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10137 = v10135 * v10136;
-      v469.x[8] = v10137;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10140 = v469.x[9];
-      const float v10141 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10142 = v10140 * v10141;
-      v469.x[9] = v10142;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10145 = v469.x[10];
-      const float v10146 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10147 = v10145 * v10146;
-      v469.x[10] = v10147;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10150 = v469.x[11];
-      const float v10151 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10152 = v10150 * v10151;
-      v469.x[11] = v10152;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10155 = v469.x[12];
-      const float v10156 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10157 = v10155 * v10156;
-      v469.x[12] = v10157;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10160 = v469.x[13];
-      const float v10161 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10162 = v10160 * v10161;
-      v469.x[13] = v10162;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10165 = v469.x[14];
-      const float v10166 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10167 = v10165 * v10166;
-      v469.x[14] = v10167;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10170 = v469.x[15];
-      const float v10171 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10172 = v10170 * v10171;
-      v469.x[15] = v10172;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10175 = v469.x[16];
-      const float v10176 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10177 = v10175 * v10176;
-      v469.x[16] = v10177;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10180 = v469.x[17];
-      const float v10181 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10182 = v10180 * v10181;
-      v469.x[17] = v10182;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10185 = v469.x[18];
-      const float v10186 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10187 = v10185 * v10186;
-      v469.x[18] = v10187;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10190 = v469.x[19];
-      const float v10191 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10192 = v10190 * v10191;
-      v469.x[19] = v10192;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10195 = v469.x[20];
-      const float v10196 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10197 = v10195 * v10196;
-      v469.x[20] = v10197;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10200 = v469.x[21];
-      const float v10201 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10202 = v10200 * v10201;
-      v469.x[21] = v10202;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10205 = v469.x[22];
-      const float v10206 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10207 = v10205 * v10206;
-      v469.x[22] = v10207;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10210 = v469.x[23];
-      const float v10211 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10212 = v10210 * v10211;
-      v469.x[23] = v10212;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10215 = v469.x[24];
-      const float v10216 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10217 = v10215 * v10216;
-      v469.x[24] = v10217;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10220 = v469.x[25];
-      const float v10221 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10222 = v10220 * v10221;
-      v469.x[25] = v10222;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10225 = v469.x[26];
-      const float v10226 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10227 = v10225 * v10226;
-      v469.x[26] = v10227;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10230 = v469.x[27];
-      const float v10231 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10232 = v10230 * v10231;
-      v469.x[27] = v10232;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10235 = v469.x[28];
-      const float v10236 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10237 = v10235 * v10236;
-      v469.x[28] = v10237;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10240 = v469.x[29];
-      const float v10241 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10242 = v10240 * v10241;
-      v469.x[29] = v10242;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10245 = v469.x[30];
-      const float v10246 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10247 = v10245 * v10246;
-      v469.x[30] = v10247;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10250 = v469.x[31];
-      const float v10251 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10252 = v10250 * v10251;
-      v469.x[31] = v10252;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10255 = v471.x[0];
-      const float v10256 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10257 = v10255 * v10256;
-      v471.x[0] = v10257;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10260 = v471.x[1];
-      const float v10261 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10262 = v10260 * v10261;
-      v471.x[1] = v10262;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10265 = v471.x[2];
-      const float v10266 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10267 = v10265 * v10266;
-      v471.x[2] = v10267;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10270 = v471.x[3];
-      const float v10271 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10272 = v10270 * v10271;
-      v471.x[3] = v10272;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10275 = v471.x[4];
-      const float v10276 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10277 = v10275 * v10276;
-      v471.x[4] = v10277;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10280 = v471.x[5];
-      const float v10281 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10282 = v10280 * v10281;
-      v471.x[5] = v10282;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10285 = v471.x[6];
-      const float v10286 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10287 = v10285 * v10286;
-      v471.x[6] = v10287;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10290 = v471.x[7];
-      const float v10291 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10292 = v10290 * v10291;
-      v471.x[7] = v10292;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10295 = v471.x[8];
-      const float v10296 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10297 = v10295 * v10296;
-      v471.x[8] = v10297;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10300 = v471.x[9];
-      const float v10301 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10302 = v10300 * v10301;
-      v471.x[9] = v10302;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10305 = v471.x[10];
-      const float v10306 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10307 = v10305 * v10306;
-      v471.x[10] = v10307;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10310 = v471.x[11];
-      const float v10311 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10312 = v10310 * v10311;
-      v471.x[11] = v10312;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10315 = v471.x[12];
-      const float v10316 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10317 = v10315 * v10316;
-      v471.x[12] = v10317;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10320 = v471.x[13];
-      const float v10321 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10322 = v10320 * v10321;
-      v471.x[13] = v10322;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10325 = v471.x[14];
-      const float v10326 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10327 = v10325 * v10326;
-      v471.x[14] = v10327;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10330 = v471.x[15];
-      const float v10331 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10332 = v10330 * v10331;
-      v471.x[15] = v10332;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10335 = v471.x[16];
-      const float v10336 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10337 = v10335 * v10336;
-      v471.x[16] = v10337;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10340 = v471.x[17];
-      const float v10341 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10342 = v10340 * v10341;
-      v471.x[17] = v10342;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10345 = v471.x[18];
-      const float v10346 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10347 = v10345 * v10346;
-      v471.x[18] = v10347;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10350 = v471.x[19];
-      const float v10351 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10352 = v10350 * v10351;
-      v471.x[19] = v10352;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10355 = v471.x[20];
-      const float v10356 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10357 = v10355 * v10356;
-      v471.x[20] = v10357;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10360 = v471.x[21];
-      const float v10361 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10362 = v10360 * v10361;
-      v471.x[21] = v10362;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10365 = v471.x[22];
-      const float v10366 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10367 = v10365 * v10366;
-      v471.x[22] = v10367;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10370 = v471.x[23];
-      const float v10371 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10372 = v10370 * v10371;
-      v471.x[23] = v10372;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10375 = v471.x[24];
-      const float v10376 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10377 = v10375 * v10376;
-      v471.x[24] = v10377;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10380 = v471.x[25];
-      const float v10381 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10382 = v10380 * v10381;
-      v471.x[25] = v10382;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10385 = v471.x[26];
-      const float v10386 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10387 = v10385 * v10386;
-      v471.x[26] = v10387;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10390 = v471.x[27];
-      const float v10391 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10392 = v10390 * v10391;
-      v471.x[27] = v10392;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10395 = v471.x[28];
-      const float v10396 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10397 = v10395 * v10396;
-      v471.x[28] = v10397;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10400 = v471.x[29];
-      const float v10401 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10402 = v10400 * v10401;
-      v471.x[29] = v10402;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10405 = v471.x[30];
-      const float v10406 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10407 = v10405 * v10406;
-      v471.x[30] = v10407;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10410 = v471.x[31];
-      const float v10411 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10412 = v10410 * v10411;
-      v471.x[31] = v10412;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10415 = v473.x[0];
-      const float v10416 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10417 = v10415 * v10416;
-      v473.x[0] = v10417;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10420 = v473.x[1];
-      const float v10421 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10422 = v10420 * v10421;
-      v473.x[1] = v10422;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10425 = v473.x[2];
-      const float v10426 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10427 = v10425 * v10426;
-      v473.x[2] = v10427;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10430 = v473.x[3];
-      const float v10431 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10432 = v10430 * v10431;
-      v473.x[3] = v10432;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10435 = v473.x[4];
-      const float v10436 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10437 = v10435 * v10436;
-      v473.x[4] = v10437;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10440 = v473.x[5];
-      const float v10441 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10442 = v10440 * v10441;
-      v473.x[5] = v10442;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10445 = v473.x[6];
-      const float v10446 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10447 = v10445 * v10446;
-      v473.x[6] = v10447;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10450 = v473.x[7];
-      const float v10451 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10452 = v10450 * v10451;
-      v473.x[7] = v10452;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10455 = v473.x[8];
-      const float v10456 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10457 = v10455 * v10456;
-      v473.x[8] = v10457;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10460 = v473.x[9];
-      const float v10461 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10462 = v10460 * v10461;
-      v473.x[9] = v10462;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10465 = v473.x[10];
-      const float v10466 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10467 = v10465 * v10466;
-      v473.x[10] = v10467;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10470 = v473.x[11];
-      const float v10471 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10472 = v10470 * v10471;
-      v473.x[11] = v10472;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10475 = v473.x[12];
-      const float v10476 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10477 = v10475 * v10476;
-      v473.x[12] = v10477;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10480 = v473.x[13];
-      const float v10481 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10482 = v10480 * v10481;
-      v473.x[13] = v10482;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10485 = v473.x[14];
-      const float v10486 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10487 = v10485 * v10486;
-      v473.x[14] = v10487;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10490 = v473.x[15];
-      const float v10491 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10492 = v10490 * v10491;
-      v473.x[15] = v10492;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10495 = v473.x[16];
-      const float v10496 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10497 = v10495 * v10496;
-      v473.x[16] = v10497;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10500 = v473.x[17];
-      const float v10501 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10502 = v10500 * v10501;
-      v473.x[17] = v10502;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10505 = v473.x[18];
-      const float v10506 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10507 = v10505 * v10506;
-      v473.x[18] = v10507;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10510 = v473.x[19];
-      const float v10511 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10512 = v10510 * v10511;
-      v473.x[19] = v10512;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10515 = v473.x[20];
-      const float v10516 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10517 = v10515 * v10516;
-      v473.x[20] = v10517;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10520 = v473.x[21];
-      const float v10521 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10522 = v10520 * v10521;
-      v473.x[21] = v10522;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10525 = v473.x[22];
-      const float v10526 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10527 = v10525 * v10526;
-      v473.x[22] = v10527;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10530 = v473.x[23];
-      const float v10531 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10532 = v10530 * v10531;
-      v473.x[23] = v10532;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10535 = v473.x[24];
-      const float v10536 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10537 = v10535 * v10536;
-      v473.x[24] = v10537;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10540 = v473.x[25];
-      const float v10541 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10542 = v10540 * v10541;
-      v473.x[25] = v10542;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10545 = v473.x[26];
-      const float v10546 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10547 = v10545 * v10546;
-      v473.x[26] = v10547;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10550 = v473.x[27];
-      const float v10551 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10552 = v10550 * v10551;
-      v473.x[27] = v10552;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10555 = v473.x[28];
-      const float v10556 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10557 = v10555 * v10556;
-      v473.x[28] = v10557;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10560 = v473.x[29];
-      const float v10561 = v9098.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10562 = v10560 * v10561;
-      v473.x[29] = v10562;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10565 = v473.x[30];
-      const float v10566 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10567 = v10565 * v10566;
-      v473.x[30] = v10567;  // kernels/sdpa/flash_tile.hpp:197
-      const float v10570 = v473.x[31];
-      const float v10571 = v9098.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v10572 = v10570 * v10571;
-      v473.x[31] = v10572;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<iron_f16, 0, 32, 64> v10574;  // kernels/sdpa/flash_tile.hpp:202
-      iron_frag_fill(v10574, iron_f32_to_f16(0.0f));
-      iron_frag_convert(v10574, v7184);
-      iron_frag<iron_f16, 1, 64, 32> v10576;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v10576, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v10576, shm2, v7190, 128u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v467, v10574, v10576);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v10583;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v10583, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v10583, shm2, v7215, 128u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v469, v10574, v10583);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v10590;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v10590, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v10590, shm2, v7239, 128u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v471, v10574, v10590);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v10597;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v10597, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 7, 3>(v10597, shm2, v7263, 128u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v473, v10574, v10597);  // kernels/sdpa/flash_tile.hpp:206
-      const unsigned int v10607 = v7180 + 1u;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v10608 = v10607 & 1u;
-      const bool v10609 = v7282 < v443;
-      if (v10609) {
-        const unsigned int v10611 = v10608 << 13u;  // kernels/sdpa/flash_tile.hpp:146
-        const unsigned int v10621 = v7282 + v47;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10622 = v10621 < v35;
-        const unsigned int v10625 = v10622 ? v10621 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10626 = v10625 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v10627 = v32 + v10626;
-        const unsigned int v10628 = block_table[v10627];
-        const unsigned int v10630 = v10625 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v10631 = v10628 * v2;
-        const unsigned int v10632 = v10631 + v30;
-        const unsigned int v10633 = v10632 * v6;
-        const unsigned int v10634 = v10633 + v10630;
-        const unsigned int v10635 = v10634 << 7u;
-        const unsigned int v10636 = v10635 + v51;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10639 = v10611 + v64;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10640 = v10639 + v51;
-        iron_copy_async<16>(shm1 + (v10640 ^ (((v10640 >> 7u) & 7u) << 3u)), k_pages + v10636, v10622);
-        const unsigned int v10650 = v7282 + v71;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10651 = v10650 < v35;
-        const unsigned int v10654 = v10651 ? v10650 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10655 = v10654 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v10656 = v32 + v10655;
-        const unsigned int v10657 = block_table[v10656];
-        const unsigned int v10659 = v10654 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v10660 = v10657 * v2;
-        const unsigned int v10661 = v10660 + v30;
-        const unsigned int v10662 = v10661 * v6;
-        const unsigned int v10663 = v10662 + v10659;
-        const unsigned int v10664 = v10663 << 7u;
-        const unsigned int v10665 = v10664 + v75;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10668 = v10611 + v88;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10669 = v10668 + v75;
-        iron_copy_async<16>(shm1 + (v10669 ^ (((v10669 >> 7u) & 7u) << 3u)), k_pages + v10665, v10651);
-        const unsigned int v10679 = v7282 + v95;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10680 = v10679 < v35;
-        const unsigned int v10683 = v10680 ? v10679 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10684 = v10683 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v10685 = v32 + v10684;
-        const unsigned int v10686 = block_table[v10685];
-        const unsigned int v10688 = v10683 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v10689 = v10686 * v2;
-        const unsigned int v10690 = v10689 + v30;
-        const unsigned int v10691 = v10690 * v6;
-        const unsigned int v10692 = v10691 + v10688;
-        const unsigned int v10693 = v10692 << 7u;
-        const unsigned int v10694 = v10693 + v99;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10697 = v10611 + v112;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10698 = v10697 + v99;
-        iron_copy_async<16>(shm1 + (v10698 ^ (((v10698 >> 7u) & 7u) << 3u)), k_pages + v10694, v10680);
-        const unsigned int v10708 = v7282 + v119;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10709 = v10708 < v35;
-        const unsigned int v10712 = v10709 ? v10708 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10713 = v10712 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v10714 = v32 + v10713;
-        const unsigned int v10715 = block_table[v10714];
-        const unsigned int v10717 = v10712 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v10718 = v10715 * v2;
-        const unsigned int v10719 = v10718 + v30;
-        const unsigned int v10720 = v10719 * v6;
-        const unsigned int v10721 = v10720 + v10717;
-        const unsigned int v10722 = v10721 << 7u;
-        const unsigned int v10723 = v10722 + v123;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10726 = v10611 + v136;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10727 = v10726 + v123;
-        iron_copy_async<16>(shm1 + (v10727 ^ (((v10727 >> 7u) & 7u) << 3u)), k_pages + v10723, v10709);
-        const unsigned int v10737 = v7282 + v143;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10738 = v10737 < v35;
-        const unsigned int v10741 = v10738 ? v10737 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10742 = v10741 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v10743 = v32 + v10742;
-        const unsigned int v10744 = block_table[v10743];
-        const unsigned int v10746 = v10741 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v10747 = v10744 * v2;
-        const unsigned int v10748 = v10747 + v30;
-        const unsigned int v10749 = v10748 * v6;
-        const unsigned int v10750 = v10749 + v10746;
-        const unsigned int v10751 = v10750 << 7u;
-        const unsigned int v10752 = v10751 + v147;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10755 = v10611 + v160;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10756 = v10755 + v147;
-        iron_copy_async<16>(shm1 + (v10756 ^ (((v10756 >> 7u) & 7u) << 3u)), k_pages + v10752, v10738);
-        const unsigned int v10766 = v7282 + v167;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10767 = v10766 < v35;
-        const unsigned int v10770 = v10767 ? v10766 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10771 = v10770 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v10772 = v32 + v10771;
-        const unsigned int v10773 = block_table[v10772];
-        const unsigned int v10775 = v10770 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v10776 = v10773 * v2;
-        const unsigned int v10777 = v10776 + v30;
-        const unsigned int v10778 = v10777 * v6;
-        const unsigned int v10779 = v10778 + v10775;
-        const unsigned int v10780 = v10779 << 7u;
-        const unsigned int v10781 = v10780 + v171;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10784 = v10611 + v184;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10785 = v10784 + v171;
-        iron_copy_async<16>(shm1 + (v10785 ^ (((v10785 >> 7u) & 7u) << 3u)), k_pages + v10781, v10767);
-        const unsigned int v10795 = v7282 + v191;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10796 = v10795 < v35;
-        const unsigned int v10799 = v10796 ? v10795 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10800 = v10799 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v10801 = v32 + v10800;
-        const unsigned int v10802 = block_table[v10801];
-        const unsigned int v10804 = v10799 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v10805 = v10802 * v2;
-        const unsigned int v10806 = v10805 + v30;
-        const unsigned int v10807 = v10806 * v6;
-        const unsigned int v10808 = v10807 + v10804;
-        const unsigned int v10809 = v10808 << 7u;
-        const unsigned int v10810 = v10809 + v195;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10813 = v10611 + v208;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10814 = v10813 + v195;
-        iron_copy_async<16>(shm1 + (v10814 ^ (((v10814 >> 7u) & 7u) << 3u)), k_pages + v10810, v10796);
-        const unsigned int v10824 = v7282 + v215;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v10825 = v10824 < v35;
-        const unsigned int v10828 = v10825 ? v10824 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10829 = v10828 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v10830 = v32 + v10829;
-        const unsigned int v10831 = block_table[v10830];
-        const unsigned int v10833 = v10828 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v10834 = v10831 * v2;
-        const unsigned int v10835 = v10834 + v30;
-        const unsigned int v10836 = v10835 * v6;
-        const unsigned int v10837 = v10836 + v10833;
-        const unsigned int v10838 = v10837 << 7u;
-        const unsigned int v10839 = v10838 + v219;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v10842 = v10611 + v232;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10843 = v10842 + v219;
-        iron_copy_async<16>(shm1 + (v10843 ^ (((v10843 >> 7u) & 7u) << 3u)), k_pages + v10839, v10825);
-        const unsigned int v10862 = block_table[v10627];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v10865 = v10862 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v10866 = v10865 + v30;
-        const unsigned int v10867 = v10866 * v6;
-        const unsigned int v10868 = v10867 + v10630;
-        const unsigned int v10869 = v10868 << 7u;
-        const unsigned int v10870 = v10869 + v51;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v10640 ^ (((v10640 >> 7u) & 7u) << 3u)), v_pages + v10870, v10622);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10891 = block_table[v10656];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v10894 = v10891 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v10895 = v10894 + v30;
-        const unsigned int v10896 = v10895 * v6;
-        const unsigned int v10897 = v10896 + v10659;
-        const unsigned int v10898 = v10897 << 7u;
-        const unsigned int v10899 = v10898 + v75;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v10669 ^ (((v10669 >> 7u) & 7u) << 3u)), v_pages + v10899, v10651);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10920 = block_table[v10685];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v10923 = v10920 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v10924 = v10923 + v30;
-        const unsigned int v10925 = v10924 * v6;
-        const unsigned int v10926 = v10925 + v10688;
-        const unsigned int v10927 = v10926 << 7u;
-        const unsigned int v10928 = v10927 + v99;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v10698 ^ (((v10698 >> 7u) & 7u) << 3u)), v_pages + v10928, v10680);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10949 = block_table[v10714];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v10952 = v10949 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v10953 = v10952 + v30;
-        const unsigned int v10954 = v10953 * v6;
-        const unsigned int v10955 = v10954 + v10717;
-        const unsigned int v10956 = v10955 << 7u;
-        const unsigned int v10957 = v10956 + v123;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v10727 ^ (((v10727 >> 7u) & 7u) << 3u)), v_pages + v10957, v10709);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v10978 = block_table[v10743];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v10981 = v10978 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v10982 = v10981 + v30;
-        const unsigned int v10983 = v10982 * v6;
-        const unsigned int v10984 = v10983 + v10746;
-        const unsigned int v10985 = v10984 << 7u;
-        const unsigned int v10986 = v10985 + v147;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v10756 ^ (((v10756 >> 7u) & 7u) << 3u)), v_pages + v10986, v10738);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11007 = block_table[v10772];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v11010 = v11007 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v11011 = v11010 + v30;
-        const unsigned int v11012 = v11011 * v6;
-        const unsigned int v11013 = v11012 + v10775;
-        const unsigned int v11014 = v11013 << 7u;
-        const unsigned int v11015 = v11014 + v171;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v10785 ^ (((v10785 >> 7u) & 7u) << 3u)), v_pages + v11015, v10767);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11036 = block_table[v10801];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v11039 = v11036 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v11040 = v11039 + v30;
-        const unsigned int v11041 = v11040 * v6;
-        const unsigned int v11042 = v11041 + v10804;
-        const unsigned int v11043 = v11042 << 7u;
-        const unsigned int v11044 = v11043 + v195;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v10814 ^ (((v10814 >> 7u) & 7u) << 3u)), v_pages + v11044, v10796);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11065 = block_table[v10830];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v11068 = v11065 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v11069 = v11068 + v30;
-        const unsigned int v11070 = v11069 * v6;
-        const unsigned int v11071 = v11070 + v10833;
-        const unsigned int v11072 = v11071 << 7u;
-        const unsigned int v11073 = v11072 + v219;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v10843 ^ (((v10843 >> 7u) & 7u) << 3u)), v_pages + v11073, v10825);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7185 = v7178 + 64u;
+      const unsigned int v7187 = v7180 + 1u;
+      const unsigned int v7188 = v7187 & 1u;
+      const bool v7189 = v7185 < v443;
+      if (v7189) {
+        const unsigned int v7191 = v7188 << 13u;  // kernels/sdpa/flash_tile.hpp:146
+        const unsigned int v7201 = v7185 + v47;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7202 = v7201 < v35;
+        const unsigned int v7205 = v7202 ? v7201 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7206 = v7205 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7207 = v32 + v7206;
+        const unsigned int v7208 = block_table[v7207];
+        const unsigned int v7210 = v7205 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7211 = v7208 * v2;
+        const unsigned int v7212 = v7211 + v30;
+        const unsigned int v7213 = v7212 * v6;
+        const unsigned int v7214 = v7213 + v7210;
+        const unsigned int v7215 = v7214 << 7u;
+        const unsigned int v7216 = v7215 + v51;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7219 = v7191 + v64;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7220 = v7219 + v51;
+        iron_copy_async<16>(shm1 + (v7220 ^ (((v7220 >> 7u) & 7u) << 3u)), k_pages + v7216, v7202);
+        const unsigned int v7230 = v7185 + v71;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7231 = v7230 < v35;
+        const unsigned int v7234 = v7231 ? v7230 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7235 = v7234 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7236 = v32 + v7235;
+        const unsigned int v7237 = block_table[v7236];
+        const unsigned int v7239 = v7234 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7240 = v7237 * v2;
+        const unsigned int v7241 = v7240 + v30;
+        const unsigned int v7242 = v7241 * v6;
+        const unsigned int v7243 = v7242 + v7239;
+        const unsigned int v7244 = v7243 << 7u;
+        const unsigned int v7245 = v7244 + v75;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7248 = v7191 + v88;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7249 = v7248 + v75;
+        iron_copy_async<16>(shm1 + (v7249 ^ (((v7249 >> 7u) & 7u) << 3u)), k_pages + v7245, v7231);
+        const unsigned int v7259 = v7185 + v95;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7260 = v7259 < v35;
+        const unsigned int v7263 = v7260 ? v7259 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7264 = v7263 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7265 = v32 + v7264;
+        const unsigned int v7266 = block_table[v7265];
+        const unsigned int v7268 = v7263 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7269 = v7266 * v2;
+        const unsigned int v7270 = v7269 + v30;
+        const unsigned int v7271 = v7270 * v6;
+        const unsigned int v7272 = v7271 + v7268;
+        const unsigned int v7273 = v7272 << 7u;
+        const unsigned int v7274 = v7273 + v99;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7277 = v7191 + v112;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7278 = v7277 + v99;
+        iron_copy_async<16>(shm1 + (v7278 ^ (((v7278 >> 7u) & 7u) << 3u)), k_pages + v7274, v7260);
+        const unsigned int v7288 = v7185 + v119;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7289 = v7288 < v35;
+        const unsigned int v7292 = v7289 ? v7288 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7293 = v7292 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7294 = v32 + v7293;
+        const unsigned int v7295 = block_table[v7294];
+        const unsigned int v7297 = v7292 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7298 = v7295 * v2;
+        const unsigned int v7299 = v7298 + v30;
+        const unsigned int v7300 = v7299 * v6;
+        const unsigned int v7301 = v7300 + v7297;
+        const unsigned int v7302 = v7301 << 7u;
+        const unsigned int v7303 = v7302 + v123;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7306 = v7191 + v136;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7307 = v7306 + v123;
+        iron_copy_async<16>(shm1 + (v7307 ^ (((v7307 >> 7u) & 7u) << 3u)), k_pages + v7303, v7289);
+        const unsigned int v7317 = v7185 + v143;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7318 = v7317 < v35;
+        const unsigned int v7321 = v7318 ? v7317 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7322 = v7321 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7323 = v32 + v7322;
+        const unsigned int v7324 = block_table[v7323];
+        const unsigned int v7326 = v7321 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7327 = v7324 * v2;
+        const unsigned int v7328 = v7327 + v30;
+        const unsigned int v7329 = v7328 * v6;
+        const unsigned int v7330 = v7329 + v7326;
+        const unsigned int v7331 = v7330 << 7u;
+        const unsigned int v7332 = v7331 + v147;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7335 = v7191 + v160;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7336 = v7335 + v147;
+        iron_copy_async<16>(shm1 + (v7336 ^ (((v7336 >> 7u) & 7u) << 3u)), k_pages + v7332, v7318);
+        const unsigned int v7346 = v7185 + v167;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7347 = v7346 < v35;
+        const unsigned int v7350 = v7347 ? v7346 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7351 = v7350 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7352 = v32 + v7351;
+        const unsigned int v7353 = block_table[v7352];
+        const unsigned int v7355 = v7350 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7356 = v7353 * v2;
+        const unsigned int v7357 = v7356 + v30;
+        const unsigned int v7358 = v7357 * v6;
+        const unsigned int v7359 = v7358 + v7355;
+        const unsigned int v7360 = v7359 << 7u;
+        const unsigned int v7361 = v7360 + v171;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7364 = v7191 + v184;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7365 = v7364 + v171;
+        iron_copy_async<16>(shm1 + (v7365 ^ (((v7365 >> 7u) & 7u) << 3u)), k_pages + v7361, v7347);
+        const unsigned int v7375 = v7185 + v191;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7376 = v7375 < v35;
+        const unsigned int v7379 = v7376 ? v7375 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7380 = v7379 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7381 = v32 + v7380;
+        const unsigned int v7382 = block_table[v7381];
+        const unsigned int v7384 = v7379 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7385 = v7382 * v2;
+        const unsigned int v7386 = v7385 + v30;
+        const unsigned int v7387 = v7386 * v6;
+        const unsigned int v7388 = v7387 + v7384;
+        const unsigned int v7389 = v7388 << 7u;
+        const unsigned int v7390 = v7389 + v195;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7393 = v7191 + v208;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7394 = v7393 + v195;
+        iron_copy_async<16>(shm1 + (v7394 ^ (((v7394 >> 7u) & 7u) << 3u)), k_pages + v7390, v7376);
+        const unsigned int v7404 = v7185 + v215;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7405 = v7404 < v35;
+        const unsigned int v7408 = v7405 ? v7404 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7409 = v7408 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7410 = v32 + v7409;
+        const unsigned int v7411 = block_table[v7410];
+        const unsigned int v7413 = v7408 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7414 = v7411 * v2;
+        const unsigned int v7415 = v7414 + v30;
+        const unsigned int v7416 = v7415 * v6;
+        const unsigned int v7417 = v7416 + v7413;
+        const unsigned int v7418 = v7417 << 7u;
+        const unsigned int v7419 = v7418 + v219;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7422 = v7191 + v232;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7423 = v7422 + v219;
+        iron_copy_async<16>(shm1 + (v7423 ^ (((v7423 >> 7u) & 7u) << 3u)), k_pages + v7419, v7405);
+        const unsigned int v7442 = block_table[v7207];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7445 = v7442 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7446 = v7445 + v30;
+        const unsigned int v7447 = v7446 * v6;
+        const unsigned int v7448 = v7447 + v7210;
+        const unsigned int v7449 = v7448 << 7u;
+        const unsigned int v7450 = v7449 + v51;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7220 ^ (((v7220 >> 7u) & 7u) << 3u)), v_pages + v7450, v7202);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7471 = block_table[v7236];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7474 = v7471 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7475 = v7474 + v30;
+        const unsigned int v7476 = v7475 * v6;
+        const unsigned int v7477 = v7476 + v7239;
+        const unsigned int v7478 = v7477 << 7u;
+        const unsigned int v7479 = v7478 + v75;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7249 ^ (((v7249 >> 7u) & 7u) << 3u)), v_pages + v7479, v7231);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7500 = block_table[v7265];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7503 = v7500 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7504 = v7503 + v30;
+        const unsigned int v7505 = v7504 * v6;
+        const unsigned int v7506 = v7505 + v7268;
+        const unsigned int v7507 = v7506 << 7u;
+        const unsigned int v7508 = v7507 + v99;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7278 ^ (((v7278 >> 7u) & 7u) << 3u)), v_pages + v7508, v7260);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7529 = block_table[v7294];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7532 = v7529 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7533 = v7532 + v30;
+        const unsigned int v7534 = v7533 * v6;
+        const unsigned int v7535 = v7534 + v7297;
+        const unsigned int v7536 = v7535 << 7u;
+        const unsigned int v7537 = v7536 + v123;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7307 ^ (((v7307 >> 7u) & 7u) << 3u)), v_pages + v7537, v7289);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7558 = block_table[v7323];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7561 = v7558 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7562 = v7561 + v30;
+        const unsigned int v7563 = v7562 * v6;
+        const unsigned int v7564 = v7563 + v7326;
+        const unsigned int v7565 = v7564 << 7u;
+        const unsigned int v7566 = v7565 + v147;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7336 ^ (((v7336 >> 7u) & 7u) << 3u)), v_pages + v7566, v7318);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7587 = block_table[v7352];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7590 = v7587 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7591 = v7590 + v30;
+        const unsigned int v7592 = v7591 * v6;
+        const unsigned int v7593 = v7592 + v7355;
+        const unsigned int v7594 = v7593 << 7u;
+        const unsigned int v7595 = v7594 + v171;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7365 ^ (((v7365 >> 7u) & 7u) << 3u)), v_pages + v7595, v7347);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7616 = block_table[v7381];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7619 = v7616 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7620 = v7619 + v30;
+        const unsigned int v7621 = v7620 * v6;
+        const unsigned int v7622 = v7621 + v7384;
+        const unsigned int v7623 = v7622 << 7u;
+        const unsigned int v7624 = v7623 + v195;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7394 ^ (((v7394 >> 7u) & 7u) << 3u)), v_pages + v7624, v7376);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7645 = block_table[v7410];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7648 = v7645 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7649 = v7648 + v30;
+        const unsigned int v7650 = v7649 * v6;
+        const unsigned int v7651 = v7650 + v7413;
+        const unsigned int v7652 = v7651 << 7u;
+        const unsigned int v7653 = v7652 + v219;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7423 ^ (((v7423 >> 7u) & 7u) << 3u)), v_pages + v7653, v7405);  // kernels/sdpa/flash_tile.hpp:77
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
+      iron_frag<float, 2, 32, 64> v7659;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v7659, 0.0f);
+      iron_frag<iron_f16, 1, 16, 64> v7661;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7661, iron_f32_to_f16(0.0f));
+      const unsigned int v7665 = v7182 << 13u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7661, shm1, v7665, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7668;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7668, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7668, shm0, v431, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7659, v7668, v7661);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7673;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7673, iron_f32_to_f16(0.0f));
+      const unsigned int v7678 = v7665 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7673, shm1, v7678, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7680;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7680, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7680, shm0, v7683, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7659, v7680, v7673);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7685;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7685, iron_f32_to_f16(0.0f));
+      const unsigned int v7690 = v7665 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7685, shm1, v7690, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7692;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7692, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7692, shm0, v7695, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7659, v7692, v7685);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7697;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7697, iron_f32_to_f16(0.0f));
+      const unsigned int v7702 = v7665 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7697, shm1, v7702, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7704;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7704, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7704, shm0, v7707, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7659, v7704, v7697);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7709;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7709, iron_f32_to_f16(0.0f));
+      const unsigned int v7714 = v7665 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7709, shm1, v7714, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7716;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7716, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7716, shm0, v7719, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7659, v7716, v7709);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7721;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7721, iron_f32_to_f16(0.0f));
+      const unsigned int v7726 = v7665 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7721, shm1, v7726, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7728;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7728, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7728, shm0, v7731, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7659, v7728, v7721);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7733;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7733, iron_f32_to_f16(0.0f));
+      const unsigned int v7738 = v7665 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7733, shm1, v7738, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7740;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7740, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7740, shm0, v7743, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7659, v7740, v7733);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v7745;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7745, iron_f32_to_f16(0.0f));
+      const unsigned int v7750 = v7665 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 7, 3>(v7745, shm1, v7750, 128u);
+      iron_frag<iron_f16, 0, 32, 16> v7752;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7752, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v7752, shm0, v7755, 128u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7659, v7752, v7745);  // kernels/sdpa/flash_tile.hpp:160
+      const bool v7758 = v7185 <= v35;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v7766 = v7185 + v20;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v7767 = v7766 <= v446;
+      const bool v7768 = v442 || v7767;
+      const bool v7769 = v7758 && v7768;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v7772 = v7178 + v9;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v7773 = v7772 + v20;
+      const bool v7775 = v435 <= v7773;
+      const bool v7776 = v7771 || v7775;
+      const bool v7777 = v7769 && v7776;  // kernels/sdpa/flash_tile.hpp:165
+      if (v7777) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v7780 = v7659.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v7781 = v7780 * v461;
+        v7659.x[0] = v7781;
+        const float v7784 = v7659.x[1];
+        const float v7785 = v7784 * v461;
+        v7659.x[1] = v7785;
+        const float v7788 = v7659.x[2];
+        const float v7789 = v7788 * v461;
+        v7659.x[2] = v7789;
+        const float v7792 = v7659.x[3];
+        const float v7793 = v7792 * v461;
+        v7659.x[3] = v7793;
+        const float v7796 = v7659.x[4];
+        const float v7797 = v7796 * v461;
+        v7659.x[4] = v7797;
+        const float v7800 = v7659.x[5];
+        const float v7801 = v7800 * v461;
+        v7659.x[5] = v7801;
+        const float v7804 = v7659.x[6];
+        const float v7805 = v7804 * v461;
+        v7659.x[6] = v7805;
+        const float v7808 = v7659.x[7];
+        const float v7809 = v7808 * v461;
+        v7659.x[7] = v7809;
+        const float v7812 = v7659.x[8];
+        const float v7813 = v7812 * v461;
+        v7659.x[8] = v7813;
+        const float v7816 = v7659.x[9];
+        const float v7817 = v7816 * v461;
+        v7659.x[9] = v7817;
+        const float v7820 = v7659.x[10];
+        const float v7821 = v7820 * v461;
+        v7659.x[10] = v7821;
+        const float v7824 = v7659.x[11];
+        const float v7825 = v7824 * v461;
+        v7659.x[11] = v7825;
+        const float v7828 = v7659.x[12];
+        const float v7829 = v7828 * v461;
+        v7659.x[12] = v7829;
+        const float v7832 = v7659.x[13];
+        const float v7833 = v7832 * v461;
+        v7659.x[13] = v7833;
+        const float v7836 = v7659.x[14];
+        const float v7837 = v7836 * v461;
+        v7659.x[14] = v7837;
+        const float v7840 = v7659.x[15];
+        const float v7841 = v7840 * v461;
+        v7659.x[15] = v7841;
+        const float v7844 = v7659.x[16];
+        const float v7845 = v7844 * v461;
+        v7659.x[16] = v7845;
+        const float v7848 = v7659.x[17];
+        const float v7849 = v7848 * v461;
+        v7659.x[17] = v7849;
+        const float v7852 = v7659.x[18];
+        const float v7853 = v7852 * v461;
+        v7659.x[18] = v7853;
+        const float v7856 = v7659.x[19];
+        const float v7857 = v7856 * v461;
+        v7659.x[19] = v7857;
+        const float v7860 = v7659.x[20];
+        const float v7861 = v7860 * v461;
+        v7659.x[20] = v7861;
+        const float v7864 = v7659.x[21];
+        const float v7865 = v7864 * v461;
+        v7659.x[21] = v7865;
+        const float v7868 = v7659.x[22];
+        const float v7869 = v7868 * v461;
+        v7659.x[22] = v7869;
+        const float v7872 = v7659.x[23];
+        const float v7873 = v7872 * v461;
+        v7659.x[23] = v7873;
+        const float v7876 = v7659.x[24];
+        const float v7877 = v7876 * v461;
+        v7659.x[24] = v7877;
+        const float v7880 = v7659.x[25];
+        const float v7881 = v7880 * v461;
+        v7659.x[25] = v7881;
+        const float v7884 = v7659.x[26];
+        const float v7885 = v7884 * v461;
+        v7659.x[26] = v7885;
+        const float v7888 = v7659.x[27];
+        const float v7889 = v7888 * v461;
+        v7659.x[27] = v7889;
+        const float v7892 = v7659.x[28];
+        const float v7893 = v7892 * v461;
+        v7659.x[28] = v7893;
+        const float v7896 = v7659.x[29];
+        const float v7897 = v7896 * v461;
+        v7659.x[29] = v7897;
+        const float v7900 = v7659.x[30];
+        const float v7901 = v7900 * v461;
+        v7659.x[30] = v7901;
+        const float v7904 = v7659.x[31];
+        const float v7905 = v7904 * v461;
+        v7659.x[31] = v7905;
+        const float v7908 = v7659.x[32];
+        const float v7909 = v7908 * v461;
+        v7659.x[32] = v7909;
+        const float v7912 = v7659.x[33];
+        const float v7913 = v7912 * v461;
+        v7659.x[33] = v7913;
+        const float v7916 = v7659.x[34];
+        const float v7917 = v7916 * v461;
+        v7659.x[34] = v7917;
+        const float v7920 = v7659.x[35];
+        const float v7921 = v7920 * v461;
+        v7659.x[35] = v7921;
+        const float v7924 = v7659.x[36];
+        const float v7925 = v7924 * v461;
+        v7659.x[36] = v7925;
+        const float v7928 = v7659.x[37];
+        const float v7929 = v7928 * v461;
+        v7659.x[37] = v7929;
+        const float v7932 = v7659.x[38];
+        const float v7933 = v7932 * v461;
+        v7659.x[38] = v7933;
+        const float v7936 = v7659.x[39];
+        const float v7937 = v7936 * v461;
+        v7659.x[39] = v7937;
+        const float v7940 = v7659.x[40];
+        const float v7941 = v7940 * v461;
+        v7659.x[40] = v7941;
+        const float v7944 = v7659.x[41];
+        const float v7945 = v7944 * v461;
+        v7659.x[41] = v7945;
+        const float v7948 = v7659.x[42];
+        const float v7949 = v7948 * v461;
+        v7659.x[42] = v7949;
+        const float v7952 = v7659.x[43];
+        const float v7953 = v7952 * v461;
+        v7659.x[43] = v7953;
+        const float v7956 = v7659.x[44];
+        const float v7957 = v7956 * v461;
+        v7659.x[44] = v7957;
+        const float v7960 = v7659.x[45];
+        const float v7961 = v7960 * v461;
+        v7659.x[45] = v7961;
+        const float v7964 = v7659.x[46];
+        const float v7965 = v7964 * v461;
+        v7659.x[46] = v7965;
+        const float v7968 = v7659.x[47];
+        const float v7969 = v7968 * v461;
+        v7659.x[47] = v7969;
+        const float v7972 = v7659.x[48];
+        const float v7973 = v7972 * v461;
+        v7659.x[48] = v7973;
+        const float v7976 = v7659.x[49];
+        const float v7977 = v7976 * v461;
+        v7659.x[49] = v7977;
+        const float v7980 = v7659.x[50];
+        const float v7981 = v7980 * v461;
+        v7659.x[50] = v7981;
+        const float v7984 = v7659.x[51];
+        const float v7985 = v7984 * v461;
+        v7659.x[51] = v7985;
+        const float v7988 = v7659.x[52];
+        const float v7989 = v7988 * v461;
+        v7659.x[52] = v7989;
+        const float v7992 = v7659.x[53];
+        const float v7993 = v7992 * v461;
+        v7659.x[53] = v7993;
+        const float v7996 = v7659.x[54];
+        const float v7997 = v7996 * v461;
+        v7659.x[54] = v7997;
+        const float v8000 = v7659.x[55];
+        const float v8001 = v8000 * v461;
+        v7659.x[55] = v8001;
+        const float v8004 = v7659.x[56];
+        const float v8005 = v8004 * v461;
+        v7659.x[56] = v8005;
+        const float v8008 = v7659.x[57];
+        const float v8009 = v8008 * v461;
+        v7659.x[57] = v8009;
+        const float v8012 = v7659.x[58];
+        const float v8013 = v8012 * v461;
+        v7659.x[58] = v8013;
+        const float v8016 = v7659.x[59];
+        const float v8017 = v8016 * v461;
+        v7659.x[59] = v8017;
+        const float v8020 = v7659.x[60];
+        const float v8021 = v8020 * v461;
+        v7659.x[60] = v8021;
+        const float v8024 = v7659.x[61];
+        const float v8025 = v8024 * v461;
+        v7659.x[61] = v8025;
+        const float v8028 = v7659.x[62];
+        const float v8029 = v8028 * v461;
+        v7659.x[62] = v8029;
+        const float v8032 = v7659.x[63];
+        const float v8033 = v8032 * v461;
+        v7659.x[63] = v8033;
+      } else {
+        const unsigned int v8034 = static_cast<unsigned int>(v7659.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8035 = static_cast<unsigned int>(v7659.row(0, iron_linear_thread() & 31u));
+        const float v8036 = v7659.x[0];
+        const unsigned int v8037 = v41 + v8035;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8038 = v7178 + v8034;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8039 = v8038 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8042 = v8037 + v35;
+        const unsigned int v8043 = v8038 + v20;
+        const bool v8044 = v8043 <= v8042;
+        const bool v8045 = v442 || v8044;
+        const bool v8046 = v8039 && v8045;
+        const unsigned int v8049 = v8038 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8050 = v8049 + v20;
+        const bool v8052 = v8042 < v8050;
+        const bool v8053 = v7771 || v8052;
+        const bool v8054 = v8046 && v8053;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8056 = v8036 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8057 = v8054 ? v8056 : __uint_as_float(0xff800000u);
+        v7659.x[0] = v8057;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8058 = static_cast<unsigned int>(v7659.col(1, iron_linear_thread() & 31u));
+        const unsigned int v8059 = static_cast<unsigned int>(v7659.row(1, iron_linear_thread() & 31u));
+        const float v8060 = v7659.x[1];
+        const unsigned int v8061 = v41 + v8059;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8062 = v7178 + v8058;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8063 = v8062 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8066 = v8061 + v35;
+        const unsigned int v8067 = v8062 + v20;
+        const bool v8068 = v8067 <= v8066;
+        const bool v8069 = v442 || v8068;
+        const bool v8070 = v8063 && v8069;
+        const unsigned int v8073 = v8062 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8074 = v8073 + v20;
+        const bool v8076 = v8066 < v8074;
+        const bool v8077 = v7771 || v8076;
+        const bool v8078 = v8070 && v8077;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8080 = v8060 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8081 = v8078 ? v8080 : __uint_as_float(0xff800000u);
+        v7659.x[1] = v8081;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8082 = static_cast<unsigned int>(v7659.col(2, iron_linear_thread() & 31u));
+        const unsigned int v8083 = static_cast<unsigned int>(v7659.row(2, iron_linear_thread() & 31u));
+        const float v8084 = v7659.x[2];
+        const unsigned int v8085 = v41 + v8083;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8086 = v7178 + v8082;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8087 = v8086 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8090 = v8085 + v35;
+        const unsigned int v8091 = v8086 + v20;
+        const bool v8092 = v8091 <= v8090;
+        const bool v8093 = v442 || v8092;
+        const bool v8094 = v8087 && v8093;
+        const unsigned int v8097 = v8086 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8098 = v8097 + v20;
+        const bool v8100 = v8090 < v8098;
+        const bool v8101 = v7771 || v8100;
+        const bool v8102 = v8094 && v8101;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8104 = v8084 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8105 = v8102 ? v8104 : __uint_as_float(0xff800000u);
+        v7659.x[2] = v8105;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8106 = static_cast<unsigned int>(v7659.col(3, iron_linear_thread() & 31u));
+        const unsigned int v8107 = static_cast<unsigned int>(v7659.row(3, iron_linear_thread() & 31u));
+        const float v8108 = v7659.x[3];
+        const unsigned int v8109 = v41 + v8107;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8110 = v7178 + v8106;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8111 = v8110 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8114 = v8109 + v35;
+        const unsigned int v8115 = v8110 + v20;
+        const bool v8116 = v8115 <= v8114;
+        const bool v8117 = v442 || v8116;
+        const bool v8118 = v8111 && v8117;
+        const unsigned int v8121 = v8110 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8122 = v8121 + v20;
+        const bool v8124 = v8114 < v8122;
+        const bool v8125 = v7771 || v8124;
+        const bool v8126 = v8118 && v8125;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8128 = v8108 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8129 = v8126 ? v8128 : __uint_as_float(0xff800000u);
+        v7659.x[3] = v8129;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8130 = static_cast<unsigned int>(v7659.col(4, iron_linear_thread() & 31u));
+        const unsigned int v8131 = static_cast<unsigned int>(v7659.row(4, iron_linear_thread() & 31u));
+        const float v8132 = v7659.x[4];
+        const unsigned int v8133 = v41 + v8131;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8134 = v7178 + v8130;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8135 = v8134 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8138 = v8133 + v35;
+        const unsigned int v8139 = v8134 + v20;
+        const bool v8140 = v8139 <= v8138;
+        const bool v8141 = v442 || v8140;
+        const bool v8142 = v8135 && v8141;
+        const unsigned int v8145 = v8134 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8146 = v8145 + v20;
+        const bool v8148 = v8138 < v8146;
+        const bool v8149 = v7771 || v8148;
+        const bool v8150 = v8142 && v8149;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8152 = v8132 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8153 = v8150 ? v8152 : __uint_as_float(0xff800000u);
+        v7659.x[4] = v8153;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8154 = static_cast<unsigned int>(v7659.col(5, iron_linear_thread() & 31u));
+        const unsigned int v8155 = static_cast<unsigned int>(v7659.row(5, iron_linear_thread() & 31u));
+        const float v8156 = v7659.x[5];
+        const unsigned int v8157 = v41 + v8155;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8158 = v7178 + v8154;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8159 = v8158 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8162 = v8157 + v35;
+        const unsigned int v8163 = v8158 + v20;
+        const bool v8164 = v8163 <= v8162;
+        const bool v8165 = v442 || v8164;
+        const bool v8166 = v8159 && v8165;
+        const unsigned int v8169 = v8158 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8170 = v8169 + v20;
+        const bool v8172 = v8162 < v8170;
+        const bool v8173 = v7771 || v8172;
+        const bool v8174 = v8166 && v8173;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8176 = v8156 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8177 = v8174 ? v8176 : __uint_as_float(0xff800000u);
+        v7659.x[5] = v8177;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8178 = static_cast<unsigned int>(v7659.col(6, iron_linear_thread() & 31u));
+        const unsigned int v8179 = static_cast<unsigned int>(v7659.row(6, iron_linear_thread() & 31u));
+        const float v8180 = v7659.x[6];
+        const unsigned int v8181 = v41 + v8179;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8182 = v7178 + v8178;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8183 = v8182 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8186 = v8181 + v35;
+        const unsigned int v8187 = v8182 + v20;
+        const bool v8188 = v8187 <= v8186;
+        const bool v8189 = v442 || v8188;
+        const bool v8190 = v8183 && v8189;
+        const unsigned int v8193 = v8182 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8194 = v8193 + v20;
+        const bool v8196 = v8186 < v8194;
+        const bool v8197 = v7771 || v8196;
+        const bool v8198 = v8190 && v8197;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8200 = v8180 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8201 = v8198 ? v8200 : __uint_as_float(0xff800000u);
+        v7659.x[6] = v8201;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8202 = static_cast<unsigned int>(v7659.col(7, iron_linear_thread() & 31u));
+        const unsigned int v8203 = static_cast<unsigned int>(v7659.row(7, iron_linear_thread() & 31u));
+        const float v8204 = v7659.x[7];
+        const unsigned int v8205 = v41 + v8203;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8206 = v7178 + v8202;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8207 = v8206 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8210 = v8205 + v35;
+        const unsigned int v8211 = v8206 + v20;
+        const bool v8212 = v8211 <= v8210;
+        const bool v8213 = v442 || v8212;
+        const bool v8214 = v8207 && v8213;
+        const unsigned int v8217 = v8206 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8218 = v8217 + v20;
+        const bool v8220 = v8210 < v8218;
+        const bool v8221 = v7771 || v8220;
+        const bool v8222 = v8214 && v8221;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8224 = v8204 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8225 = v8222 ? v8224 : __uint_as_float(0xff800000u);
+        v7659.x[7] = v8225;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8226 = static_cast<unsigned int>(v7659.col(8, iron_linear_thread() & 31u));
+        const unsigned int v8227 = static_cast<unsigned int>(v7659.row(8, iron_linear_thread() & 31u));
+        const float v8228 = v7659.x[8];
+        const unsigned int v8229 = v41 + v8227;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8230 = v7178 + v8226;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8231 = v8230 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8234 = v8229 + v35;
+        const unsigned int v8235 = v8230 + v20;
+        const bool v8236 = v8235 <= v8234;
+        const bool v8237 = v442 || v8236;
+        const bool v8238 = v8231 && v8237;
+        const unsigned int v8241 = v8230 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8242 = v8241 + v20;
+        const bool v8244 = v8234 < v8242;
+        const bool v8245 = v7771 || v8244;
+        const bool v8246 = v8238 && v8245;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8248 = v8228 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8249 = v8246 ? v8248 : __uint_as_float(0xff800000u);
+        v7659.x[8] = v8249;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8250 = static_cast<unsigned int>(v7659.col(9, iron_linear_thread() & 31u));
+        const unsigned int v8251 = static_cast<unsigned int>(v7659.row(9, iron_linear_thread() & 31u));
+        const float v8252 = v7659.x[9];
+        const unsigned int v8253 = v41 + v8251;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8254 = v7178 + v8250;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8255 = v8254 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8258 = v8253 + v35;
+        const unsigned int v8259 = v8254 + v20;
+        const bool v8260 = v8259 <= v8258;
+        const bool v8261 = v442 || v8260;
+        const bool v8262 = v8255 && v8261;
+        const unsigned int v8265 = v8254 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8266 = v8265 + v20;
+        const bool v8268 = v8258 < v8266;
+        const bool v8269 = v7771 || v8268;
+        const bool v8270 = v8262 && v8269;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8272 = v8252 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8273 = v8270 ? v8272 : __uint_as_float(0xff800000u);
+        v7659.x[9] = v8273;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8274 = static_cast<unsigned int>(v7659.col(10, iron_linear_thread() & 31u));
+        const unsigned int v8275 = static_cast<unsigned int>(v7659.row(10, iron_linear_thread() & 31u));
+        const float v8276 = v7659.x[10];
+        const unsigned int v8277 = v41 + v8275;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8278 = v7178 + v8274;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8279 = v8278 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8282 = v8277 + v35;
+        const unsigned int v8283 = v8278 + v20;
+        const bool v8284 = v8283 <= v8282;
+        const bool v8285 = v442 || v8284;
+        const bool v8286 = v8279 && v8285;
+        const unsigned int v8289 = v8278 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8290 = v8289 + v20;
+        const bool v8292 = v8282 < v8290;
+        const bool v8293 = v7771 || v8292;
+        const bool v8294 = v8286 && v8293;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8296 = v8276 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8297 = v8294 ? v8296 : __uint_as_float(0xff800000u);
+        v7659.x[10] = v8297;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8298 = static_cast<unsigned int>(v7659.col(11, iron_linear_thread() & 31u));
+        const unsigned int v8299 = static_cast<unsigned int>(v7659.row(11, iron_linear_thread() & 31u));
+        const float v8300 = v7659.x[11];
+        const unsigned int v8301 = v41 + v8299;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8302 = v7178 + v8298;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8303 = v8302 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8306 = v8301 + v35;
+        const unsigned int v8307 = v8302 + v20;
+        const bool v8308 = v8307 <= v8306;
+        const bool v8309 = v442 || v8308;
+        const bool v8310 = v8303 && v8309;
+        const unsigned int v8313 = v8302 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8314 = v8313 + v20;
+        const bool v8316 = v8306 < v8314;
+        const bool v8317 = v7771 || v8316;
+        const bool v8318 = v8310 && v8317;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8320 = v8300 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8321 = v8318 ? v8320 : __uint_as_float(0xff800000u);
+        v7659.x[11] = v8321;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8322 = static_cast<unsigned int>(v7659.col(12, iron_linear_thread() & 31u));
+        const unsigned int v8323 = static_cast<unsigned int>(v7659.row(12, iron_linear_thread() & 31u));
+        const float v8324 = v7659.x[12];
+        const unsigned int v8325 = v41 + v8323;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8326 = v7178 + v8322;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8327 = v8326 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8330 = v8325 + v35;
+        const unsigned int v8331 = v8326 + v20;
+        const bool v8332 = v8331 <= v8330;
+        const bool v8333 = v442 || v8332;
+        const bool v8334 = v8327 && v8333;
+        const unsigned int v8337 = v8326 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8338 = v8337 + v20;
+        const bool v8340 = v8330 < v8338;
+        const bool v8341 = v7771 || v8340;
+        const bool v8342 = v8334 && v8341;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8344 = v8324 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8345 = v8342 ? v8344 : __uint_as_float(0xff800000u);
+        v7659.x[12] = v8345;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8346 = static_cast<unsigned int>(v7659.col(13, iron_linear_thread() & 31u));
+        const unsigned int v8347 = static_cast<unsigned int>(v7659.row(13, iron_linear_thread() & 31u));
+        const float v8348 = v7659.x[13];
+        const unsigned int v8349 = v41 + v8347;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8350 = v7178 + v8346;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8351 = v8350 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8354 = v8349 + v35;
+        const unsigned int v8355 = v8350 + v20;
+        const bool v8356 = v8355 <= v8354;
+        const bool v8357 = v442 || v8356;
+        const bool v8358 = v8351 && v8357;
+        const unsigned int v8361 = v8350 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8362 = v8361 + v20;
+        const bool v8364 = v8354 < v8362;
+        const bool v8365 = v7771 || v8364;
+        const bool v8366 = v8358 && v8365;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8368 = v8348 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8369 = v8366 ? v8368 : __uint_as_float(0xff800000u);
+        v7659.x[13] = v8369;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8370 = static_cast<unsigned int>(v7659.col(14, iron_linear_thread() & 31u));
+        const unsigned int v8371 = static_cast<unsigned int>(v7659.row(14, iron_linear_thread() & 31u));
+        const float v8372 = v7659.x[14];
+        const unsigned int v8373 = v41 + v8371;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8374 = v7178 + v8370;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8375 = v8374 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8378 = v8373 + v35;
+        const unsigned int v8379 = v8374 + v20;
+        const bool v8380 = v8379 <= v8378;
+        const bool v8381 = v442 || v8380;
+        const bool v8382 = v8375 && v8381;
+        const unsigned int v8385 = v8374 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8386 = v8385 + v20;
+        const bool v8388 = v8378 < v8386;
+        const bool v8389 = v7771 || v8388;
+        const bool v8390 = v8382 && v8389;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8392 = v8372 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8393 = v8390 ? v8392 : __uint_as_float(0xff800000u);
+        v7659.x[14] = v8393;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8394 = static_cast<unsigned int>(v7659.col(15, iron_linear_thread() & 31u));
+        const unsigned int v8395 = static_cast<unsigned int>(v7659.row(15, iron_linear_thread() & 31u));
+        const float v8396 = v7659.x[15];
+        const unsigned int v8397 = v41 + v8395;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8398 = v7178 + v8394;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8399 = v8398 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8402 = v8397 + v35;
+        const unsigned int v8403 = v8398 + v20;
+        const bool v8404 = v8403 <= v8402;
+        const bool v8405 = v442 || v8404;
+        const bool v8406 = v8399 && v8405;
+        const unsigned int v8409 = v8398 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8410 = v8409 + v20;
+        const bool v8412 = v8402 < v8410;
+        const bool v8413 = v7771 || v8412;
+        const bool v8414 = v8406 && v8413;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8416 = v8396 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8417 = v8414 ? v8416 : __uint_as_float(0xff800000u);
+        v7659.x[15] = v8417;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8418 = static_cast<unsigned int>(v7659.col(16, iron_linear_thread() & 31u));
+        const unsigned int v8419 = static_cast<unsigned int>(v7659.row(16, iron_linear_thread() & 31u));
+        const float v8420 = v7659.x[16];
+        const unsigned int v8421 = v41 + v8419;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8422 = v7178 + v8418;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8423 = v8422 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8426 = v8421 + v35;
+        const unsigned int v8427 = v8422 + v20;
+        const bool v8428 = v8427 <= v8426;
+        const bool v8429 = v442 || v8428;
+        const bool v8430 = v8423 && v8429;
+        const unsigned int v8433 = v8422 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8434 = v8433 + v20;
+        const bool v8436 = v8426 < v8434;
+        const bool v8437 = v7771 || v8436;
+        const bool v8438 = v8430 && v8437;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8440 = v8420 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8441 = v8438 ? v8440 : __uint_as_float(0xff800000u);
+        v7659.x[16] = v8441;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8442 = static_cast<unsigned int>(v7659.col(17, iron_linear_thread() & 31u));
+        const unsigned int v8443 = static_cast<unsigned int>(v7659.row(17, iron_linear_thread() & 31u));
+        const float v8444 = v7659.x[17];
+        const unsigned int v8445 = v41 + v8443;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8446 = v7178 + v8442;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8447 = v8446 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8450 = v8445 + v35;
+        const unsigned int v8451 = v8446 + v20;
+        const bool v8452 = v8451 <= v8450;
+        const bool v8453 = v442 || v8452;
+        const bool v8454 = v8447 && v8453;
+        const unsigned int v8457 = v8446 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8458 = v8457 + v20;
+        const bool v8460 = v8450 < v8458;
+        const bool v8461 = v7771 || v8460;
+        const bool v8462 = v8454 && v8461;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8464 = v8444 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8465 = v8462 ? v8464 : __uint_as_float(0xff800000u);
+        v7659.x[17] = v8465;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8466 = static_cast<unsigned int>(v7659.col(18, iron_linear_thread() & 31u));
+        const unsigned int v8467 = static_cast<unsigned int>(v7659.row(18, iron_linear_thread() & 31u));
+        const float v8468 = v7659.x[18];
+        const unsigned int v8469 = v41 + v8467;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8470 = v7178 + v8466;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8471 = v8470 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8474 = v8469 + v35;
+        const unsigned int v8475 = v8470 + v20;
+        const bool v8476 = v8475 <= v8474;
+        const bool v8477 = v442 || v8476;
+        const bool v8478 = v8471 && v8477;
+        const unsigned int v8481 = v8470 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8482 = v8481 + v20;
+        const bool v8484 = v8474 < v8482;
+        const bool v8485 = v7771 || v8484;
+        const bool v8486 = v8478 && v8485;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8488 = v8468 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8489 = v8486 ? v8488 : __uint_as_float(0xff800000u);
+        v7659.x[18] = v8489;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8490 = static_cast<unsigned int>(v7659.col(19, iron_linear_thread() & 31u));
+        const unsigned int v8491 = static_cast<unsigned int>(v7659.row(19, iron_linear_thread() & 31u));
+        const float v8492 = v7659.x[19];
+        const unsigned int v8493 = v41 + v8491;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8494 = v7178 + v8490;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8495 = v8494 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8498 = v8493 + v35;
+        const unsigned int v8499 = v8494 + v20;
+        const bool v8500 = v8499 <= v8498;
+        const bool v8501 = v442 || v8500;
+        const bool v8502 = v8495 && v8501;
+        const unsigned int v8505 = v8494 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8506 = v8505 + v20;
+        const bool v8508 = v8498 < v8506;
+        const bool v8509 = v7771 || v8508;
+        const bool v8510 = v8502 && v8509;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8512 = v8492 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8513 = v8510 ? v8512 : __uint_as_float(0xff800000u);
+        v7659.x[19] = v8513;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8514 = static_cast<unsigned int>(v7659.col(20, iron_linear_thread() & 31u));
+        const unsigned int v8515 = static_cast<unsigned int>(v7659.row(20, iron_linear_thread() & 31u));
+        const float v8516 = v7659.x[20];
+        const unsigned int v8517 = v41 + v8515;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8518 = v7178 + v8514;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8519 = v8518 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8522 = v8517 + v35;
+        const unsigned int v8523 = v8518 + v20;
+        const bool v8524 = v8523 <= v8522;
+        const bool v8525 = v442 || v8524;
+        const bool v8526 = v8519 && v8525;
+        const unsigned int v8529 = v8518 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8530 = v8529 + v20;
+        const bool v8532 = v8522 < v8530;
+        const bool v8533 = v7771 || v8532;
+        const bool v8534 = v8526 && v8533;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8536 = v8516 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8537 = v8534 ? v8536 : __uint_as_float(0xff800000u);
+        v7659.x[20] = v8537;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8538 = static_cast<unsigned int>(v7659.col(21, iron_linear_thread() & 31u));
+        const unsigned int v8539 = static_cast<unsigned int>(v7659.row(21, iron_linear_thread() & 31u));
+        const float v8540 = v7659.x[21];
+        const unsigned int v8541 = v41 + v8539;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8542 = v7178 + v8538;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8543 = v8542 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8546 = v8541 + v35;
+        const unsigned int v8547 = v8542 + v20;
+        const bool v8548 = v8547 <= v8546;
+        const bool v8549 = v442 || v8548;
+        const bool v8550 = v8543 && v8549;
+        const unsigned int v8553 = v8542 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8554 = v8553 + v20;
+        const bool v8556 = v8546 < v8554;
+        const bool v8557 = v7771 || v8556;
+        const bool v8558 = v8550 && v8557;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8560 = v8540 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8561 = v8558 ? v8560 : __uint_as_float(0xff800000u);
+        v7659.x[21] = v8561;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8562 = static_cast<unsigned int>(v7659.col(22, iron_linear_thread() & 31u));
+        const unsigned int v8563 = static_cast<unsigned int>(v7659.row(22, iron_linear_thread() & 31u));
+        const float v8564 = v7659.x[22];
+        const unsigned int v8565 = v41 + v8563;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8566 = v7178 + v8562;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8567 = v8566 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8570 = v8565 + v35;
+        const unsigned int v8571 = v8566 + v20;
+        const bool v8572 = v8571 <= v8570;
+        const bool v8573 = v442 || v8572;
+        const bool v8574 = v8567 && v8573;
+        const unsigned int v8577 = v8566 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8578 = v8577 + v20;
+        const bool v8580 = v8570 < v8578;
+        const bool v8581 = v7771 || v8580;
+        const bool v8582 = v8574 && v8581;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8584 = v8564 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8585 = v8582 ? v8584 : __uint_as_float(0xff800000u);
+        v7659.x[22] = v8585;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8586 = static_cast<unsigned int>(v7659.col(23, iron_linear_thread() & 31u));
+        const unsigned int v8587 = static_cast<unsigned int>(v7659.row(23, iron_linear_thread() & 31u));
+        const float v8588 = v7659.x[23];
+        const unsigned int v8589 = v41 + v8587;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8590 = v7178 + v8586;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8591 = v8590 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8594 = v8589 + v35;
+        const unsigned int v8595 = v8590 + v20;
+        const bool v8596 = v8595 <= v8594;
+        const bool v8597 = v442 || v8596;
+        const bool v8598 = v8591 && v8597;
+        const unsigned int v8601 = v8590 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8602 = v8601 + v20;
+        const bool v8604 = v8594 < v8602;
+        const bool v8605 = v7771 || v8604;
+        const bool v8606 = v8598 && v8605;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8608 = v8588 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8609 = v8606 ? v8608 : __uint_as_float(0xff800000u);
+        v7659.x[23] = v8609;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8610 = static_cast<unsigned int>(v7659.col(24, iron_linear_thread() & 31u));
+        const unsigned int v8611 = static_cast<unsigned int>(v7659.row(24, iron_linear_thread() & 31u));
+        const float v8612 = v7659.x[24];
+        const unsigned int v8613 = v41 + v8611;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8614 = v7178 + v8610;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8615 = v8614 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8618 = v8613 + v35;
+        const unsigned int v8619 = v8614 + v20;
+        const bool v8620 = v8619 <= v8618;
+        const bool v8621 = v442 || v8620;
+        const bool v8622 = v8615 && v8621;
+        const unsigned int v8625 = v8614 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8626 = v8625 + v20;
+        const bool v8628 = v8618 < v8626;
+        const bool v8629 = v7771 || v8628;
+        const bool v8630 = v8622 && v8629;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8632 = v8612 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8633 = v8630 ? v8632 : __uint_as_float(0xff800000u);
+        v7659.x[24] = v8633;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8634 = static_cast<unsigned int>(v7659.col(25, iron_linear_thread() & 31u));
+        const unsigned int v8635 = static_cast<unsigned int>(v7659.row(25, iron_linear_thread() & 31u));
+        const float v8636 = v7659.x[25];
+        const unsigned int v8637 = v41 + v8635;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8638 = v7178 + v8634;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8639 = v8638 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8642 = v8637 + v35;
+        const unsigned int v8643 = v8638 + v20;
+        const bool v8644 = v8643 <= v8642;
+        const bool v8645 = v442 || v8644;
+        const bool v8646 = v8639 && v8645;
+        const unsigned int v8649 = v8638 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8650 = v8649 + v20;
+        const bool v8652 = v8642 < v8650;
+        const bool v8653 = v7771 || v8652;
+        const bool v8654 = v8646 && v8653;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8656 = v8636 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8657 = v8654 ? v8656 : __uint_as_float(0xff800000u);
+        v7659.x[25] = v8657;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8658 = static_cast<unsigned int>(v7659.col(26, iron_linear_thread() & 31u));
+        const unsigned int v8659 = static_cast<unsigned int>(v7659.row(26, iron_linear_thread() & 31u));
+        const float v8660 = v7659.x[26];
+        const unsigned int v8661 = v41 + v8659;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8662 = v7178 + v8658;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8663 = v8662 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8666 = v8661 + v35;
+        const unsigned int v8667 = v8662 + v20;
+        const bool v8668 = v8667 <= v8666;
+        const bool v8669 = v442 || v8668;
+        const bool v8670 = v8663 && v8669;
+        const unsigned int v8673 = v8662 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8674 = v8673 + v20;
+        const bool v8676 = v8666 < v8674;
+        const bool v8677 = v7771 || v8676;
+        const bool v8678 = v8670 && v8677;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8680 = v8660 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8681 = v8678 ? v8680 : __uint_as_float(0xff800000u);
+        v7659.x[26] = v8681;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8682 = static_cast<unsigned int>(v7659.col(27, iron_linear_thread() & 31u));
+        const unsigned int v8683 = static_cast<unsigned int>(v7659.row(27, iron_linear_thread() & 31u));
+        const float v8684 = v7659.x[27];
+        const unsigned int v8685 = v41 + v8683;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8686 = v7178 + v8682;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8687 = v8686 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8690 = v8685 + v35;
+        const unsigned int v8691 = v8686 + v20;
+        const bool v8692 = v8691 <= v8690;
+        const bool v8693 = v442 || v8692;
+        const bool v8694 = v8687 && v8693;
+        const unsigned int v8697 = v8686 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8698 = v8697 + v20;
+        const bool v8700 = v8690 < v8698;
+        const bool v8701 = v7771 || v8700;
+        const bool v8702 = v8694 && v8701;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8704 = v8684 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8705 = v8702 ? v8704 : __uint_as_float(0xff800000u);
+        v7659.x[27] = v8705;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8706 = static_cast<unsigned int>(v7659.col(28, iron_linear_thread() & 31u));
+        const unsigned int v8707 = static_cast<unsigned int>(v7659.row(28, iron_linear_thread() & 31u));
+        const float v8708 = v7659.x[28];
+        const unsigned int v8709 = v41 + v8707;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8710 = v7178 + v8706;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8711 = v8710 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8714 = v8709 + v35;
+        const unsigned int v8715 = v8710 + v20;
+        const bool v8716 = v8715 <= v8714;
+        const bool v8717 = v442 || v8716;
+        const bool v8718 = v8711 && v8717;
+        const unsigned int v8721 = v8710 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8722 = v8721 + v20;
+        const bool v8724 = v8714 < v8722;
+        const bool v8725 = v7771 || v8724;
+        const bool v8726 = v8718 && v8725;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8728 = v8708 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8729 = v8726 ? v8728 : __uint_as_float(0xff800000u);
+        v7659.x[28] = v8729;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8730 = static_cast<unsigned int>(v7659.col(29, iron_linear_thread() & 31u));
+        const unsigned int v8731 = static_cast<unsigned int>(v7659.row(29, iron_linear_thread() & 31u));
+        const float v8732 = v7659.x[29];
+        const unsigned int v8733 = v41 + v8731;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8734 = v7178 + v8730;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8735 = v8734 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8738 = v8733 + v35;
+        const unsigned int v8739 = v8734 + v20;
+        const bool v8740 = v8739 <= v8738;
+        const bool v8741 = v442 || v8740;
+        const bool v8742 = v8735 && v8741;
+        const unsigned int v8745 = v8734 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8746 = v8745 + v20;
+        const bool v8748 = v8738 < v8746;
+        const bool v8749 = v7771 || v8748;
+        const bool v8750 = v8742 && v8749;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8752 = v8732 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8753 = v8750 ? v8752 : __uint_as_float(0xff800000u);
+        v7659.x[29] = v8753;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8754 = static_cast<unsigned int>(v7659.col(30, iron_linear_thread() & 31u));
+        const unsigned int v8755 = static_cast<unsigned int>(v7659.row(30, iron_linear_thread() & 31u));
+        const float v8756 = v7659.x[30];
+        const unsigned int v8757 = v41 + v8755;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8758 = v7178 + v8754;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8759 = v8758 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8762 = v8757 + v35;
+        const unsigned int v8763 = v8758 + v20;
+        const bool v8764 = v8763 <= v8762;
+        const bool v8765 = v442 || v8764;
+        const bool v8766 = v8759 && v8765;
+        const unsigned int v8769 = v8758 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8770 = v8769 + v20;
+        const bool v8772 = v8762 < v8770;
+        const bool v8773 = v7771 || v8772;
+        const bool v8774 = v8766 && v8773;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8776 = v8756 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8777 = v8774 ? v8776 : __uint_as_float(0xff800000u);
+        v7659.x[30] = v8777;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8778 = static_cast<unsigned int>(v7659.col(31, iron_linear_thread() & 31u));
+        const unsigned int v8779 = static_cast<unsigned int>(v7659.row(31, iron_linear_thread() & 31u));
+        const float v8780 = v7659.x[31];
+        const unsigned int v8781 = v41 + v8779;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8782 = v7178 + v8778;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8783 = v8782 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8786 = v8781 + v35;
+        const unsigned int v8787 = v8782 + v20;
+        const bool v8788 = v8787 <= v8786;
+        const bool v8789 = v442 || v8788;
+        const bool v8790 = v8783 && v8789;
+        const unsigned int v8793 = v8782 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8794 = v8793 + v20;
+        const bool v8796 = v8786 < v8794;
+        const bool v8797 = v7771 || v8796;
+        const bool v8798 = v8790 && v8797;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8800 = v8780 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8801 = v8798 ? v8800 : __uint_as_float(0xff800000u);
+        v7659.x[31] = v8801;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8802 = static_cast<unsigned int>(v7659.col(32, iron_linear_thread() & 31u));
+        const unsigned int v8803 = static_cast<unsigned int>(v7659.row(32, iron_linear_thread() & 31u));
+        const float v8804 = v7659.x[32];
+        const unsigned int v8805 = v41 + v8803;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8806 = v7178 + v8802;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8807 = v8806 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8810 = v8805 + v35;
+        const unsigned int v8811 = v8806 + v20;
+        const bool v8812 = v8811 <= v8810;
+        const bool v8813 = v442 || v8812;
+        const bool v8814 = v8807 && v8813;
+        const unsigned int v8817 = v8806 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8818 = v8817 + v20;
+        const bool v8820 = v8810 < v8818;
+        const bool v8821 = v7771 || v8820;
+        const bool v8822 = v8814 && v8821;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8824 = v8804 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8825 = v8822 ? v8824 : __uint_as_float(0xff800000u);
+        v7659.x[32] = v8825;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8826 = static_cast<unsigned int>(v7659.col(33, iron_linear_thread() & 31u));
+        const unsigned int v8827 = static_cast<unsigned int>(v7659.row(33, iron_linear_thread() & 31u));
+        const float v8828 = v7659.x[33];
+        const unsigned int v8829 = v41 + v8827;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8830 = v7178 + v8826;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8831 = v8830 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8834 = v8829 + v35;
+        const unsigned int v8835 = v8830 + v20;
+        const bool v8836 = v8835 <= v8834;
+        const bool v8837 = v442 || v8836;
+        const bool v8838 = v8831 && v8837;
+        const unsigned int v8841 = v8830 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8842 = v8841 + v20;
+        const bool v8844 = v8834 < v8842;
+        const bool v8845 = v7771 || v8844;
+        const bool v8846 = v8838 && v8845;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8848 = v8828 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8849 = v8846 ? v8848 : __uint_as_float(0xff800000u);
+        v7659.x[33] = v8849;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8850 = static_cast<unsigned int>(v7659.col(34, iron_linear_thread() & 31u));
+        const unsigned int v8851 = static_cast<unsigned int>(v7659.row(34, iron_linear_thread() & 31u));
+        const float v8852 = v7659.x[34];
+        const unsigned int v8853 = v41 + v8851;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8854 = v7178 + v8850;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8855 = v8854 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8858 = v8853 + v35;
+        const unsigned int v8859 = v8854 + v20;
+        const bool v8860 = v8859 <= v8858;
+        const bool v8861 = v442 || v8860;
+        const bool v8862 = v8855 && v8861;
+        const unsigned int v8865 = v8854 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8866 = v8865 + v20;
+        const bool v8868 = v8858 < v8866;
+        const bool v8869 = v7771 || v8868;
+        const bool v8870 = v8862 && v8869;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8872 = v8852 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8873 = v8870 ? v8872 : __uint_as_float(0xff800000u);
+        v7659.x[34] = v8873;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8874 = static_cast<unsigned int>(v7659.col(35, iron_linear_thread() & 31u));
+        const unsigned int v8875 = static_cast<unsigned int>(v7659.row(35, iron_linear_thread() & 31u));
+        const float v8876 = v7659.x[35];
+        const unsigned int v8877 = v41 + v8875;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8878 = v7178 + v8874;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8879 = v8878 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8882 = v8877 + v35;
+        const unsigned int v8883 = v8878 + v20;
+        const bool v8884 = v8883 <= v8882;
+        const bool v8885 = v442 || v8884;
+        const bool v8886 = v8879 && v8885;
+        const unsigned int v8889 = v8878 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8890 = v8889 + v20;
+        const bool v8892 = v8882 < v8890;
+        const bool v8893 = v7771 || v8892;
+        const bool v8894 = v8886 && v8893;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8896 = v8876 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8897 = v8894 ? v8896 : __uint_as_float(0xff800000u);
+        v7659.x[35] = v8897;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8898 = static_cast<unsigned int>(v7659.col(36, iron_linear_thread() & 31u));
+        const unsigned int v8899 = static_cast<unsigned int>(v7659.row(36, iron_linear_thread() & 31u));
+        const float v8900 = v7659.x[36];
+        const unsigned int v8901 = v41 + v8899;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8902 = v7178 + v8898;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8903 = v8902 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8906 = v8901 + v35;
+        const unsigned int v8907 = v8902 + v20;
+        const bool v8908 = v8907 <= v8906;
+        const bool v8909 = v442 || v8908;
+        const bool v8910 = v8903 && v8909;
+        const unsigned int v8913 = v8902 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8914 = v8913 + v20;
+        const bool v8916 = v8906 < v8914;
+        const bool v8917 = v7771 || v8916;
+        const bool v8918 = v8910 && v8917;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8920 = v8900 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8921 = v8918 ? v8920 : __uint_as_float(0xff800000u);
+        v7659.x[36] = v8921;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8922 = static_cast<unsigned int>(v7659.col(37, iron_linear_thread() & 31u));
+        const unsigned int v8923 = static_cast<unsigned int>(v7659.row(37, iron_linear_thread() & 31u));
+        const float v8924 = v7659.x[37];
+        const unsigned int v8925 = v41 + v8923;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8926 = v7178 + v8922;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8927 = v8926 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8930 = v8925 + v35;
+        const unsigned int v8931 = v8926 + v20;
+        const bool v8932 = v8931 <= v8930;
+        const bool v8933 = v442 || v8932;
+        const bool v8934 = v8927 && v8933;
+        const unsigned int v8937 = v8926 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8938 = v8937 + v20;
+        const bool v8940 = v8930 < v8938;
+        const bool v8941 = v7771 || v8940;
+        const bool v8942 = v8934 && v8941;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8944 = v8924 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8945 = v8942 ? v8944 : __uint_as_float(0xff800000u);
+        v7659.x[37] = v8945;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8946 = static_cast<unsigned int>(v7659.col(38, iron_linear_thread() & 31u));
+        const unsigned int v8947 = static_cast<unsigned int>(v7659.row(38, iron_linear_thread() & 31u));
+        const float v8948 = v7659.x[38];
+        const unsigned int v8949 = v41 + v8947;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8950 = v7178 + v8946;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8951 = v8950 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8954 = v8949 + v35;
+        const unsigned int v8955 = v8950 + v20;
+        const bool v8956 = v8955 <= v8954;
+        const bool v8957 = v442 || v8956;
+        const bool v8958 = v8951 && v8957;
+        const unsigned int v8961 = v8950 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8962 = v8961 + v20;
+        const bool v8964 = v8954 < v8962;
+        const bool v8965 = v7771 || v8964;
+        const bool v8966 = v8958 && v8965;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8968 = v8948 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8969 = v8966 ? v8968 : __uint_as_float(0xff800000u);
+        v7659.x[38] = v8969;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8970 = static_cast<unsigned int>(v7659.col(39, iron_linear_thread() & 31u));
+        const unsigned int v8971 = static_cast<unsigned int>(v7659.row(39, iron_linear_thread() & 31u));
+        const float v8972 = v7659.x[39];
+        const unsigned int v8973 = v41 + v8971;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8974 = v7178 + v8970;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8975 = v8974 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8978 = v8973 + v35;
+        const unsigned int v8979 = v8974 + v20;
+        const bool v8980 = v8979 <= v8978;
+        const bool v8981 = v442 || v8980;
+        const bool v8982 = v8975 && v8981;
+        const unsigned int v8985 = v8974 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8986 = v8985 + v20;
+        const bool v8988 = v8978 < v8986;
+        const bool v8989 = v7771 || v8988;
+        const bool v8990 = v8982 && v8989;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8992 = v8972 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8993 = v8990 ? v8992 : __uint_as_float(0xff800000u);
+        v7659.x[39] = v8993;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8994 = static_cast<unsigned int>(v7659.col(40, iron_linear_thread() & 31u));
+        const unsigned int v8995 = static_cast<unsigned int>(v7659.row(40, iron_linear_thread() & 31u));
+        const float v8996 = v7659.x[40];
+        const unsigned int v8997 = v41 + v8995;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8998 = v7178 + v8994;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8999 = v8998 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9002 = v8997 + v35;
+        const unsigned int v9003 = v8998 + v20;
+        const bool v9004 = v9003 <= v9002;
+        const bool v9005 = v442 || v9004;
+        const bool v9006 = v8999 && v9005;
+        const unsigned int v9009 = v8998 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9010 = v9009 + v20;
+        const bool v9012 = v9002 < v9010;
+        const bool v9013 = v7771 || v9012;
+        const bool v9014 = v9006 && v9013;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9016 = v8996 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9017 = v9014 ? v9016 : __uint_as_float(0xff800000u);
+        v7659.x[40] = v9017;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9018 = static_cast<unsigned int>(v7659.col(41, iron_linear_thread() & 31u));
+        const unsigned int v9019 = static_cast<unsigned int>(v7659.row(41, iron_linear_thread() & 31u));
+        const float v9020 = v7659.x[41];
+        const unsigned int v9021 = v41 + v9019;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9022 = v7178 + v9018;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9023 = v9022 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9026 = v9021 + v35;
+        const unsigned int v9027 = v9022 + v20;
+        const bool v9028 = v9027 <= v9026;
+        const bool v9029 = v442 || v9028;
+        const bool v9030 = v9023 && v9029;
+        const unsigned int v9033 = v9022 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9034 = v9033 + v20;
+        const bool v9036 = v9026 < v9034;
+        const bool v9037 = v7771 || v9036;
+        const bool v9038 = v9030 && v9037;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9040 = v9020 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9041 = v9038 ? v9040 : __uint_as_float(0xff800000u);
+        v7659.x[41] = v9041;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9042 = static_cast<unsigned int>(v7659.col(42, iron_linear_thread() & 31u));
+        const unsigned int v9043 = static_cast<unsigned int>(v7659.row(42, iron_linear_thread() & 31u));
+        const float v9044 = v7659.x[42];
+        const unsigned int v9045 = v41 + v9043;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9046 = v7178 + v9042;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9047 = v9046 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9050 = v9045 + v35;
+        const unsigned int v9051 = v9046 + v20;
+        const bool v9052 = v9051 <= v9050;
+        const bool v9053 = v442 || v9052;
+        const bool v9054 = v9047 && v9053;
+        const unsigned int v9057 = v9046 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9058 = v9057 + v20;
+        const bool v9060 = v9050 < v9058;
+        const bool v9061 = v7771 || v9060;
+        const bool v9062 = v9054 && v9061;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9064 = v9044 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9065 = v9062 ? v9064 : __uint_as_float(0xff800000u);
+        v7659.x[42] = v9065;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9066 = static_cast<unsigned int>(v7659.col(43, iron_linear_thread() & 31u));
+        const unsigned int v9067 = static_cast<unsigned int>(v7659.row(43, iron_linear_thread() & 31u));
+        const float v9068 = v7659.x[43];
+        const unsigned int v9069 = v41 + v9067;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9070 = v7178 + v9066;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9071 = v9070 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9074 = v9069 + v35;
+        const unsigned int v9075 = v9070 + v20;
+        const bool v9076 = v9075 <= v9074;
+        const bool v9077 = v442 || v9076;
+        const bool v9078 = v9071 && v9077;
+        const unsigned int v9081 = v9070 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9082 = v9081 + v20;
+        const bool v9084 = v9074 < v9082;
+        const bool v9085 = v7771 || v9084;
+        const bool v9086 = v9078 && v9085;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9088 = v9068 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9089 = v9086 ? v9088 : __uint_as_float(0xff800000u);
+        v7659.x[43] = v9089;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9090 = static_cast<unsigned int>(v7659.col(44, iron_linear_thread() & 31u));
+        const unsigned int v9091 = static_cast<unsigned int>(v7659.row(44, iron_linear_thread() & 31u));
+        const float v9092 = v7659.x[44];
+        const unsigned int v9093 = v41 + v9091;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9094 = v7178 + v9090;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9095 = v9094 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9098 = v9093 + v35;
+        const unsigned int v9099 = v9094 + v20;
+        const bool v9100 = v9099 <= v9098;
+        const bool v9101 = v442 || v9100;
+        const bool v9102 = v9095 && v9101;
+        const unsigned int v9105 = v9094 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9106 = v9105 + v20;
+        const bool v9108 = v9098 < v9106;
+        const bool v9109 = v7771 || v9108;
+        const bool v9110 = v9102 && v9109;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9112 = v9092 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9113 = v9110 ? v9112 : __uint_as_float(0xff800000u);
+        v7659.x[44] = v9113;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9114 = static_cast<unsigned int>(v7659.col(45, iron_linear_thread() & 31u));
+        const unsigned int v9115 = static_cast<unsigned int>(v7659.row(45, iron_linear_thread() & 31u));
+        const float v9116 = v7659.x[45];
+        const unsigned int v9117 = v41 + v9115;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9118 = v7178 + v9114;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9119 = v9118 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9122 = v9117 + v35;
+        const unsigned int v9123 = v9118 + v20;
+        const bool v9124 = v9123 <= v9122;
+        const bool v9125 = v442 || v9124;
+        const bool v9126 = v9119 && v9125;
+        const unsigned int v9129 = v9118 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9130 = v9129 + v20;
+        const bool v9132 = v9122 < v9130;
+        const bool v9133 = v7771 || v9132;
+        const bool v9134 = v9126 && v9133;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9136 = v9116 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9137 = v9134 ? v9136 : __uint_as_float(0xff800000u);
+        v7659.x[45] = v9137;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9138 = static_cast<unsigned int>(v7659.col(46, iron_linear_thread() & 31u));
+        const unsigned int v9139 = static_cast<unsigned int>(v7659.row(46, iron_linear_thread() & 31u));
+        const float v9140 = v7659.x[46];
+        const unsigned int v9141 = v41 + v9139;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9142 = v7178 + v9138;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9143 = v9142 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9146 = v9141 + v35;
+        const unsigned int v9147 = v9142 + v20;
+        const bool v9148 = v9147 <= v9146;
+        const bool v9149 = v442 || v9148;
+        const bool v9150 = v9143 && v9149;
+        const unsigned int v9153 = v9142 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9154 = v9153 + v20;
+        const bool v9156 = v9146 < v9154;
+        const bool v9157 = v7771 || v9156;
+        const bool v9158 = v9150 && v9157;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9160 = v9140 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9161 = v9158 ? v9160 : __uint_as_float(0xff800000u);
+        v7659.x[46] = v9161;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9162 = static_cast<unsigned int>(v7659.col(47, iron_linear_thread() & 31u));
+        const unsigned int v9163 = static_cast<unsigned int>(v7659.row(47, iron_linear_thread() & 31u));
+        const float v9164 = v7659.x[47];
+        const unsigned int v9165 = v41 + v9163;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9166 = v7178 + v9162;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9167 = v9166 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9170 = v9165 + v35;
+        const unsigned int v9171 = v9166 + v20;
+        const bool v9172 = v9171 <= v9170;
+        const bool v9173 = v442 || v9172;
+        const bool v9174 = v9167 && v9173;
+        const unsigned int v9177 = v9166 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9178 = v9177 + v20;
+        const bool v9180 = v9170 < v9178;
+        const bool v9181 = v7771 || v9180;
+        const bool v9182 = v9174 && v9181;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9184 = v9164 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9185 = v9182 ? v9184 : __uint_as_float(0xff800000u);
+        v7659.x[47] = v9185;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9186 = static_cast<unsigned int>(v7659.col(48, iron_linear_thread() & 31u));
+        const unsigned int v9187 = static_cast<unsigned int>(v7659.row(48, iron_linear_thread() & 31u));
+        const float v9188 = v7659.x[48];
+        const unsigned int v9189 = v41 + v9187;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9190 = v7178 + v9186;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9191 = v9190 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9194 = v9189 + v35;
+        const unsigned int v9195 = v9190 + v20;
+        const bool v9196 = v9195 <= v9194;
+        const bool v9197 = v442 || v9196;
+        const bool v9198 = v9191 && v9197;
+        const unsigned int v9201 = v9190 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9202 = v9201 + v20;
+        const bool v9204 = v9194 < v9202;
+        const bool v9205 = v7771 || v9204;
+        const bool v9206 = v9198 && v9205;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9208 = v9188 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9209 = v9206 ? v9208 : __uint_as_float(0xff800000u);
+        v7659.x[48] = v9209;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9210 = static_cast<unsigned int>(v7659.col(49, iron_linear_thread() & 31u));
+        const unsigned int v9211 = static_cast<unsigned int>(v7659.row(49, iron_linear_thread() & 31u));
+        const float v9212 = v7659.x[49];
+        const unsigned int v9213 = v41 + v9211;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9214 = v7178 + v9210;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9215 = v9214 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9218 = v9213 + v35;
+        const unsigned int v9219 = v9214 + v20;
+        const bool v9220 = v9219 <= v9218;
+        const bool v9221 = v442 || v9220;
+        const bool v9222 = v9215 && v9221;
+        const unsigned int v9225 = v9214 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9226 = v9225 + v20;
+        const bool v9228 = v9218 < v9226;
+        const bool v9229 = v7771 || v9228;
+        const bool v9230 = v9222 && v9229;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9232 = v9212 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9233 = v9230 ? v9232 : __uint_as_float(0xff800000u);
+        v7659.x[49] = v9233;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9234 = static_cast<unsigned int>(v7659.col(50, iron_linear_thread() & 31u));
+        const unsigned int v9235 = static_cast<unsigned int>(v7659.row(50, iron_linear_thread() & 31u));
+        const float v9236 = v7659.x[50];
+        const unsigned int v9237 = v41 + v9235;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9238 = v7178 + v9234;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9239 = v9238 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9242 = v9237 + v35;
+        const unsigned int v9243 = v9238 + v20;
+        const bool v9244 = v9243 <= v9242;
+        const bool v9245 = v442 || v9244;
+        const bool v9246 = v9239 && v9245;
+        const unsigned int v9249 = v9238 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9250 = v9249 + v20;
+        const bool v9252 = v9242 < v9250;
+        const bool v9253 = v7771 || v9252;
+        const bool v9254 = v9246 && v9253;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9256 = v9236 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9257 = v9254 ? v9256 : __uint_as_float(0xff800000u);
+        v7659.x[50] = v9257;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9258 = static_cast<unsigned int>(v7659.col(51, iron_linear_thread() & 31u));
+        const unsigned int v9259 = static_cast<unsigned int>(v7659.row(51, iron_linear_thread() & 31u));
+        const float v9260 = v7659.x[51];
+        const unsigned int v9261 = v41 + v9259;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9262 = v7178 + v9258;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9263 = v9262 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9266 = v9261 + v35;
+        const unsigned int v9267 = v9262 + v20;
+        const bool v9268 = v9267 <= v9266;
+        const bool v9269 = v442 || v9268;
+        const bool v9270 = v9263 && v9269;
+        const unsigned int v9273 = v9262 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9274 = v9273 + v20;
+        const bool v9276 = v9266 < v9274;
+        const bool v9277 = v7771 || v9276;
+        const bool v9278 = v9270 && v9277;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9280 = v9260 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9281 = v9278 ? v9280 : __uint_as_float(0xff800000u);
+        v7659.x[51] = v9281;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9282 = static_cast<unsigned int>(v7659.col(52, iron_linear_thread() & 31u));
+        const unsigned int v9283 = static_cast<unsigned int>(v7659.row(52, iron_linear_thread() & 31u));
+        const float v9284 = v7659.x[52];
+        const unsigned int v9285 = v41 + v9283;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9286 = v7178 + v9282;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9287 = v9286 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9290 = v9285 + v35;
+        const unsigned int v9291 = v9286 + v20;
+        const bool v9292 = v9291 <= v9290;
+        const bool v9293 = v442 || v9292;
+        const bool v9294 = v9287 && v9293;
+        const unsigned int v9297 = v9286 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9298 = v9297 + v20;
+        const bool v9300 = v9290 < v9298;
+        const bool v9301 = v7771 || v9300;
+        const bool v9302 = v9294 && v9301;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9304 = v9284 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9305 = v9302 ? v9304 : __uint_as_float(0xff800000u);
+        v7659.x[52] = v9305;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9306 = static_cast<unsigned int>(v7659.col(53, iron_linear_thread() & 31u));
+        const unsigned int v9307 = static_cast<unsigned int>(v7659.row(53, iron_linear_thread() & 31u));
+        const float v9308 = v7659.x[53];
+        const unsigned int v9309 = v41 + v9307;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9310 = v7178 + v9306;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9311 = v9310 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9314 = v9309 + v35;
+        const unsigned int v9315 = v9310 + v20;
+        const bool v9316 = v9315 <= v9314;
+        const bool v9317 = v442 || v9316;
+        const bool v9318 = v9311 && v9317;
+        const unsigned int v9321 = v9310 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9322 = v9321 + v20;
+        const bool v9324 = v9314 < v9322;
+        const bool v9325 = v7771 || v9324;
+        const bool v9326 = v9318 && v9325;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9328 = v9308 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9329 = v9326 ? v9328 : __uint_as_float(0xff800000u);
+        v7659.x[53] = v9329;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9330 = static_cast<unsigned int>(v7659.col(54, iron_linear_thread() & 31u));
+        const unsigned int v9331 = static_cast<unsigned int>(v7659.row(54, iron_linear_thread() & 31u));
+        const float v9332 = v7659.x[54];
+        const unsigned int v9333 = v41 + v9331;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9334 = v7178 + v9330;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9335 = v9334 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9338 = v9333 + v35;
+        const unsigned int v9339 = v9334 + v20;
+        const bool v9340 = v9339 <= v9338;
+        const bool v9341 = v442 || v9340;
+        const bool v9342 = v9335 && v9341;
+        const unsigned int v9345 = v9334 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9346 = v9345 + v20;
+        const bool v9348 = v9338 < v9346;
+        const bool v9349 = v7771 || v9348;
+        const bool v9350 = v9342 && v9349;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9352 = v9332 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9353 = v9350 ? v9352 : __uint_as_float(0xff800000u);
+        v7659.x[54] = v9353;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9354 = static_cast<unsigned int>(v7659.col(55, iron_linear_thread() & 31u));
+        const unsigned int v9355 = static_cast<unsigned int>(v7659.row(55, iron_linear_thread() & 31u));
+        const float v9356 = v7659.x[55];
+        const unsigned int v9357 = v41 + v9355;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9358 = v7178 + v9354;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9359 = v9358 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9362 = v9357 + v35;
+        const unsigned int v9363 = v9358 + v20;
+        const bool v9364 = v9363 <= v9362;
+        const bool v9365 = v442 || v9364;
+        const bool v9366 = v9359 && v9365;
+        const unsigned int v9369 = v9358 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9370 = v9369 + v20;
+        const bool v9372 = v9362 < v9370;
+        const bool v9373 = v7771 || v9372;
+        const bool v9374 = v9366 && v9373;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9376 = v9356 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9377 = v9374 ? v9376 : __uint_as_float(0xff800000u);
+        v7659.x[55] = v9377;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9378 = static_cast<unsigned int>(v7659.col(56, iron_linear_thread() & 31u));
+        const unsigned int v9379 = static_cast<unsigned int>(v7659.row(56, iron_linear_thread() & 31u));
+        const float v9380 = v7659.x[56];
+        const unsigned int v9381 = v41 + v9379;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9382 = v7178 + v9378;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9383 = v9382 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9386 = v9381 + v35;
+        const unsigned int v9387 = v9382 + v20;
+        const bool v9388 = v9387 <= v9386;
+        const bool v9389 = v442 || v9388;
+        const bool v9390 = v9383 && v9389;
+        const unsigned int v9393 = v9382 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9394 = v9393 + v20;
+        const bool v9396 = v9386 < v9394;
+        const bool v9397 = v7771 || v9396;
+        const bool v9398 = v9390 && v9397;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9400 = v9380 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9401 = v9398 ? v9400 : __uint_as_float(0xff800000u);
+        v7659.x[56] = v9401;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9402 = static_cast<unsigned int>(v7659.col(57, iron_linear_thread() & 31u));
+        const unsigned int v9403 = static_cast<unsigned int>(v7659.row(57, iron_linear_thread() & 31u));
+        const float v9404 = v7659.x[57];
+        const unsigned int v9405 = v41 + v9403;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9406 = v7178 + v9402;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9407 = v9406 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9410 = v9405 + v35;
+        const unsigned int v9411 = v9406 + v20;
+        const bool v9412 = v9411 <= v9410;
+        const bool v9413 = v442 || v9412;
+        const bool v9414 = v9407 && v9413;
+        const unsigned int v9417 = v9406 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9418 = v9417 + v20;
+        const bool v9420 = v9410 < v9418;
+        const bool v9421 = v7771 || v9420;
+        const bool v9422 = v9414 && v9421;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9424 = v9404 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9425 = v9422 ? v9424 : __uint_as_float(0xff800000u);
+        v7659.x[57] = v9425;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9426 = static_cast<unsigned int>(v7659.col(58, iron_linear_thread() & 31u));
+        const unsigned int v9427 = static_cast<unsigned int>(v7659.row(58, iron_linear_thread() & 31u));
+        const float v9428 = v7659.x[58];
+        const unsigned int v9429 = v41 + v9427;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9430 = v7178 + v9426;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9431 = v9430 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9434 = v9429 + v35;
+        const unsigned int v9435 = v9430 + v20;
+        const bool v9436 = v9435 <= v9434;
+        const bool v9437 = v442 || v9436;
+        const bool v9438 = v9431 && v9437;
+        const unsigned int v9441 = v9430 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9442 = v9441 + v20;
+        const bool v9444 = v9434 < v9442;
+        const bool v9445 = v7771 || v9444;
+        const bool v9446 = v9438 && v9445;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9448 = v9428 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9449 = v9446 ? v9448 : __uint_as_float(0xff800000u);
+        v7659.x[58] = v9449;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9450 = static_cast<unsigned int>(v7659.col(59, iron_linear_thread() & 31u));
+        const unsigned int v9451 = static_cast<unsigned int>(v7659.row(59, iron_linear_thread() & 31u));
+        const float v9452 = v7659.x[59];
+        const unsigned int v9453 = v41 + v9451;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9454 = v7178 + v9450;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9455 = v9454 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9458 = v9453 + v35;
+        const unsigned int v9459 = v9454 + v20;
+        const bool v9460 = v9459 <= v9458;
+        const bool v9461 = v442 || v9460;
+        const bool v9462 = v9455 && v9461;
+        const unsigned int v9465 = v9454 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9466 = v9465 + v20;
+        const bool v9468 = v9458 < v9466;
+        const bool v9469 = v7771 || v9468;
+        const bool v9470 = v9462 && v9469;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9472 = v9452 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9473 = v9470 ? v9472 : __uint_as_float(0xff800000u);
+        v7659.x[59] = v9473;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9474 = static_cast<unsigned int>(v7659.col(60, iron_linear_thread() & 31u));
+        const unsigned int v9475 = static_cast<unsigned int>(v7659.row(60, iron_linear_thread() & 31u));
+        const float v9476 = v7659.x[60];
+        const unsigned int v9477 = v41 + v9475;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9478 = v7178 + v9474;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9479 = v9478 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9482 = v9477 + v35;
+        const unsigned int v9483 = v9478 + v20;
+        const bool v9484 = v9483 <= v9482;
+        const bool v9485 = v442 || v9484;
+        const bool v9486 = v9479 && v9485;
+        const unsigned int v9489 = v9478 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9490 = v9489 + v20;
+        const bool v9492 = v9482 < v9490;
+        const bool v9493 = v7771 || v9492;
+        const bool v9494 = v9486 && v9493;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9496 = v9476 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9497 = v9494 ? v9496 : __uint_as_float(0xff800000u);
+        v7659.x[60] = v9497;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9498 = static_cast<unsigned int>(v7659.col(61, iron_linear_thread() & 31u));
+        const unsigned int v9499 = static_cast<unsigned int>(v7659.row(61, iron_linear_thread() & 31u));
+        const float v9500 = v7659.x[61];
+        const unsigned int v9501 = v41 + v9499;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9502 = v7178 + v9498;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9503 = v9502 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9506 = v9501 + v35;
+        const unsigned int v9507 = v9502 + v20;
+        const bool v9508 = v9507 <= v9506;
+        const bool v9509 = v442 || v9508;
+        const bool v9510 = v9503 && v9509;
+        const unsigned int v9513 = v9502 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9514 = v9513 + v20;
+        const bool v9516 = v9506 < v9514;
+        const bool v9517 = v7771 || v9516;
+        const bool v9518 = v9510 && v9517;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9520 = v9500 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9521 = v9518 ? v9520 : __uint_as_float(0xff800000u);
+        v7659.x[61] = v9521;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9522 = static_cast<unsigned int>(v7659.col(62, iron_linear_thread() & 31u));
+        const unsigned int v9523 = static_cast<unsigned int>(v7659.row(62, iron_linear_thread() & 31u));
+        const float v9524 = v7659.x[62];
+        const unsigned int v9525 = v41 + v9523;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9526 = v7178 + v9522;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9527 = v9526 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9530 = v9525 + v35;
+        const unsigned int v9531 = v9526 + v20;
+        const bool v9532 = v9531 <= v9530;
+        const bool v9533 = v442 || v9532;
+        const bool v9534 = v9527 && v9533;
+        const unsigned int v9537 = v9526 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9538 = v9537 + v20;
+        const bool v9540 = v9530 < v9538;
+        const bool v9541 = v7771 || v9540;
+        const bool v9542 = v9534 && v9541;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9544 = v9524 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9545 = v9542 ? v9544 : __uint_as_float(0xff800000u);
+        v7659.x[62] = v9545;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9546 = static_cast<unsigned int>(v7659.col(63, iron_linear_thread() & 31u));
+        const unsigned int v9547 = static_cast<unsigned int>(v7659.row(63, iron_linear_thread() & 31u));
+        const float v9548 = v7659.x[63];
+        const unsigned int v9549 = v41 + v9547;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9550 = v7178 + v9546;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9551 = v9550 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9554 = v9549 + v35;
+        const unsigned int v9555 = v9550 + v20;
+        const bool v9556 = v9555 <= v9554;
+        const bool v9557 = v442 || v9556;
+        const bool v9558 = v9551 && v9557;
+        const unsigned int v9561 = v9550 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9562 = v9561 + v20;
+        const bool v9564 = v9554 < v9562;
+        const bool v9565 = v7771 || v9564;
+        const bool v9566 = v9558 && v9565;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9568 = v9548 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9569 = v9566 ? v9568 : __uint_as_float(0xff800000u);
+        v7659.x[63] = v9569;  // kernels/sdpa/flash_tile.hpp:171
+      }
+      iron_frag<float, 2, 32, 8> v9571;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v9571, 0.0f);
+      iron_frag_row_reduce<false>(v9571, v7659);
+      iron_frag<float, 2, 32, 8> v9573;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v9573, 0.0f);
+      const float v9577 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9578 = v9571.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9579 = fmaxf(v9577, v9578);
+      const bool v9582 = v9579 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9583 = v9582 ? 0.0f : v9579;
+      const float v9584 = v9577 - v9583;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9585 = iron_exp2_approx(v9584);
+      v9573.x[0] = v9585;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9589 = v463.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9590 = v9571.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9591 = fmaxf(v9589, v9590);
+      const bool v9594 = v9591 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9595 = v9594 ? 0.0f : v9591;
+      const float v9596 = v9589 - v9595;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9597 = iron_exp2_approx(v9596);
+      v9573.x[1] = v9597;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9601 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9602 = v9571.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9603 = fmaxf(v9601, v9602);
+      const bool v9606 = v9603 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9607 = v9606 ? 0.0f : v9603;
+      const float v9608 = v9601 - v9607;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9609 = iron_exp2_approx(v9608);
+      v9573.x[2] = v9609;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9613 = v463.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9614 = v9571.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9615 = fmaxf(v9613, v9614);
+      const bool v9618 = v9615 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9619 = v9618 ? 0.0f : v9615;
+      const float v9620 = v9613 - v9619;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9621 = iron_exp2_approx(v9620);
+      v9573.x[3] = v9621;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9625 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9626 = v9571.x[4];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9627 = fmaxf(v9625, v9626);
+      const bool v9630 = v9627 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9631 = v9630 ? 0.0f : v9627;
+      const float v9632 = v9625 - v9631;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9633 = iron_exp2_approx(v9632);
+      v9573.x[4] = v9633;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9637 = v463.x[5];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9638 = v9571.x[5];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9639 = fmaxf(v9637, v9638);
+      const bool v9642 = v9639 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9643 = v9642 ? 0.0f : v9639;
+      const float v9644 = v9637 - v9643;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9645 = iron_exp2_approx(v9644);
+      v9573.x[5] = v9645;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9649 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9650 = v9571.x[6];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9651 = fmaxf(v9649, v9650);
+      const bool v9654 = v9651 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9655 = v9654 ? 0.0f : v9651;
+      const float v9656 = v9649 - v9655;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9657 = iron_exp2_approx(v9656);
+      v9573.x[6] = v9657;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9661 = v463.x[7];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9662 = v9571.x[7];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9663 = fmaxf(v9661, v9662);
+      const bool v9666 = v9663 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9667 = v9666 ? 0.0f : v9663;
+      const float v9668 = v9661 - v9667;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9669 = iron_exp2_approx(v9668);
+      v9573.x[7] = v9669;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9672 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9673 = v9571.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9674 = fmaxf(v9672, v9673);
+      v463.x[0] = v9674;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9677 = v463.x[1];
+      const float v9678 = v9571.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9679 = fmaxf(v9677, v9678);
+      v463.x[1] = v9679;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9682 = v463.x[2];
+      const float v9683 = v9571.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9684 = fmaxf(v9682, v9683);
+      v463.x[2] = v9684;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9687 = v463.x[3];
+      const float v9688 = v9571.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9689 = fmaxf(v9687, v9688);
+      v463.x[3] = v9689;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9692 = v463.x[4];
+      const float v9693 = v9571.x[4];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9694 = fmaxf(v9692, v9693);
+      v463.x[4] = v9694;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9697 = v463.x[5];
+      const float v9698 = v9571.x[5];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9699 = fmaxf(v9697, v9698);
+      v463.x[5] = v9699;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9702 = v463.x[6];
+      const float v9703 = v9571.x[6];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9704 = fmaxf(v9702, v9703);
+      v463.x[6] = v9704;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9707 = v463.x[7];
+      const float v9708 = v9571.x[7];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9709 = fmaxf(v9707, v9708);
+      v463.x[7] = v9709;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9712 = v7659.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9713 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9716 = v9713 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9717 = v9716 ? 0.0f : v9713;
+      const float v9718 = v9712 - v9717;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9719 = iron_exp2_approx(v9718);
+      v7659.x[0] = v9719;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9722 = v7659.x[1];
+      const float v9723 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9726 = v9723 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9727 = v9726 ? 0.0f : v9723;
+      const float v9728 = v9722 - v9727;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9729 = iron_exp2_approx(v9728);
+      v7659.x[1] = v9729;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9732 = v7659.x[2];
+      const float v9733 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9736 = v9733 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9737 = v9736 ? 0.0f : v9733;
+      const float v9738 = v9732 - v9737;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9739 = iron_exp2_approx(v9738);
+      v7659.x[2] = v9739;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9742 = v7659.x[3];
+      const float v9743 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9746 = v9743 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9747 = v9746 ? 0.0f : v9743;
+      const float v9748 = v9742 - v9747;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9749 = iron_exp2_approx(v9748);
+      v7659.x[3] = v9749;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9752 = v7659.x[4];
+      const float v9753 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9756 = v9753 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9757 = v9756 ? 0.0f : v9753;
+      const float v9758 = v9752 - v9757;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9759 = iron_exp2_approx(v9758);
+      v7659.x[4] = v9759;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9762 = v7659.x[5];
+      const float v9763 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9766 = v9763 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9767 = v9766 ? 0.0f : v9763;
+      const float v9768 = v9762 - v9767;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9769 = iron_exp2_approx(v9768);
+      v7659.x[5] = v9769;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9772 = v7659.x[6];
+      const float v9773 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9776 = v9773 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9777 = v9776 ? 0.0f : v9773;
+      const float v9778 = v9772 - v9777;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9779 = iron_exp2_approx(v9778);
+      v7659.x[6] = v9779;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9782 = v7659.x[7];
+      const float v9783 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9786 = v9783 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9787 = v9786 ? 0.0f : v9783;
+      const float v9788 = v9782 - v9787;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9789 = iron_exp2_approx(v9788);
+      v7659.x[7] = v9789;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9792 = v7659.x[8];
+      const float v9793 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9796 = v9793 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9797 = v9796 ? 0.0f : v9793;
+      const float v9798 = v9792 - v9797;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9799 = iron_exp2_approx(v9798);
+      v7659.x[8] = v9799;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9802 = v7659.x[9];
+      const float v9803 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9806 = v9803 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9807 = v9806 ? 0.0f : v9803;
+      const float v9808 = v9802 - v9807;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9809 = iron_exp2_approx(v9808);
+      v7659.x[9] = v9809;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9812 = v7659.x[10];
+      const float v9813 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9816 = v9813 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9817 = v9816 ? 0.0f : v9813;
+      const float v9818 = v9812 - v9817;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9819 = iron_exp2_approx(v9818);
+      v7659.x[10] = v9819;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9822 = v7659.x[11];
+      const float v9823 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9826 = v9823 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9827 = v9826 ? 0.0f : v9823;
+      const float v9828 = v9822 - v9827;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9829 = iron_exp2_approx(v9828);
+      v7659.x[11] = v9829;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9832 = v7659.x[12];
+      const float v9833 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9836 = v9833 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9837 = v9836 ? 0.0f : v9833;
+      const float v9838 = v9832 - v9837;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9839 = iron_exp2_approx(v9838);
+      v7659.x[12] = v9839;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9842 = v7659.x[13];
+      const float v9843 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9846 = v9843 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9847 = v9846 ? 0.0f : v9843;
+      const float v9848 = v9842 - v9847;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9849 = iron_exp2_approx(v9848);
+      v7659.x[13] = v9849;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9852 = v7659.x[14];
+      const float v9853 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9856 = v9853 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9857 = v9856 ? 0.0f : v9853;
+      const float v9858 = v9852 - v9857;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9859 = iron_exp2_approx(v9858);
+      v7659.x[14] = v9859;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9862 = v7659.x[15];
+      const float v9863 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9866 = v9863 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9867 = v9866 ? 0.0f : v9863;
+      const float v9868 = v9862 - v9867;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9869 = iron_exp2_approx(v9868);
+      v7659.x[15] = v9869;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9872 = v7659.x[16];
+      const float v9873 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9876 = v9873 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9877 = v9876 ? 0.0f : v9873;
+      const float v9878 = v9872 - v9877;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9879 = iron_exp2_approx(v9878);
+      v7659.x[16] = v9879;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9882 = v7659.x[17];
+      const float v9883 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9886 = v9883 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9887 = v9886 ? 0.0f : v9883;
+      const float v9888 = v9882 - v9887;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9889 = iron_exp2_approx(v9888);
+      v7659.x[17] = v9889;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9892 = v7659.x[18];
+      const float v9893 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9896 = v9893 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9897 = v9896 ? 0.0f : v9893;
+      const float v9898 = v9892 - v9897;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9899 = iron_exp2_approx(v9898);
+      v7659.x[18] = v9899;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9902 = v7659.x[19];
+      const float v9903 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9906 = v9903 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9907 = v9906 ? 0.0f : v9903;
+      const float v9908 = v9902 - v9907;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9909 = iron_exp2_approx(v9908);
+      v7659.x[19] = v9909;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9912 = v7659.x[20];
+      const float v9913 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9916 = v9913 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9917 = v9916 ? 0.0f : v9913;
+      const float v9918 = v9912 - v9917;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9919 = iron_exp2_approx(v9918);
+      v7659.x[20] = v9919;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9922 = v7659.x[21];
+      const float v9923 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9926 = v9923 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9927 = v9926 ? 0.0f : v9923;
+      const float v9928 = v9922 - v9927;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9929 = iron_exp2_approx(v9928);
+      v7659.x[21] = v9929;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9932 = v7659.x[22];
+      const float v9933 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9936 = v9933 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9937 = v9936 ? 0.0f : v9933;
+      const float v9938 = v9932 - v9937;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9939 = iron_exp2_approx(v9938);
+      v7659.x[22] = v9939;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9942 = v7659.x[23];
+      const float v9943 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9946 = v9943 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9947 = v9946 ? 0.0f : v9943;
+      const float v9948 = v9942 - v9947;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9949 = iron_exp2_approx(v9948);
+      v7659.x[23] = v9949;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9952 = v7659.x[24];
+      const float v9953 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9956 = v9953 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9957 = v9956 ? 0.0f : v9953;
+      const float v9958 = v9952 - v9957;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9959 = iron_exp2_approx(v9958);
+      v7659.x[24] = v9959;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9962 = v7659.x[25];
+      const float v9963 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9966 = v9963 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9967 = v9966 ? 0.0f : v9963;
+      const float v9968 = v9962 - v9967;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9969 = iron_exp2_approx(v9968);
+      v7659.x[25] = v9969;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9972 = v7659.x[26];
+      const float v9973 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9976 = v9973 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9977 = v9976 ? 0.0f : v9973;
+      const float v9978 = v9972 - v9977;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9979 = iron_exp2_approx(v9978);
+      v7659.x[26] = v9979;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9982 = v7659.x[27];
+      const float v9983 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9986 = v9983 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9987 = v9986 ? 0.0f : v9983;
+      const float v9988 = v9982 - v9987;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9989 = iron_exp2_approx(v9988);
+      v7659.x[27] = v9989;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9992 = v7659.x[28];
+      const float v9993 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9996 = v9993 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9997 = v9996 ? 0.0f : v9993;
+      const float v9998 = v9992 - v9997;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9999 = iron_exp2_approx(v9998);
+      v7659.x[28] = v9999;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10002 = v7659.x[29];
+      const float v10003 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10006 = v10003 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10007 = v10006 ? 0.0f : v10003;
+      const float v10008 = v10002 - v10007;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10009 = iron_exp2_approx(v10008);
+      v7659.x[29] = v10009;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10012 = v7659.x[30];
+      const float v10013 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10016 = v10013 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10017 = v10016 ? 0.0f : v10013;
+      const float v10018 = v10012 - v10017;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10019 = iron_exp2_approx(v10018);
+      v7659.x[30] = v10019;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10022 = v7659.x[31];
+      const float v10023 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10026 = v10023 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10027 = v10026 ? 0.0f : v10023;
+      const float v10028 = v10022 - v10027;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10029 = iron_exp2_approx(v10028);
+      v7659.x[31] = v10029;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10032 = v7659.x[32];
+      const float v10033 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10036 = v10033 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10037 = v10036 ? 0.0f : v10033;
+      const float v10038 = v10032 - v10037;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10039 = iron_exp2_approx(v10038);
+      v7659.x[32] = v10039;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10042 = v7659.x[33];
+      const float v10043 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10046 = v10043 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10047 = v10046 ? 0.0f : v10043;
+      const float v10048 = v10042 - v10047;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10049 = iron_exp2_approx(v10048);
+      v7659.x[33] = v10049;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10052 = v7659.x[34];
+      const float v10053 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10056 = v10053 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10057 = v10056 ? 0.0f : v10053;
+      const float v10058 = v10052 - v10057;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10059 = iron_exp2_approx(v10058);
+      v7659.x[34] = v10059;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10062 = v7659.x[35];
+      const float v10063 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10066 = v10063 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10067 = v10066 ? 0.0f : v10063;
+      const float v10068 = v10062 - v10067;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10069 = iron_exp2_approx(v10068);
+      v7659.x[35] = v10069;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10072 = v7659.x[36];
+      const float v10073 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10076 = v10073 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10077 = v10076 ? 0.0f : v10073;
+      const float v10078 = v10072 - v10077;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10079 = iron_exp2_approx(v10078);
+      v7659.x[36] = v10079;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10082 = v7659.x[37];
+      const float v10083 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10086 = v10083 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10087 = v10086 ? 0.0f : v10083;
+      const float v10088 = v10082 - v10087;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10089 = iron_exp2_approx(v10088);
+      v7659.x[37] = v10089;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10092 = v7659.x[38];
+      const float v10093 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10096 = v10093 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10097 = v10096 ? 0.0f : v10093;
+      const float v10098 = v10092 - v10097;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10099 = iron_exp2_approx(v10098);
+      v7659.x[38] = v10099;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10102 = v7659.x[39];
+      const float v10103 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10106 = v10103 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10107 = v10106 ? 0.0f : v10103;
+      const float v10108 = v10102 - v10107;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10109 = iron_exp2_approx(v10108);
+      v7659.x[39] = v10109;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10112 = v7659.x[40];
+      const float v10113 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10116 = v10113 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10117 = v10116 ? 0.0f : v10113;
+      const float v10118 = v10112 - v10117;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10119 = iron_exp2_approx(v10118);
+      v7659.x[40] = v10119;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10122 = v7659.x[41];
+      const float v10123 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10126 = v10123 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10127 = v10126 ? 0.0f : v10123;
+      const float v10128 = v10122 - v10127;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10129 = iron_exp2_approx(v10128);
+      v7659.x[41] = v10129;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10132 = v7659.x[42];
+      const float v10133 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10136 = v10133 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10137 = v10136 ? 0.0f : v10133;
+      const float v10138 = v10132 - v10137;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10139 = iron_exp2_approx(v10138);
+      v7659.x[42] = v10139;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10142 = v7659.x[43];
+      const float v10143 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10146 = v10143 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10147 = v10146 ? 0.0f : v10143;
+      const float v10148 = v10142 - v10147;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10149 = iron_exp2_approx(v10148);
+      v7659.x[43] = v10149;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10152 = v7659.x[44];
+      const float v10153 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10156 = v10153 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10157 = v10156 ? 0.0f : v10153;
+      const float v10158 = v10152 - v10157;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10159 = iron_exp2_approx(v10158);
+      v7659.x[44] = v10159;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10162 = v7659.x[45];
+      const float v10163 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10166 = v10163 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10167 = v10166 ? 0.0f : v10163;
+      const float v10168 = v10162 - v10167;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10169 = iron_exp2_approx(v10168);
+      v7659.x[45] = v10169;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10172 = v7659.x[46];
+      const float v10173 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10176 = v10173 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10177 = v10176 ? 0.0f : v10173;
+      const float v10178 = v10172 - v10177;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10179 = iron_exp2_approx(v10178);
+      v7659.x[46] = v10179;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10182 = v7659.x[47];
+      const float v10183 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10186 = v10183 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10187 = v10186 ? 0.0f : v10183;
+      const float v10188 = v10182 - v10187;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10189 = iron_exp2_approx(v10188);
+      v7659.x[47] = v10189;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10192 = v7659.x[48];
+      const float v10193 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10196 = v10193 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10197 = v10196 ? 0.0f : v10193;
+      const float v10198 = v10192 - v10197;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10199 = iron_exp2_approx(v10198);
+      v7659.x[48] = v10199;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10202 = v7659.x[49];
+      const float v10203 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10206 = v10203 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10207 = v10206 ? 0.0f : v10203;
+      const float v10208 = v10202 - v10207;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10209 = iron_exp2_approx(v10208);
+      v7659.x[49] = v10209;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10212 = v7659.x[50];
+      const float v10213 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10216 = v10213 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10217 = v10216 ? 0.0f : v10213;
+      const float v10218 = v10212 - v10217;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10219 = iron_exp2_approx(v10218);
+      v7659.x[50] = v10219;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10222 = v7659.x[51];
+      const float v10223 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10226 = v10223 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10227 = v10226 ? 0.0f : v10223;
+      const float v10228 = v10222 - v10227;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10229 = iron_exp2_approx(v10228);
+      v7659.x[51] = v10229;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10232 = v7659.x[52];
+      const float v10233 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10236 = v10233 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10237 = v10236 ? 0.0f : v10233;
+      const float v10238 = v10232 - v10237;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10239 = iron_exp2_approx(v10238);
+      v7659.x[52] = v10239;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10242 = v7659.x[53];
+      const float v10243 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10246 = v10243 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10247 = v10246 ? 0.0f : v10243;
+      const float v10248 = v10242 - v10247;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10249 = iron_exp2_approx(v10248);
+      v7659.x[53] = v10249;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10252 = v7659.x[54];
+      const float v10253 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10256 = v10253 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10257 = v10256 ? 0.0f : v10253;
+      const float v10258 = v10252 - v10257;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10259 = iron_exp2_approx(v10258);
+      v7659.x[54] = v10259;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10262 = v7659.x[55];
+      const float v10263 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10266 = v10263 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10267 = v10266 ? 0.0f : v10263;
+      const float v10268 = v10262 - v10267;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10269 = iron_exp2_approx(v10268);
+      v7659.x[55] = v10269;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10272 = v7659.x[56];
+      const float v10273 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10276 = v10273 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10277 = v10276 ? 0.0f : v10273;
+      const float v10278 = v10272 - v10277;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10279 = iron_exp2_approx(v10278);
+      v7659.x[56] = v10279;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10282 = v7659.x[57];
+      const float v10283 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10286 = v10283 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10287 = v10286 ? 0.0f : v10283;
+      const float v10288 = v10282 - v10287;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10289 = iron_exp2_approx(v10288);
+      v7659.x[57] = v10289;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10292 = v7659.x[58];
+      const float v10293 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10296 = v10293 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10297 = v10296 ? 0.0f : v10293;
+      const float v10298 = v10292 - v10297;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10299 = iron_exp2_approx(v10298);
+      v7659.x[58] = v10299;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10302 = v7659.x[59];
+      const float v10303 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10306 = v10303 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10307 = v10306 ? 0.0f : v10303;
+      const float v10308 = v10302 - v10307;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10309 = iron_exp2_approx(v10308);
+      v7659.x[59] = v10309;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10312 = v7659.x[60];
+      const float v10313 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10316 = v10313 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10317 = v10316 ? 0.0f : v10313;
+      const float v10318 = v10312 - v10317;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10319 = iron_exp2_approx(v10318);
+      v7659.x[60] = v10319;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10322 = v7659.x[61];
+      const float v10323 = v463.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10326 = v10323 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10327 = v10326 ? 0.0f : v10323;
+      const float v10328 = v10322 - v10327;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10329 = iron_exp2_approx(v10328);
+      v7659.x[61] = v10329;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10332 = v7659.x[62];
+      const float v10333 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10336 = v10333 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10337 = v10336 ? 0.0f : v10333;
+      const float v10338 = v10332 - v10337;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10339 = iron_exp2_approx(v10338);
+      v7659.x[62] = v10339;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10342 = v7659.x[63];
+      const float v10343 = v463.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10346 = v10343 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10347 = v10346 ? 0.0f : v10343;
+      const float v10348 = v10342 - v10347;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10349 = iron_exp2_approx(v10348);
+      v7659.x[63] = v10349;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 32, 8> v10351;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v10351, 0.0f);
+      iron_frag_row_reduce<true>(v10351, v7659);
+      const float v10354 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v10355 = v10351.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10356 = v9573.x[0];
+      const float v10357 = v10354 * v10356;
+      const float v10358 = v10357 + v10355;
+      v465.x[0] = v10358;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10361 = v465.x[1];
+      const float v10362 = v10351.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10363 = v9573.x[1];
+      const float v10364 = v10361 * v10363;
+      const float v10365 = v10364 + v10362;
+      v465.x[1] = v10365;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10368 = v465.x[2];
+      const float v10369 = v10351.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10370 = v9573.x[2];
+      const float v10371 = v10368 * v10370;
+      const float v10372 = v10371 + v10369;
+      v465.x[2] = v10372;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10375 = v465.x[3];
+      const float v10376 = v10351.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10377 = v9573.x[3];
+      const float v10378 = v10375 * v10377;
+      const float v10379 = v10378 + v10376;
+      v465.x[3] = v10379;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10382 = v465.x[4];
+      const float v10383 = v10351.x[4];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10384 = v9573.x[4];
+      const float v10385 = v10382 * v10384;
+      const float v10386 = v10385 + v10383;
+      v465.x[4] = v10386;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10389 = v465.x[5];
+      const float v10390 = v10351.x[5];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10391 = v9573.x[5];
+      const float v10392 = v10389 * v10391;
+      const float v10393 = v10392 + v10390;
+      v465.x[5] = v10393;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10396 = v465.x[6];
+      const float v10397 = v10351.x[6];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10398 = v9573.x[6];
+      const float v10399 = v10396 * v10398;
+      const float v10400 = v10399 + v10397;
+      v465.x[6] = v10400;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10403 = v465.x[7];
+      const float v10404 = v10351.x[7];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10405 = v9573.x[7];
+      const float v10406 = v10403 * v10405;
+      const float v10407 = v10406 + v10404;
+      v465.x[7] = v10407;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10410 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v10411 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10412 = v10410 * v10411;
+      v467.x[0] = v10412;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10415 = v467.x[1];
+      const float v10416 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10417 = v10415 * v10416;
+      v467.x[1] = v10417;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10420 = v467.x[2];
+      const float v10421 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10422 = v10420 * v10421;
+      v467.x[2] = v10422;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10425 = v467.x[3];
+      const float v10426 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10427 = v10425 * v10426;
+      v467.x[3] = v10427;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10430 = v467.x[4];
+      const float v10431 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10432 = v10430 * v10431;
+      v467.x[4] = v10432;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10435 = v467.x[5];
+      const float v10436 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10437 = v10435 * v10436;
+      v467.x[5] = v10437;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10440 = v467.x[6];
+      const float v10441 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10442 = v10440 * v10441;
+      v467.x[6] = v10442;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10445 = v467.x[7];
+      const float v10446 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10447 = v10445 * v10446;
+      v467.x[7] = v10447;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10450 = v467.x[8];
+      const float v10451 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10452 = v10450 * v10451;
+      v467.x[8] = v10452;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10455 = v467.x[9];
+      const float v10456 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10457 = v10455 * v10456;
+      v467.x[9] = v10457;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10460 = v467.x[10];
+      const float v10461 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10462 = v10460 * v10461;
+      v467.x[10] = v10462;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10465 = v467.x[11];
+      const float v10466 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10467 = v10465 * v10466;
+      v467.x[11] = v10467;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10470 = v467.x[12];
+      const float v10471 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10472 = v10470 * v10471;
+      v467.x[12] = v10472;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10475 = v467.x[13];
+      const float v10476 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10477 = v10475 * v10476;
+      v467.x[13] = v10477;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10480 = v467.x[14];
+      const float v10481 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10482 = v10480 * v10481;
+      v467.x[14] = v10482;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10485 = v467.x[15];
+      const float v10486 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10487 = v10485 * v10486;
+      v467.x[15] = v10487;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10490 = v467.x[16];
+      const float v10491 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10492 = v10490 * v10491;
+      v467.x[16] = v10492;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10495 = v467.x[17];
+      const float v10496 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10497 = v10495 * v10496;
+      v467.x[17] = v10497;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10500 = v467.x[18];
+      const float v10501 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10502 = v10500 * v10501;
+      v467.x[18] = v10502;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10505 = v467.x[19];
+      const float v10506 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10507 = v10505 * v10506;
+      v467.x[19] = v10507;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10510 = v467.x[20];
+      const float v10511 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10512 = v10510 * v10511;
+      v467.x[20] = v10512;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10515 = v467.x[21];
+      const float v10516 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10517 = v10515 * v10516;
+      v467.x[21] = v10517;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10520 = v467.x[22];
+      const float v10521 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10522 = v10520 * v10521;
+      v467.x[22] = v10522;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10525 = v467.x[23];
+      const float v10526 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10527 = v10525 * v10526;
+      v467.x[23] = v10527;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10530 = v467.x[24];
+      const float v10531 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10532 = v10530 * v10531;
+      v467.x[24] = v10532;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10535 = v467.x[25];
+      const float v10536 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10537 = v10535 * v10536;
+      v467.x[25] = v10537;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10540 = v467.x[26];
+      const float v10541 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10542 = v10540 * v10541;
+      v467.x[26] = v10542;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10545 = v467.x[27];
+      const float v10546 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10547 = v10545 * v10546;
+      v467.x[27] = v10547;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10550 = v467.x[28];
+      const float v10551 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10552 = v10550 * v10551;
+      v467.x[28] = v10552;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10555 = v467.x[29];
+      const float v10556 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10557 = v10555 * v10556;
+      v467.x[29] = v10557;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10560 = v467.x[30];
+      const float v10561 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10562 = v10560 * v10561;
+      v467.x[30] = v10562;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10565 = v467.x[31];
+      const float v10566 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10567 = v10565 * v10566;
+      v467.x[31] = v10567;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10570 = v469.x[0];
+      const float v10571 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10572 = v10570 * v10571;
+      v469.x[0] = v10572;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10575 = v469.x[1];
+      const float v10576 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10577 = v10575 * v10576;
+      v469.x[1] = v10577;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10580 = v469.x[2];
+      const float v10581 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10582 = v10580 * v10581;
+      v469.x[2] = v10582;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10585 = v469.x[3];
+      const float v10586 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10587 = v10585 * v10586;
+      v469.x[3] = v10587;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10590 = v469.x[4];
+      const float v10591 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10592 = v10590 * v10591;
+      v469.x[4] = v10592;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10595 = v469.x[5];
+      const float v10596 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10597 = v10595 * v10596;
+      v469.x[5] = v10597;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10600 = v469.x[6];
+      const float v10601 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10602 = v10600 * v10601;
+      v469.x[6] = v10602;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10605 = v469.x[7];
+      const float v10606 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10607 = v10605 * v10606;
+      v469.x[7] = v10607;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10610 = v469.x[8];
+      const float v10611 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10612 = v10610 * v10611;
+      v469.x[8] = v10612;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10615 = v469.x[9];
+      const float v10616 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10617 = v10615 * v10616;
+      v469.x[9] = v10617;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10620 = v469.x[10];
+      const float v10621 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10622 = v10620 * v10621;
+      v469.x[10] = v10622;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10625 = v469.x[11];
+      const float v10626 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10627 = v10625 * v10626;
+      v469.x[11] = v10627;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10630 = v469.x[12];
+      const float v10631 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10632 = v10630 * v10631;
+      v469.x[12] = v10632;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10635 = v469.x[13];
+      const float v10636 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10637 = v10635 * v10636;
+      v469.x[13] = v10637;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10640 = v469.x[14];
+      const float v10641 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10642 = v10640 * v10641;
+      v469.x[14] = v10642;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10645 = v469.x[15];
+      const float v10646 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10647 = v10645 * v10646;
+      v469.x[15] = v10647;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10650 = v469.x[16];
+      const float v10651 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10652 = v10650 * v10651;
+      v469.x[16] = v10652;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10655 = v469.x[17];
+      const float v10656 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10657 = v10655 * v10656;
+      v469.x[17] = v10657;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10660 = v469.x[18];
+      const float v10661 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10662 = v10660 * v10661;
+      v469.x[18] = v10662;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10665 = v469.x[19];
+      const float v10666 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10667 = v10665 * v10666;
+      v469.x[19] = v10667;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10670 = v469.x[20];
+      const float v10671 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10672 = v10670 * v10671;
+      v469.x[20] = v10672;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10675 = v469.x[21];
+      const float v10676 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10677 = v10675 * v10676;
+      v469.x[21] = v10677;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10680 = v469.x[22];
+      const float v10681 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10682 = v10680 * v10681;
+      v469.x[22] = v10682;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10685 = v469.x[23];
+      const float v10686 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10687 = v10685 * v10686;
+      v469.x[23] = v10687;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10690 = v469.x[24];
+      const float v10691 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10692 = v10690 * v10691;
+      v469.x[24] = v10692;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10695 = v469.x[25];
+      const float v10696 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10697 = v10695 * v10696;
+      v469.x[25] = v10697;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10700 = v469.x[26];
+      const float v10701 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10702 = v10700 * v10701;
+      v469.x[26] = v10702;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10705 = v469.x[27];
+      const float v10706 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10707 = v10705 * v10706;
+      v469.x[27] = v10707;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10710 = v469.x[28];
+      const float v10711 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10712 = v10710 * v10711;
+      v469.x[28] = v10712;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10715 = v469.x[29];
+      const float v10716 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10717 = v10715 * v10716;
+      v469.x[29] = v10717;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10720 = v469.x[30];
+      const float v10721 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10722 = v10720 * v10721;
+      v469.x[30] = v10722;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10725 = v469.x[31];
+      const float v10726 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10727 = v10725 * v10726;
+      v469.x[31] = v10727;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10730 = v471.x[0];
+      const float v10731 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10732 = v10730 * v10731;
+      v471.x[0] = v10732;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10735 = v471.x[1];
+      const float v10736 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10737 = v10735 * v10736;
+      v471.x[1] = v10737;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10740 = v471.x[2];
+      const float v10741 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10742 = v10740 * v10741;
+      v471.x[2] = v10742;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10745 = v471.x[3];
+      const float v10746 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10747 = v10745 * v10746;
+      v471.x[3] = v10747;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10750 = v471.x[4];
+      const float v10751 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10752 = v10750 * v10751;
+      v471.x[4] = v10752;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10755 = v471.x[5];
+      const float v10756 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10757 = v10755 * v10756;
+      v471.x[5] = v10757;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10760 = v471.x[6];
+      const float v10761 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10762 = v10760 * v10761;
+      v471.x[6] = v10762;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10765 = v471.x[7];
+      const float v10766 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10767 = v10765 * v10766;
+      v471.x[7] = v10767;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10770 = v471.x[8];
+      const float v10771 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10772 = v10770 * v10771;
+      v471.x[8] = v10772;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10775 = v471.x[9];
+      const float v10776 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10777 = v10775 * v10776;
+      v471.x[9] = v10777;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10780 = v471.x[10];
+      const float v10781 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10782 = v10780 * v10781;
+      v471.x[10] = v10782;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10785 = v471.x[11];
+      const float v10786 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10787 = v10785 * v10786;
+      v471.x[11] = v10787;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10790 = v471.x[12];
+      const float v10791 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10792 = v10790 * v10791;
+      v471.x[12] = v10792;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10795 = v471.x[13];
+      const float v10796 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10797 = v10795 * v10796;
+      v471.x[13] = v10797;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10800 = v471.x[14];
+      const float v10801 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10802 = v10800 * v10801;
+      v471.x[14] = v10802;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10805 = v471.x[15];
+      const float v10806 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10807 = v10805 * v10806;
+      v471.x[15] = v10807;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10810 = v471.x[16];
+      const float v10811 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10812 = v10810 * v10811;
+      v471.x[16] = v10812;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10815 = v471.x[17];
+      const float v10816 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10817 = v10815 * v10816;
+      v471.x[17] = v10817;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10820 = v471.x[18];
+      const float v10821 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10822 = v10820 * v10821;
+      v471.x[18] = v10822;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10825 = v471.x[19];
+      const float v10826 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10827 = v10825 * v10826;
+      v471.x[19] = v10827;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10830 = v471.x[20];
+      const float v10831 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10832 = v10830 * v10831;
+      v471.x[20] = v10832;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10835 = v471.x[21];
+      const float v10836 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10837 = v10835 * v10836;
+      v471.x[21] = v10837;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10840 = v471.x[22];
+      const float v10841 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10842 = v10840 * v10841;
+      v471.x[22] = v10842;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10845 = v471.x[23];
+      const float v10846 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10847 = v10845 * v10846;
+      v471.x[23] = v10847;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10850 = v471.x[24];
+      const float v10851 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10852 = v10850 * v10851;
+      v471.x[24] = v10852;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10855 = v471.x[25];
+      const float v10856 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10857 = v10855 * v10856;
+      v471.x[25] = v10857;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10860 = v471.x[26];
+      const float v10861 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10862 = v10860 * v10861;
+      v471.x[26] = v10862;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10865 = v471.x[27];
+      const float v10866 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10867 = v10865 * v10866;
+      v471.x[27] = v10867;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10870 = v471.x[28];
+      const float v10871 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10872 = v10870 * v10871;
+      v471.x[28] = v10872;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10875 = v471.x[29];
+      const float v10876 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10877 = v10875 * v10876;
+      v471.x[29] = v10877;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10880 = v471.x[30];
+      const float v10881 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10882 = v10880 * v10881;
+      v471.x[30] = v10882;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10885 = v471.x[31];
+      const float v10886 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10887 = v10885 * v10886;
+      v471.x[31] = v10887;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10890 = v473.x[0];
+      const float v10891 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10892 = v10890 * v10891;
+      v473.x[0] = v10892;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10895 = v473.x[1];
+      const float v10896 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10897 = v10895 * v10896;
+      v473.x[1] = v10897;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10900 = v473.x[2];
+      const float v10901 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10902 = v10900 * v10901;
+      v473.x[2] = v10902;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10905 = v473.x[3];
+      const float v10906 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10907 = v10905 * v10906;
+      v473.x[3] = v10907;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10910 = v473.x[4];
+      const float v10911 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10912 = v10910 * v10911;
+      v473.x[4] = v10912;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10915 = v473.x[5];
+      const float v10916 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10917 = v10915 * v10916;
+      v473.x[5] = v10917;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10920 = v473.x[6];
+      const float v10921 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10922 = v10920 * v10921;
+      v473.x[6] = v10922;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10925 = v473.x[7];
+      const float v10926 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10927 = v10925 * v10926;
+      v473.x[7] = v10927;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10930 = v473.x[8];
+      const float v10931 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10932 = v10930 * v10931;
+      v473.x[8] = v10932;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10935 = v473.x[9];
+      const float v10936 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10937 = v10935 * v10936;
+      v473.x[9] = v10937;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10940 = v473.x[10];
+      const float v10941 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10942 = v10940 * v10941;
+      v473.x[10] = v10942;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10945 = v473.x[11];
+      const float v10946 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10947 = v10945 * v10946;
+      v473.x[11] = v10947;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10950 = v473.x[12];
+      const float v10951 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10952 = v10950 * v10951;
+      v473.x[12] = v10952;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10955 = v473.x[13];
+      const float v10956 = v9573.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10957 = v10955 * v10956;
+      v473.x[13] = v10957;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10960 = v473.x[14];
+      const float v10961 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10962 = v10960 * v10961;
+      v473.x[14] = v10962;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10965 = v473.x[15];
+      const float v10966 = v9573.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10967 = v10965 * v10966;
+      v473.x[15] = v10967;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10970 = v473.x[16];
+      const float v10971 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10972 = v10970 * v10971;
+      v473.x[16] = v10972;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10975 = v473.x[17];
+      const float v10976 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10977 = v10975 * v10976;
+      v473.x[17] = v10977;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10980 = v473.x[18];
+      const float v10981 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10982 = v10980 * v10981;
+      v473.x[18] = v10982;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10985 = v473.x[19];
+      const float v10986 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10987 = v10985 * v10986;
+      v473.x[19] = v10987;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10990 = v473.x[20];
+      const float v10991 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10992 = v10990 * v10991;
+      v473.x[20] = v10992;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10995 = v473.x[21];
+      const float v10996 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10997 = v10995 * v10996;
+      v473.x[21] = v10997;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11000 = v473.x[22];
+      const float v11001 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11002 = v11000 * v11001;
+      v473.x[22] = v11002;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11005 = v473.x[23];
+      const float v11006 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11007 = v11005 * v11006;
+      v473.x[23] = v11007;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11010 = v473.x[24];
+      const float v11011 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11012 = v11010 * v11011;
+      v473.x[24] = v11012;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11015 = v473.x[25];
+      const float v11016 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11017 = v11015 * v11016;
+      v473.x[25] = v11017;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11020 = v473.x[26];
+      const float v11021 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11022 = v11020 * v11021;
+      v473.x[26] = v11022;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11025 = v473.x[27];
+      const float v11026 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11027 = v11025 * v11026;
+      v473.x[27] = v11027;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11030 = v473.x[28];
+      const float v11031 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11032 = v11030 * v11031;
+      v473.x[28] = v11032;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11035 = v473.x[29];
+      const float v11036 = v9573.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11037 = v11035 * v11036;
+      v473.x[29] = v11037;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11040 = v473.x[30];
+      const float v11041 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11042 = v11040 * v11041;
+      v473.x[30] = v11042;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11045 = v473.x[31];
+      const float v11046 = v9573.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11047 = v11045 * v11046;
+      v473.x[31] = v11047;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<iron_f16, 0, 32, 64> v11049;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v11049, iron_f32_to_f16(0.0f));
+      iron_frag_convert(v11049, v7659);
+      iron_frag<iron_f16, 1, 64, 32> v11051;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v11051, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v11051, shm2, v7665, 128u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v467, v11049, v11051);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v11058;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v11058, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v11058, shm2, v7690, 128u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v469, v11049, v11058);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v11065;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v11065, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v11065, shm2, v7714, 128u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v471, v11049, v11065);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v11072;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v11072, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 7, 3>(v11072, shm2, v7738, 128u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v473, v11049, v11072);  // kernels/sdpa/flash_tile.hpp:206
     }
-    __syncthreads();
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
     const float v4368 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
     iron_frag<float, 2, 32, 8> v4370;  // kernels/sdpa/flash_tile.hpp:212
     iron_frag_fill(v4370, 0.0f);
@@ -4099,7 +4099,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
     const bool v4653 = v4645 > 0.0f;
     const float v4654 = v4653 ? v4651 : 0.0f;
     v4550.x[7] = v4654;  // kernels/sdpa/flash_tile.hpp:221
-    const unsigned int v4656 = v41 + v9934;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4656 = v41 + v10409;  // kernels/sdpa/flash_tile.hpp:227
     const float v4657 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4658 = v467.x[0];
     const float v4659 = v4658 * v4657;
@@ -4110,10 +4110,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4667 = v4666 * v1;
       const unsigned int v4668 = v4667 + v28;
       const unsigned int v4669 = v4668 << 7u;
-      const unsigned int v4670 = v4669 + v9933;
+      const unsigned int v4670 = v4669 + v10408;
       out[v4670] = v4664;
     }
-    const unsigned int v4672 = v41 + v9939;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4672 = v41 + v10414;  // kernels/sdpa/flash_tile.hpp:227
     const float v4673 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4674 = v467.x[1];
     const float v4675 = v4674 * v4673;
@@ -4124,10 +4124,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4683 = v4682 * v1;
       const unsigned int v4684 = v4683 + v28;
       const unsigned int v4685 = v4684 << 7u;
-      const unsigned int v4686 = v4685 + v9938;
+      const unsigned int v4686 = v4685 + v10413;
       out[v4686] = v4680;
     }
-    const unsigned int v4688 = v41 + v9944;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4688 = v41 + v10419;  // kernels/sdpa/flash_tile.hpp:227
     const float v4689 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4690 = v467.x[2];
     const float v4691 = v4690 * v4689;
@@ -4138,10 +4138,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4699 = v4698 * v1;
       const unsigned int v4700 = v4699 + v28;
       const unsigned int v4701 = v4700 << 7u;
-      const unsigned int v4702 = v4701 + v9943;
+      const unsigned int v4702 = v4701 + v10418;
       out[v4702] = v4696;
     }
-    const unsigned int v4704 = v41 + v9949;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4704 = v41 + v10424;  // kernels/sdpa/flash_tile.hpp:227
     const float v4705 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4706 = v467.x[3];
     const float v4707 = v4706 * v4705;
@@ -4152,10 +4152,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4715 = v4714 * v1;
       const unsigned int v4716 = v4715 + v28;
       const unsigned int v4717 = v4716 << 7u;
-      const unsigned int v4718 = v4717 + v9948;
+      const unsigned int v4718 = v4717 + v10423;
       out[v4718] = v4712;
     }
-    const unsigned int v4720 = v41 + v9954;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4720 = v41 + v10429;  // kernels/sdpa/flash_tile.hpp:227
     const float v4721 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4722 = v467.x[4];
     const float v4723 = v4722 * v4721;
@@ -4166,10 +4166,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4731 = v4730 * v1;
       const unsigned int v4732 = v4731 + v28;
       const unsigned int v4733 = v4732 << 7u;
-      const unsigned int v4734 = v4733 + v9953;
+      const unsigned int v4734 = v4733 + v10428;
       out[v4734] = v4728;
     }
-    const unsigned int v4736 = v41 + v9959;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4736 = v41 + v10434;  // kernels/sdpa/flash_tile.hpp:227
     const float v4737 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4738 = v467.x[5];
     const float v4739 = v4738 * v4737;
@@ -4180,10 +4180,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4747 = v4746 * v1;
       const unsigned int v4748 = v4747 + v28;
       const unsigned int v4749 = v4748 << 7u;
-      const unsigned int v4750 = v4749 + v9958;
+      const unsigned int v4750 = v4749 + v10433;
       out[v4750] = v4744;
     }
-    const unsigned int v4752 = v41 + v9964;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4752 = v41 + v10439;  // kernels/sdpa/flash_tile.hpp:227
     const float v4753 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4754 = v467.x[6];
     const float v4755 = v4754 * v4753;
@@ -4194,10 +4194,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4763 = v4762 * v1;
       const unsigned int v4764 = v4763 + v28;
       const unsigned int v4765 = v4764 << 7u;
-      const unsigned int v4766 = v4765 + v9963;
+      const unsigned int v4766 = v4765 + v10438;
       out[v4766] = v4760;
     }
-    const unsigned int v4768 = v41 + v9969;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4768 = v41 + v10444;  // kernels/sdpa/flash_tile.hpp:227
     const float v4769 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4770 = v467.x[7];
     const float v4771 = v4770 * v4769;
@@ -4208,10 +4208,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4779 = v4778 * v1;
       const unsigned int v4780 = v4779 + v28;
       const unsigned int v4781 = v4780 << 7u;
-      const unsigned int v4782 = v4781 + v9968;
+      const unsigned int v4782 = v4781 + v10443;
       out[v4782] = v4776;
     }
-    const unsigned int v4784 = v41 + v9974;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4784 = v41 + v10449;  // kernels/sdpa/flash_tile.hpp:227
     const float v4785 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4786 = v467.x[8];
     const float v4787 = v4786 * v4785;
@@ -4222,10 +4222,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4795 = v4794 * v1;
       const unsigned int v4796 = v4795 + v28;
       const unsigned int v4797 = v4796 << 7u;
-      const unsigned int v4798 = v4797 + v9973;
+      const unsigned int v4798 = v4797 + v10448;
       out[v4798] = v4792;
     }
-    const unsigned int v4800 = v41 + v9979;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4800 = v41 + v10454;  // kernels/sdpa/flash_tile.hpp:227
     const float v4801 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4802 = v467.x[9];
     const float v4803 = v4802 * v4801;
@@ -4236,10 +4236,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4811 = v4810 * v1;
       const unsigned int v4812 = v4811 + v28;
       const unsigned int v4813 = v4812 << 7u;
-      const unsigned int v4814 = v4813 + v9978;
+      const unsigned int v4814 = v4813 + v10453;
       out[v4814] = v4808;
     }
-    const unsigned int v4816 = v41 + v9984;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4816 = v41 + v10459;  // kernels/sdpa/flash_tile.hpp:227
     const float v4817 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4818 = v467.x[10];
     const float v4819 = v4818 * v4817;
@@ -4250,10 +4250,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4827 = v4826 * v1;
       const unsigned int v4828 = v4827 + v28;
       const unsigned int v4829 = v4828 << 7u;
-      const unsigned int v4830 = v4829 + v9983;
+      const unsigned int v4830 = v4829 + v10458;
       out[v4830] = v4824;
     }
-    const unsigned int v4832 = v41 + v9989;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4832 = v41 + v10464;  // kernels/sdpa/flash_tile.hpp:227
     const float v4833 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4834 = v467.x[11];
     const float v4835 = v4834 * v4833;
@@ -4264,10 +4264,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4843 = v4842 * v1;
       const unsigned int v4844 = v4843 + v28;
       const unsigned int v4845 = v4844 << 7u;
-      const unsigned int v4846 = v4845 + v9988;
+      const unsigned int v4846 = v4845 + v10463;
       out[v4846] = v4840;
     }
-    const unsigned int v4848 = v41 + v9994;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4848 = v41 + v10469;  // kernels/sdpa/flash_tile.hpp:227
     const float v4849 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4850 = v467.x[12];
     const float v4851 = v4850 * v4849;
@@ -4278,10 +4278,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4859 = v4858 * v1;
       const unsigned int v4860 = v4859 + v28;
       const unsigned int v4861 = v4860 << 7u;
-      const unsigned int v4862 = v4861 + v9993;
+      const unsigned int v4862 = v4861 + v10468;
       out[v4862] = v4856;
     }
-    const unsigned int v4864 = v41 + v9999;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4864 = v41 + v10474;  // kernels/sdpa/flash_tile.hpp:227
     const float v4865 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4866 = v467.x[13];
     const float v4867 = v4866 * v4865;
@@ -4292,10 +4292,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4875 = v4874 * v1;
       const unsigned int v4876 = v4875 + v28;
       const unsigned int v4877 = v4876 << 7u;
-      const unsigned int v4878 = v4877 + v9998;
+      const unsigned int v4878 = v4877 + v10473;
       out[v4878] = v4872;
     }
-    const unsigned int v4880 = v41 + v10004;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4880 = v41 + v10479;  // kernels/sdpa/flash_tile.hpp:227
     const float v4881 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4882 = v467.x[14];
     const float v4883 = v4882 * v4881;
@@ -4306,10 +4306,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4891 = v4890 * v1;
       const unsigned int v4892 = v4891 + v28;
       const unsigned int v4893 = v4892 << 7u;
-      const unsigned int v4894 = v4893 + v10003;
+      const unsigned int v4894 = v4893 + v10478;
       out[v4894] = v4888;
     }
-    const unsigned int v4896 = v41 + v10009;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4896 = v41 + v10484;  // kernels/sdpa/flash_tile.hpp:227
     const float v4897 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4898 = v467.x[15];
     const float v4899 = v4898 * v4897;
@@ -4320,10 +4320,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4907 = v4906 * v1;
       const unsigned int v4908 = v4907 + v28;
       const unsigned int v4909 = v4908 << 7u;
-      const unsigned int v4910 = v4909 + v10008;
+      const unsigned int v4910 = v4909 + v10483;
       out[v4910] = v4904;
     }
-    const unsigned int v4912 = v41 + v10014;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4912 = v41 + v10489;  // kernels/sdpa/flash_tile.hpp:227
     const float v4913 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4914 = v467.x[16];
     const float v4915 = v4914 * v4913;
@@ -4334,10 +4334,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4923 = v4922 * v1;
       const unsigned int v4924 = v4923 + v28;
       const unsigned int v4925 = v4924 << 7u;
-      const unsigned int v4926 = v4925 + v10013;
+      const unsigned int v4926 = v4925 + v10488;
       out[v4926] = v4920;
     }
-    const unsigned int v4928 = v41 + v10019;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4928 = v41 + v10494;  // kernels/sdpa/flash_tile.hpp:227
     const float v4929 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4930 = v467.x[17];
     const float v4931 = v4930 * v4929;
@@ -4348,10 +4348,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4939 = v4938 * v1;
       const unsigned int v4940 = v4939 + v28;
       const unsigned int v4941 = v4940 << 7u;
-      const unsigned int v4942 = v4941 + v10018;
+      const unsigned int v4942 = v4941 + v10493;
       out[v4942] = v4936;
     }
-    const unsigned int v4944 = v41 + v10024;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4944 = v41 + v10499;  // kernels/sdpa/flash_tile.hpp:227
     const float v4945 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v4946 = v467.x[18];
     const float v4947 = v4946 * v4945;
@@ -4362,10 +4362,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4955 = v4954 * v1;
       const unsigned int v4956 = v4955 + v28;
       const unsigned int v4957 = v4956 << 7u;
-      const unsigned int v4958 = v4957 + v10023;
+      const unsigned int v4958 = v4957 + v10498;
       out[v4958] = v4952;
     }
-    const unsigned int v4960 = v41 + v10029;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4960 = v41 + v10504;  // kernels/sdpa/flash_tile.hpp:227
     const float v4961 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v4962 = v467.x[19];
     const float v4963 = v4962 * v4961;
@@ -4376,10 +4376,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4971 = v4970 * v1;
       const unsigned int v4972 = v4971 + v28;
       const unsigned int v4973 = v4972 << 7u;
-      const unsigned int v4974 = v4973 + v10028;
+      const unsigned int v4974 = v4973 + v10503;
       out[v4974] = v4968;
     }
-    const unsigned int v4976 = v41 + v10034;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4976 = v41 + v10509;  // kernels/sdpa/flash_tile.hpp:227
     const float v4977 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4978 = v467.x[20];
     const float v4979 = v4978 * v4977;
@@ -4390,10 +4390,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v4987 = v4986 * v1;
       const unsigned int v4988 = v4987 + v28;
       const unsigned int v4989 = v4988 << 7u;
-      const unsigned int v4990 = v4989 + v10033;
+      const unsigned int v4990 = v4989 + v10508;
       out[v4990] = v4984;
     }
-    const unsigned int v4992 = v41 + v10039;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4992 = v41 + v10514;  // kernels/sdpa/flash_tile.hpp:227
     const float v4993 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v4994 = v467.x[21];
     const float v4995 = v4994 * v4993;
@@ -4404,10 +4404,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5003 = v5002 * v1;
       const unsigned int v5004 = v5003 + v28;
       const unsigned int v5005 = v5004 << 7u;
-      const unsigned int v5006 = v5005 + v10038;
+      const unsigned int v5006 = v5005 + v10513;
       out[v5006] = v5000;
     }
-    const unsigned int v5008 = v41 + v10044;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5008 = v41 + v10519;  // kernels/sdpa/flash_tile.hpp:227
     const float v5009 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5010 = v467.x[22];
     const float v5011 = v5010 * v5009;
@@ -4418,10 +4418,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5019 = v5018 * v1;
       const unsigned int v5020 = v5019 + v28;
       const unsigned int v5021 = v5020 << 7u;
-      const unsigned int v5022 = v5021 + v10043;
+      const unsigned int v5022 = v5021 + v10518;
       out[v5022] = v5016;
     }
-    const unsigned int v5024 = v41 + v10049;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5024 = v41 + v10524;  // kernels/sdpa/flash_tile.hpp:227
     const float v5025 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5026 = v467.x[23];
     const float v5027 = v5026 * v5025;
@@ -4432,10 +4432,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5035 = v5034 * v1;
       const unsigned int v5036 = v5035 + v28;
       const unsigned int v5037 = v5036 << 7u;
-      const unsigned int v5038 = v5037 + v10048;
+      const unsigned int v5038 = v5037 + v10523;
       out[v5038] = v5032;
     }
-    const unsigned int v5040 = v41 + v10054;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5040 = v41 + v10529;  // kernels/sdpa/flash_tile.hpp:227
     const float v5041 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5042 = v467.x[24];
     const float v5043 = v5042 * v5041;
@@ -4446,10 +4446,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5051 = v5050 * v1;
       const unsigned int v5052 = v5051 + v28;
       const unsigned int v5053 = v5052 << 7u;
-      const unsigned int v5054 = v5053 + v10053;
+      const unsigned int v5054 = v5053 + v10528;
       out[v5054] = v5048;
     }
-    const unsigned int v5056 = v41 + v10059;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5056 = v41 + v10534;  // kernels/sdpa/flash_tile.hpp:227
     const float v5057 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5058 = v467.x[25];
     const float v5059 = v5058 * v5057;
@@ -4460,10 +4460,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5067 = v5066 * v1;
       const unsigned int v5068 = v5067 + v28;
       const unsigned int v5069 = v5068 << 7u;
-      const unsigned int v5070 = v5069 + v10058;
+      const unsigned int v5070 = v5069 + v10533;
       out[v5070] = v5064;
     }
-    const unsigned int v5072 = v41 + v10064;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5072 = v41 + v10539;  // kernels/sdpa/flash_tile.hpp:227
     const float v5073 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5074 = v467.x[26];
     const float v5075 = v5074 * v5073;
@@ -4474,10 +4474,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5083 = v5082 * v1;
       const unsigned int v5084 = v5083 + v28;
       const unsigned int v5085 = v5084 << 7u;
-      const unsigned int v5086 = v5085 + v10063;
+      const unsigned int v5086 = v5085 + v10538;
       out[v5086] = v5080;
     }
-    const unsigned int v5088 = v41 + v10069;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5088 = v41 + v10544;  // kernels/sdpa/flash_tile.hpp:227
     const float v5089 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5090 = v467.x[27];
     const float v5091 = v5090 * v5089;
@@ -4488,10 +4488,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5099 = v5098 * v1;
       const unsigned int v5100 = v5099 + v28;
       const unsigned int v5101 = v5100 << 7u;
-      const unsigned int v5102 = v5101 + v10068;
+      const unsigned int v5102 = v5101 + v10543;
       out[v5102] = v5096;
     }
-    const unsigned int v5104 = v41 + v10074;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5104 = v41 + v10549;  // kernels/sdpa/flash_tile.hpp:227
     const float v5105 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5106 = v467.x[28];
     const float v5107 = v5106 * v5105;
@@ -4502,10 +4502,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5115 = v5114 * v1;
       const unsigned int v5116 = v5115 + v28;
       const unsigned int v5117 = v5116 << 7u;
-      const unsigned int v5118 = v5117 + v10073;
+      const unsigned int v5118 = v5117 + v10548;
       out[v5118] = v5112;
     }
-    const unsigned int v5120 = v41 + v10079;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5120 = v41 + v10554;  // kernels/sdpa/flash_tile.hpp:227
     const float v5121 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5122 = v467.x[29];
     const float v5123 = v5122 * v5121;
@@ -4516,10 +4516,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5131 = v5130 * v1;
       const unsigned int v5132 = v5131 + v28;
       const unsigned int v5133 = v5132 << 7u;
-      const unsigned int v5134 = v5133 + v10078;
+      const unsigned int v5134 = v5133 + v10553;
       out[v5134] = v5128;
     }
-    const unsigned int v5136 = v41 + v10084;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5136 = v41 + v10559;  // kernels/sdpa/flash_tile.hpp:227
     const float v5137 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5138 = v467.x[30];
     const float v5139 = v5138 * v5137;
@@ -4530,10 +4530,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5147 = v5146 * v1;
       const unsigned int v5148 = v5147 + v28;
       const unsigned int v5149 = v5148 << 7u;
-      const unsigned int v5150 = v5149 + v10083;
+      const unsigned int v5150 = v5149 + v10558;
       out[v5150] = v5144;
     }
-    const unsigned int v5152 = v41 + v10089;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5152 = v41 + v10564;  // kernels/sdpa/flash_tile.hpp:227
     const float v5153 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5154 = v467.x[31];
     const float v5155 = v5154 * v5153;
@@ -4544,16 +4544,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5163 = v5162 * v1;
       const unsigned int v5164 = v5163 + v28;
       const unsigned int v5165 = v5164 << 7u;
-      const unsigned int v5166 = v5165 + v10088;
+      const unsigned int v5166 = v5165 + v10563;
       out[v5166] = v5160;
     }
-    const unsigned int v5168 = v41 + v10094;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5168 = v41 + v10569;  // kernels/sdpa/flash_tile.hpp:227
     const float v5169 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5170 = v469.x[0];
     const float v5171 = v5170 * v5169;
     const bool v5172 = v5168 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5172) {
-      const unsigned int v5175 = 32u + v10093;
+      const unsigned int v5175 = 32u + v10568;
       const iron_f16 v5176 = iron_f32_to_f16(v5171);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5178 = v13 + v5168;
       const unsigned int v5179 = v5178 * v1;
@@ -4562,13 +4562,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5182 = v5181 + v5175;
       out[v5182] = v5176;
     }
-    const unsigned int v5184 = v41 + v10099;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5184 = v41 + v10574;  // kernels/sdpa/flash_tile.hpp:227
     const float v5185 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5186 = v469.x[1];
     const float v5187 = v5186 * v5185;
     const bool v5188 = v5184 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5188) {
-      const unsigned int v5191 = 32u + v10098;
+      const unsigned int v5191 = 32u + v10573;
       const iron_f16 v5192 = iron_f32_to_f16(v5187);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5194 = v13 + v5184;
       const unsigned int v5195 = v5194 * v1;
@@ -4577,13 +4577,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5198 = v5197 + v5191;
       out[v5198] = v5192;
     }
-    const unsigned int v5200 = v41 + v10104;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5200 = v41 + v10579;  // kernels/sdpa/flash_tile.hpp:227
     const float v5201 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5202 = v469.x[2];
     const float v5203 = v5202 * v5201;
     const bool v5204 = v5200 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5204) {
-      const unsigned int v5207 = 32u + v10103;
+      const unsigned int v5207 = 32u + v10578;
       const iron_f16 v5208 = iron_f32_to_f16(v5203);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5210 = v13 + v5200;
       const unsigned int v5211 = v5210 * v1;
@@ -4592,13 +4592,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5214 = v5213 + v5207;
       out[v5214] = v5208;
     }
-    const unsigned int v5216 = v41 + v10109;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5216 = v41 + v10584;  // kernels/sdpa/flash_tile.hpp:227
     const float v5217 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5218 = v469.x[3];
     const float v5219 = v5218 * v5217;
     const bool v5220 = v5216 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5220) {
-      const unsigned int v5223 = 32u + v10108;
+      const unsigned int v5223 = 32u + v10583;
       const iron_f16 v5224 = iron_f32_to_f16(v5219);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5226 = v13 + v5216;
       const unsigned int v5227 = v5226 * v1;
@@ -4607,13 +4607,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5230 = v5229 + v5223;
       out[v5230] = v5224;
     }
-    const unsigned int v5232 = v41 + v10114;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5232 = v41 + v10589;  // kernels/sdpa/flash_tile.hpp:227
     const float v5233 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5234 = v469.x[4];
     const float v5235 = v5234 * v5233;
     const bool v5236 = v5232 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5236) {
-      const unsigned int v5239 = 32u + v10113;
+      const unsigned int v5239 = 32u + v10588;
       const iron_f16 v5240 = iron_f32_to_f16(v5235);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5242 = v13 + v5232;
       const unsigned int v5243 = v5242 * v1;
@@ -4622,13 +4622,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5246 = v5245 + v5239;
       out[v5246] = v5240;
     }
-    const unsigned int v5248 = v41 + v10119;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5248 = v41 + v10594;  // kernels/sdpa/flash_tile.hpp:227
     const float v5249 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5250 = v469.x[5];
     const float v5251 = v5250 * v5249;
     const bool v5252 = v5248 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5252) {
-      const unsigned int v5255 = 32u + v10118;
+      const unsigned int v5255 = 32u + v10593;
       const iron_f16 v5256 = iron_f32_to_f16(v5251);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5258 = v13 + v5248;
       const unsigned int v5259 = v5258 * v1;
@@ -4637,13 +4637,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5262 = v5261 + v5255;
       out[v5262] = v5256;
     }
-    const unsigned int v5264 = v41 + v10124;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5264 = v41 + v10599;  // kernels/sdpa/flash_tile.hpp:227
     const float v5265 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5266 = v469.x[6];
     const float v5267 = v5266 * v5265;
     const bool v5268 = v5264 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5268) {
-      const unsigned int v5271 = 32u + v10123;
+      const unsigned int v5271 = 32u + v10598;
       const iron_f16 v5272 = iron_f32_to_f16(v5267);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5274 = v13 + v5264;
       const unsigned int v5275 = v5274 * v1;
@@ -4652,13 +4652,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5278 = v5277 + v5271;
       out[v5278] = v5272;
     }
-    const unsigned int v5280 = v41 + v10129;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5280 = v41 + v10604;  // kernels/sdpa/flash_tile.hpp:227
     const float v5281 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5282 = v469.x[7];
     const float v5283 = v5282 * v5281;
     const bool v5284 = v5280 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5284) {
-      const unsigned int v5287 = 32u + v10128;
+      const unsigned int v5287 = 32u + v10603;
       const iron_f16 v5288 = iron_f32_to_f16(v5283);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5290 = v13 + v5280;
       const unsigned int v5291 = v5290 * v1;
@@ -4667,13 +4667,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5294 = v5293 + v5287;
       out[v5294] = v5288;
     }
-    const unsigned int v5296 = v41 + v10134;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5296 = v41 + v10609;  // kernels/sdpa/flash_tile.hpp:227
     const float v5297 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5298 = v469.x[8];
     const float v5299 = v5298 * v5297;
     const bool v5300 = v5296 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5300) {
-      const unsigned int v5303 = 32u + v10133;
+      const unsigned int v5303 = 32u + v10608;
       const iron_f16 v5304 = iron_f32_to_f16(v5299);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5306 = v13 + v5296;
       const unsigned int v5307 = v5306 * v1;
@@ -4682,13 +4682,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5310 = v5309 + v5303;
       out[v5310] = v5304;
     }
-    const unsigned int v5312 = v41 + v10139;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5312 = v41 + v10614;  // kernels/sdpa/flash_tile.hpp:227
     const float v5313 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5314 = v469.x[9];
     const float v5315 = v5314 * v5313;
     const bool v5316 = v5312 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5316) {
-      const unsigned int v5319 = 32u + v10138;
+      const unsigned int v5319 = 32u + v10613;
       const iron_f16 v5320 = iron_f32_to_f16(v5315);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5322 = v13 + v5312;
       const unsigned int v5323 = v5322 * v1;
@@ -4697,13 +4697,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5326 = v5325 + v5319;
       out[v5326] = v5320;
     }
-    const unsigned int v5328 = v41 + v10144;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5328 = v41 + v10619;  // kernels/sdpa/flash_tile.hpp:227
     const float v5329 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5330 = v469.x[10];
     const float v5331 = v5330 * v5329;
     const bool v5332 = v5328 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5332) {
-      const unsigned int v5335 = 32u + v10143;
+      const unsigned int v5335 = 32u + v10618;
       const iron_f16 v5336 = iron_f32_to_f16(v5331);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5338 = v13 + v5328;
       const unsigned int v5339 = v5338 * v1;
@@ -4712,13 +4712,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5342 = v5341 + v5335;
       out[v5342] = v5336;
     }
-    const unsigned int v5344 = v41 + v10149;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5344 = v41 + v10624;  // kernels/sdpa/flash_tile.hpp:227
     const float v5345 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5346 = v469.x[11];
     const float v5347 = v5346 * v5345;
     const bool v5348 = v5344 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5348) {
-      const unsigned int v5351 = 32u + v10148;
+      const unsigned int v5351 = 32u + v10623;
       const iron_f16 v5352 = iron_f32_to_f16(v5347);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5354 = v13 + v5344;
       const unsigned int v5355 = v5354 * v1;
@@ -4727,13 +4727,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5358 = v5357 + v5351;
       out[v5358] = v5352;
     }
-    const unsigned int v5360 = v41 + v10154;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5360 = v41 + v10629;  // kernels/sdpa/flash_tile.hpp:227
     const float v5361 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5362 = v469.x[12];
     const float v5363 = v5362 * v5361;
     const bool v5364 = v5360 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5364) {
-      const unsigned int v5367 = 32u + v10153;
+      const unsigned int v5367 = 32u + v10628;
       const iron_f16 v5368 = iron_f32_to_f16(v5363);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5370 = v13 + v5360;
       const unsigned int v5371 = v5370 * v1;
@@ -4742,13 +4742,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5374 = v5373 + v5367;
       out[v5374] = v5368;
     }
-    const unsigned int v5376 = v41 + v10159;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5376 = v41 + v10634;  // kernels/sdpa/flash_tile.hpp:227
     const float v5377 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5378 = v469.x[13];
     const float v5379 = v5378 * v5377;
     const bool v5380 = v5376 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5380) {
-      const unsigned int v5383 = 32u + v10158;
+      const unsigned int v5383 = 32u + v10633;
       const iron_f16 v5384 = iron_f32_to_f16(v5379);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5386 = v13 + v5376;
       const unsigned int v5387 = v5386 * v1;
@@ -4757,13 +4757,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5390 = v5389 + v5383;
       out[v5390] = v5384;
     }
-    const unsigned int v5392 = v41 + v10164;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5392 = v41 + v10639;  // kernels/sdpa/flash_tile.hpp:227
     const float v5393 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5394 = v469.x[14];
     const float v5395 = v5394 * v5393;
     const bool v5396 = v5392 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5396) {
-      const unsigned int v5399 = 32u + v10163;
+      const unsigned int v5399 = 32u + v10638;
       const iron_f16 v5400 = iron_f32_to_f16(v5395);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5402 = v13 + v5392;
       const unsigned int v5403 = v5402 * v1;
@@ -4772,13 +4772,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5406 = v5405 + v5399;
       out[v5406] = v5400;
     }
-    const unsigned int v5408 = v41 + v10169;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5408 = v41 + v10644;  // kernels/sdpa/flash_tile.hpp:227
     const float v5409 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5410 = v469.x[15];
     const float v5411 = v5410 * v5409;
     const bool v5412 = v5408 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5412) {
-      const unsigned int v5415 = 32u + v10168;
+      const unsigned int v5415 = 32u + v10643;
       const iron_f16 v5416 = iron_f32_to_f16(v5411);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5418 = v13 + v5408;
       const unsigned int v5419 = v5418 * v1;
@@ -4787,13 +4787,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5422 = v5421 + v5415;
       out[v5422] = v5416;
     }
-    const unsigned int v5424 = v41 + v10174;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5424 = v41 + v10649;  // kernels/sdpa/flash_tile.hpp:227
     const float v5425 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5426 = v469.x[16];
     const float v5427 = v5426 * v5425;
     const bool v5428 = v5424 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5428) {
-      const unsigned int v5431 = 32u + v10173;
+      const unsigned int v5431 = 32u + v10648;
       const iron_f16 v5432 = iron_f32_to_f16(v5427);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5434 = v13 + v5424;
       const unsigned int v5435 = v5434 * v1;
@@ -4802,13 +4802,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5438 = v5437 + v5431;
       out[v5438] = v5432;
     }
-    const unsigned int v5440 = v41 + v10179;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5440 = v41 + v10654;  // kernels/sdpa/flash_tile.hpp:227
     const float v5441 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5442 = v469.x[17];
     const float v5443 = v5442 * v5441;
     const bool v5444 = v5440 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5444) {
-      const unsigned int v5447 = 32u + v10178;
+      const unsigned int v5447 = 32u + v10653;
       const iron_f16 v5448 = iron_f32_to_f16(v5443);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5450 = v13 + v5440;
       const unsigned int v5451 = v5450 * v1;
@@ -4817,13 +4817,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5454 = v5453 + v5447;
       out[v5454] = v5448;
     }
-    const unsigned int v5456 = v41 + v10184;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5456 = v41 + v10659;  // kernels/sdpa/flash_tile.hpp:227
     const float v5457 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5458 = v469.x[18];
     const float v5459 = v5458 * v5457;
     const bool v5460 = v5456 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5460) {
-      const unsigned int v5463 = 32u + v10183;
+      const unsigned int v5463 = 32u + v10658;
       const iron_f16 v5464 = iron_f32_to_f16(v5459);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5466 = v13 + v5456;
       const unsigned int v5467 = v5466 * v1;
@@ -4832,13 +4832,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5470 = v5469 + v5463;
       out[v5470] = v5464;
     }
-    const unsigned int v5472 = v41 + v10189;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5472 = v41 + v10664;  // kernels/sdpa/flash_tile.hpp:227
     const float v5473 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5474 = v469.x[19];
     const float v5475 = v5474 * v5473;
     const bool v5476 = v5472 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5476) {
-      const unsigned int v5479 = 32u + v10188;
+      const unsigned int v5479 = 32u + v10663;
       const iron_f16 v5480 = iron_f32_to_f16(v5475);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5482 = v13 + v5472;
       const unsigned int v5483 = v5482 * v1;
@@ -4847,13 +4847,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5486 = v5485 + v5479;
       out[v5486] = v5480;
     }
-    const unsigned int v5488 = v41 + v10194;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5488 = v41 + v10669;  // kernels/sdpa/flash_tile.hpp:227
     const float v5489 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5490 = v469.x[20];
     const float v5491 = v5490 * v5489;
     const bool v5492 = v5488 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5492) {
-      const unsigned int v5495 = 32u + v10193;
+      const unsigned int v5495 = 32u + v10668;
       const iron_f16 v5496 = iron_f32_to_f16(v5491);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5498 = v13 + v5488;
       const unsigned int v5499 = v5498 * v1;
@@ -4862,13 +4862,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5502 = v5501 + v5495;
       out[v5502] = v5496;
     }
-    const unsigned int v5504 = v41 + v10199;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5504 = v41 + v10674;  // kernels/sdpa/flash_tile.hpp:227
     const float v5505 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5506 = v469.x[21];
     const float v5507 = v5506 * v5505;
     const bool v5508 = v5504 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5508) {
-      const unsigned int v5511 = 32u + v10198;
+      const unsigned int v5511 = 32u + v10673;
       const iron_f16 v5512 = iron_f32_to_f16(v5507);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5514 = v13 + v5504;
       const unsigned int v5515 = v5514 * v1;
@@ -4877,13 +4877,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5518 = v5517 + v5511;
       out[v5518] = v5512;
     }
-    const unsigned int v5520 = v41 + v10204;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5520 = v41 + v10679;  // kernels/sdpa/flash_tile.hpp:227
     const float v5521 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5522 = v469.x[22];
     const float v5523 = v5522 * v5521;
     const bool v5524 = v5520 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5524) {
-      const unsigned int v5527 = 32u + v10203;
+      const unsigned int v5527 = 32u + v10678;
       const iron_f16 v5528 = iron_f32_to_f16(v5523);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5530 = v13 + v5520;
       const unsigned int v5531 = v5530 * v1;
@@ -4892,13 +4892,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5534 = v5533 + v5527;
       out[v5534] = v5528;
     }
-    const unsigned int v5536 = v41 + v10209;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5536 = v41 + v10684;  // kernels/sdpa/flash_tile.hpp:227
     const float v5537 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5538 = v469.x[23];
     const float v5539 = v5538 * v5537;
     const bool v5540 = v5536 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5540) {
-      const unsigned int v5543 = 32u + v10208;
+      const unsigned int v5543 = 32u + v10683;
       const iron_f16 v5544 = iron_f32_to_f16(v5539);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5546 = v13 + v5536;
       const unsigned int v5547 = v5546 * v1;
@@ -4907,13 +4907,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5550 = v5549 + v5543;
       out[v5550] = v5544;
     }
-    const unsigned int v5552 = v41 + v10214;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5552 = v41 + v10689;  // kernels/sdpa/flash_tile.hpp:227
     const float v5553 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5554 = v469.x[24];
     const float v5555 = v5554 * v5553;
     const bool v5556 = v5552 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5556) {
-      const unsigned int v5559 = 32u + v10213;
+      const unsigned int v5559 = 32u + v10688;
       const iron_f16 v5560 = iron_f32_to_f16(v5555);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5562 = v13 + v5552;
       const unsigned int v5563 = v5562 * v1;
@@ -4922,13 +4922,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5566 = v5565 + v5559;
       out[v5566] = v5560;
     }
-    const unsigned int v5568 = v41 + v10219;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5568 = v41 + v10694;  // kernels/sdpa/flash_tile.hpp:227
     const float v5569 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5570 = v469.x[25];
     const float v5571 = v5570 * v5569;
     const bool v5572 = v5568 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5572) {
-      const unsigned int v5575 = 32u + v10218;
+      const unsigned int v5575 = 32u + v10693;
       const iron_f16 v5576 = iron_f32_to_f16(v5571);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5578 = v13 + v5568;
       const unsigned int v5579 = v5578 * v1;
@@ -4937,13 +4937,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5582 = v5581 + v5575;
       out[v5582] = v5576;
     }
-    const unsigned int v5584 = v41 + v10224;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5584 = v41 + v10699;  // kernels/sdpa/flash_tile.hpp:227
     const float v5585 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5586 = v469.x[26];
     const float v5587 = v5586 * v5585;
     const bool v5588 = v5584 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5588) {
-      const unsigned int v5591 = 32u + v10223;
+      const unsigned int v5591 = 32u + v10698;
       const iron_f16 v5592 = iron_f32_to_f16(v5587);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5594 = v13 + v5584;
       const unsigned int v5595 = v5594 * v1;
@@ -4952,13 +4952,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5598 = v5597 + v5591;
       out[v5598] = v5592;
     }
-    const unsigned int v5600 = v41 + v10229;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5600 = v41 + v10704;  // kernels/sdpa/flash_tile.hpp:227
     const float v5601 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5602 = v469.x[27];
     const float v5603 = v5602 * v5601;
     const bool v5604 = v5600 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5604) {
-      const unsigned int v5607 = 32u + v10228;
+      const unsigned int v5607 = 32u + v10703;
       const iron_f16 v5608 = iron_f32_to_f16(v5603);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5610 = v13 + v5600;
       const unsigned int v5611 = v5610 * v1;
@@ -4967,13 +4967,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5614 = v5613 + v5607;
       out[v5614] = v5608;
     }
-    const unsigned int v5616 = v41 + v10234;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5616 = v41 + v10709;  // kernels/sdpa/flash_tile.hpp:227
     const float v5617 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5618 = v469.x[28];
     const float v5619 = v5618 * v5617;
     const bool v5620 = v5616 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5620) {
-      const unsigned int v5623 = 32u + v10233;
+      const unsigned int v5623 = 32u + v10708;
       const iron_f16 v5624 = iron_f32_to_f16(v5619);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5626 = v13 + v5616;
       const unsigned int v5627 = v5626 * v1;
@@ -4982,13 +4982,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5630 = v5629 + v5623;
       out[v5630] = v5624;
     }
-    const unsigned int v5632 = v41 + v10239;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5632 = v41 + v10714;  // kernels/sdpa/flash_tile.hpp:227
     const float v5633 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5634 = v469.x[29];
     const float v5635 = v5634 * v5633;
     const bool v5636 = v5632 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5636) {
-      const unsigned int v5639 = 32u + v10238;
+      const unsigned int v5639 = 32u + v10713;
       const iron_f16 v5640 = iron_f32_to_f16(v5635);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5642 = v13 + v5632;
       const unsigned int v5643 = v5642 * v1;
@@ -4997,13 +4997,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5646 = v5645 + v5639;
       out[v5646] = v5640;
     }
-    const unsigned int v5648 = v41 + v10244;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5648 = v41 + v10719;  // kernels/sdpa/flash_tile.hpp:227
     const float v5649 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5650 = v469.x[30];
     const float v5651 = v5650 * v5649;
     const bool v5652 = v5648 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5652) {
-      const unsigned int v5655 = 32u + v10243;
+      const unsigned int v5655 = 32u + v10718;
       const iron_f16 v5656 = iron_f32_to_f16(v5651);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5658 = v13 + v5648;
       const unsigned int v5659 = v5658 * v1;
@@ -5012,13 +5012,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5662 = v5661 + v5655;
       out[v5662] = v5656;
     }
-    const unsigned int v5664 = v41 + v10249;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5664 = v41 + v10724;  // kernels/sdpa/flash_tile.hpp:227
     const float v5665 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5666 = v469.x[31];
     const float v5667 = v5666 * v5665;
     const bool v5668 = v5664 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5668) {
-      const unsigned int v5671 = 32u + v10248;
+      const unsigned int v5671 = 32u + v10723;
       const iron_f16 v5672 = iron_f32_to_f16(v5667);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5674 = v13 + v5664;
       const unsigned int v5675 = v5674 * v1;
@@ -5027,13 +5027,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5678 = v5677 + v5671;
       out[v5678] = v5672;
     }
-    const unsigned int v5680 = v41 + v10254;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5680 = v41 + v10729;  // kernels/sdpa/flash_tile.hpp:227
     const float v5681 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5682 = v471.x[0];
     const float v5683 = v5682 * v5681;
     const bool v5684 = v5680 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5684) {
-      const unsigned int v5687 = 64u + v10253;
+      const unsigned int v5687 = 64u + v10728;
       const iron_f16 v5688 = iron_f32_to_f16(v5683);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5690 = v13 + v5680;
       const unsigned int v5691 = v5690 * v1;
@@ -5042,13 +5042,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5694 = v5693 + v5687;
       out[v5694] = v5688;
     }
-    const unsigned int v5696 = v41 + v10259;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5696 = v41 + v10734;  // kernels/sdpa/flash_tile.hpp:227
     const float v5697 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5698 = v471.x[1];
     const float v5699 = v5698 * v5697;
     const bool v5700 = v5696 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5700) {
-      const unsigned int v5703 = 64u + v10258;
+      const unsigned int v5703 = 64u + v10733;
       const iron_f16 v5704 = iron_f32_to_f16(v5699);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5706 = v13 + v5696;
       const unsigned int v5707 = v5706 * v1;
@@ -5057,13 +5057,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5710 = v5709 + v5703;
       out[v5710] = v5704;
     }
-    const unsigned int v5712 = v41 + v10264;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5712 = v41 + v10739;  // kernels/sdpa/flash_tile.hpp:227
     const float v5713 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5714 = v471.x[2];
     const float v5715 = v5714 * v5713;
     const bool v5716 = v5712 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5716) {
-      const unsigned int v5719 = 64u + v10263;
+      const unsigned int v5719 = 64u + v10738;
       const iron_f16 v5720 = iron_f32_to_f16(v5715);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5722 = v13 + v5712;
       const unsigned int v5723 = v5722 * v1;
@@ -5072,13 +5072,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5726 = v5725 + v5719;
       out[v5726] = v5720;
     }
-    const unsigned int v5728 = v41 + v10269;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5728 = v41 + v10744;  // kernels/sdpa/flash_tile.hpp:227
     const float v5729 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5730 = v471.x[3];
     const float v5731 = v5730 * v5729;
     const bool v5732 = v5728 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5732) {
-      const unsigned int v5735 = 64u + v10268;
+      const unsigned int v5735 = 64u + v10743;
       const iron_f16 v5736 = iron_f32_to_f16(v5731);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5738 = v13 + v5728;
       const unsigned int v5739 = v5738 * v1;
@@ -5087,13 +5087,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5742 = v5741 + v5735;
       out[v5742] = v5736;
     }
-    const unsigned int v5744 = v41 + v10274;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5744 = v41 + v10749;  // kernels/sdpa/flash_tile.hpp:227
     const float v5745 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5746 = v471.x[4];
     const float v5747 = v5746 * v5745;
     const bool v5748 = v5744 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5748) {
-      const unsigned int v5751 = 64u + v10273;
+      const unsigned int v5751 = 64u + v10748;
       const iron_f16 v5752 = iron_f32_to_f16(v5747);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5754 = v13 + v5744;
       const unsigned int v5755 = v5754 * v1;
@@ -5102,13 +5102,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5758 = v5757 + v5751;
       out[v5758] = v5752;
     }
-    const unsigned int v5760 = v41 + v10279;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5760 = v41 + v10754;  // kernels/sdpa/flash_tile.hpp:227
     const float v5761 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5762 = v471.x[5];
     const float v5763 = v5762 * v5761;
     const bool v5764 = v5760 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5764) {
-      const unsigned int v5767 = 64u + v10278;
+      const unsigned int v5767 = 64u + v10753;
       const iron_f16 v5768 = iron_f32_to_f16(v5763);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5770 = v13 + v5760;
       const unsigned int v5771 = v5770 * v1;
@@ -5117,13 +5117,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5774 = v5773 + v5767;
       out[v5774] = v5768;
     }
-    const unsigned int v5776 = v41 + v10284;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5776 = v41 + v10759;  // kernels/sdpa/flash_tile.hpp:227
     const float v5777 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5778 = v471.x[6];
     const float v5779 = v5778 * v5777;
     const bool v5780 = v5776 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5780) {
-      const unsigned int v5783 = 64u + v10283;
+      const unsigned int v5783 = 64u + v10758;
       const iron_f16 v5784 = iron_f32_to_f16(v5779);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5786 = v13 + v5776;
       const unsigned int v5787 = v5786 * v1;
@@ -5132,13 +5132,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5790 = v5789 + v5783;
       out[v5790] = v5784;
     }
-    const unsigned int v5792 = v41 + v10289;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5792 = v41 + v10764;  // kernels/sdpa/flash_tile.hpp:227
     const float v5793 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5794 = v471.x[7];
     const float v5795 = v5794 * v5793;
     const bool v5796 = v5792 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5796) {
-      const unsigned int v5799 = 64u + v10288;
+      const unsigned int v5799 = 64u + v10763;
       const iron_f16 v5800 = iron_f32_to_f16(v5795);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5802 = v13 + v5792;
       const unsigned int v5803 = v5802 * v1;
@@ -5147,13 +5147,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5806 = v5805 + v5799;
       out[v5806] = v5800;
     }
-    const unsigned int v5808 = v41 + v10294;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5808 = v41 + v10769;  // kernels/sdpa/flash_tile.hpp:227
     const float v5809 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5810 = v471.x[8];
     const float v5811 = v5810 * v5809;
     const bool v5812 = v5808 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5812) {
-      const unsigned int v5815 = 64u + v10293;
+      const unsigned int v5815 = 64u + v10768;
       const iron_f16 v5816 = iron_f32_to_f16(v5811);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5818 = v13 + v5808;
       const unsigned int v5819 = v5818 * v1;
@@ -5162,13 +5162,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5822 = v5821 + v5815;
       out[v5822] = v5816;
     }
-    const unsigned int v5824 = v41 + v10299;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5824 = v41 + v10774;  // kernels/sdpa/flash_tile.hpp:227
     const float v5825 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5826 = v471.x[9];
     const float v5827 = v5826 * v5825;
     const bool v5828 = v5824 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5828) {
-      const unsigned int v5831 = 64u + v10298;
+      const unsigned int v5831 = 64u + v10773;
       const iron_f16 v5832 = iron_f32_to_f16(v5827);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5834 = v13 + v5824;
       const unsigned int v5835 = v5834 * v1;
@@ -5177,13 +5177,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5838 = v5837 + v5831;
       out[v5838] = v5832;
     }
-    const unsigned int v5840 = v41 + v10304;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5840 = v41 + v10779;  // kernels/sdpa/flash_tile.hpp:227
     const float v5841 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5842 = v471.x[10];
     const float v5843 = v5842 * v5841;
     const bool v5844 = v5840 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5844) {
-      const unsigned int v5847 = 64u + v10303;
+      const unsigned int v5847 = 64u + v10778;
       const iron_f16 v5848 = iron_f32_to_f16(v5843);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5850 = v13 + v5840;
       const unsigned int v5851 = v5850 * v1;
@@ -5192,13 +5192,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5854 = v5853 + v5847;
       out[v5854] = v5848;
     }
-    const unsigned int v5856 = v41 + v10309;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5856 = v41 + v10784;  // kernels/sdpa/flash_tile.hpp:227
     const float v5857 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5858 = v471.x[11];
     const float v5859 = v5858 * v5857;
     const bool v5860 = v5856 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5860) {
-      const unsigned int v5863 = 64u + v10308;
+      const unsigned int v5863 = 64u + v10783;
       const iron_f16 v5864 = iron_f32_to_f16(v5859);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5866 = v13 + v5856;
       const unsigned int v5867 = v5866 * v1;
@@ -5207,13 +5207,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5870 = v5869 + v5863;
       out[v5870] = v5864;
     }
-    const unsigned int v5872 = v41 + v10314;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5872 = v41 + v10789;  // kernels/sdpa/flash_tile.hpp:227
     const float v5873 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5874 = v471.x[12];
     const float v5875 = v5874 * v5873;
     const bool v5876 = v5872 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5876) {
-      const unsigned int v5879 = 64u + v10313;
+      const unsigned int v5879 = 64u + v10788;
       const iron_f16 v5880 = iron_f32_to_f16(v5875);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5882 = v13 + v5872;
       const unsigned int v5883 = v5882 * v1;
@@ -5222,13 +5222,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5886 = v5885 + v5879;
       out[v5886] = v5880;
     }
-    const unsigned int v5888 = v41 + v10319;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5888 = v41 + v10794;  // kernels/sdpa/flash_tile.hpp:227
     const float v5889 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5890 = v471.x[13];
     const float v5891 = v5890 * v5889;
     const bool v5892 = v5888 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5892) {
-      const unsigned int v5895 = 64u + v10318;
+      const unsigned int v5895 = 64u + v10793;
       const iron_f16 v5896 = iron_f32_to_f16(v5891);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5898 = v13 + v5888;
       const unsigned int v5899 = v5898 * v1;
@@ -5237,13 +5237,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5902 = v5901 + v5895;
       out[v5902] = v5896;
     }
-    const unsigned int v5904 = v41 + v10324;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5904 = v41 + v10799;  // kernels/sdpa/flash_tile.hpp:227
     const float v5905 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5906 = v471.x[14];
     const float v5907 = v5906 * v5905;
     const bool v5908 = v5904 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5908) {
-      const unsigned int v5911 = 64u + v10323;
+      const unsigned int v5911 = 64u + v10798;
       const iron_f16 v5912 = iron_f32_to_f16(v5907);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5914 = v13 + v5904;
       const unsigned int v5915 = v5914 * v1;
@@ -5252,13 +5252,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5918 = v5917 + v5911;
       out[v5918] = v5912;
     }
-    const unsigned int v5920 = v41 + v10329;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5920 = v41 + v10804;  // kernels/sdpa/flash_tile.hpp:227
     const float v5921 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5922 = v471.x[15];
     const float v5923 = v5922 * v5921;
     const bool v5924 = v5920 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5924) {
-      const unsigned int v5927 = 64u + v10328;
+      const unsigned int v5927 = 64u + v10803;
       const iron_f16 v5928 = iron_f32_to_f16(v5923);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5930 = v13 + v5920;
       const unsigned int v5931 = v5930 * v1;
@@ -5267,13 +5267,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5934 = v5933 + v5927;
       out[v5934] = v5928;
     }
-    const unsigned int v5936 = v41 + v10334;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5936 = v41 + v10809;  // kernels/sdpa/flash_tile.hpp:227
     const float v5937 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5938 = v471.x[16];
     const float v5939 = v5938 * v5937;
     const bool v5940 = v5936 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5940) {
-      const unsigned int v5943 = 64u + v10333;
+      const unsigned int v5943 = 64u + v10808;
       const iron_f16 v5944 = iron_f32_to_f16(v5939);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5946 = v13 + v5936;
       const unsigned int v5947 = v5946 * v1;
@@ -5282,13 +5282,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5950 = v5949 + v5943;
       out[v5950] = v5944;
     }
-    const unsigned int v5952 = v41 + v10339;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5952 = v41 + v10814;  // kernels/sdpa/flash_tile.hpp:227
     const float v5953 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5954 = v471.x[17];
     const float v5955 = v5954 * v5953;
     const bool v5956 = v5952 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5956) {
-      const unsigned int v5959 = 64u + v10338;
+      const unsigned int v5959 = 64u + v10813;
       const iron_f16 v5960 = iron_f32_to_f16(v5955);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5962 = v13 + v5952;
       const unsigned int v5963 = v5962 * v1;
@@ -5297,13 +5297,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5966 = v5965 + v5959;
       out[v5966] = v5960;
     }
-    const unsigned int v5968 = v41 + v10344;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5968 = v41 + v10819;  // kernels/sdpa/flash_tile.hpp:227
     const float v5969 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5970 = v471.x[18];
     const float v5971 = v5970 * v5969;
     const bool v5972 = v5968 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5972) {
-      const unsigned int v5975 = 64u + v10343;
+      const unsigned int v5975 = 64u + v10818;
       const iron_f16 v5976 = iron_f32_to_f16(v5971);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5978 = v13 + v5968;
       const unsigned int v5979 = v5978 * v1;
@@ -5312,13 +5312,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5982 = v5981 + v5975;
       out[v5982] = v5976;
     }
-    const unsigned int v5984 = v41 + v10349;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5984 = v41 + v10824;  // kernels/sdpa/flash_tile.hpp:227
     const float v5985 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5986 = v471.x[19];
     const float v5987 = v5986 * v5985;
     const bool v5988 = v5984 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5988) {
-      const unsigned int v5991 = 64u + v10348;
+      const unsigned int v5991 = 64u + v10823;
       const iron_f16 v5992 = iron_f32_to_f16(v5987);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5994 = v13 + v5984;
       const unsigned int v5995 = v5994 * v1;
@@ -5327,13 +5327,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5998 = v5997 + v5991;
       out[v5998] = v5992;
     }
-    const unsigned int v6000 = v41 + v10354;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6000 = v41 + v10829;  // kernels/sdpa/flash_tile.hpp:227
     const float v6001 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6002 = v471.x[20];
     const float v6003 = v6002 * v6001;
     const bool v6004 = v6000 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6004) {
-      const unsigned int v6007 = 64u + v10353;
+      const unsigned int v6007 = 64u + v10828;
       const iron_f16 v6008 = iron_f32_to_f16(v6003);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6010 = v13 + v6000;
       const unsigned int v6011 = v6010 * v1;
@@ -5342,13 +5342,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6014 = v6013 + v6007;
       out[v6014] = v6008;
     }
-    const unsigned int v6016 = v41 + v10359;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6016 = v41 + v10834;  // kernels/sdpa/flash_tile.hpp:227
     const float v6017 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6018 = v471.x[21];
     const float v6019 = v6018 * v6017;
     const bool v6020 = v6016 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6020) {
-      const unsigned int v6023 = 64u + v10358;
+      const unsigned int v6023 = 64u + v10833;
       const iron_f16 v6024 = iron_f32_to_f16(v6019);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6026 = v13 + v6016;
       const unsigned int v6027 = v6026 * v1;
@@ -5357,13 +5357,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6030 = v6029 + v6023;
       out[v6030] = v6024;
     }
-    const unsigned int v6032 = v41 + v10364;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6032 = v41 + v10839;  // kernels/sdpa/flash_tile.hpp:227
     const float v6033 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6034 = v471.x[22];
     const float v6035 = v6034 * v6033;
     const bool v6036 = v6032 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6036) {
-      const unsigned int v6039 = 64u + v10363;
+      const unsigned int v6039 = 64u + v10838;
       const iron_f16 v6040 = iron_f32_to_f16(v6035);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6042 = v13 + v6032;
       const unsigned int v6043 = v6042 * v1;
@@ -5372,13 +5372,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6046 = v6045 + v6039;
       out[v6046] = v6040;
     }
-    const unsigned int v6048 = v41 + v10369;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6048 = v41 + v10844;  // kernels/sdpa/flash_tile.hpp:227
     const float v6049 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6050 = v471.x[23];
     const float v6051 = v6050 * v6049;
     const bool v6052 = v6048 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6052) {
-      const unsigned int v6055 = 64u + v10368;
+      const unsigned int v6055 = 64u + v10843;
       const iron_f16 v6056 = iron_f32_to_f16(v6051);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6058 = v13 + v6048;
       const unsigned int v6059 = v6058 * v1;
@@ -5387,13 +5387,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6062 = v6061 + v6055;
       out[v6062] = v6056;
     }
-    const unsigned int v6064 = v41 + v10374;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6064 = v41 + v10849;  // kernels/sdpa/flash_tile.hpp:227
     const float v6065 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6066 = v471.x[24];
     const float v6067 = v6066 * v6065;
     const bool v6068 = v6064 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6068) {
-      const unsigned int v6071 = 64u + v10373;
+      const unsigned int v6071 = 64u + v10848;
       const iron_f16 v6072 = iron_f32_to_f16(v6067);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6074 = v13 + v6064;
       const unsigned int v6075 = v6074 * v1;
@@ -5402,13 +5402,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6078 = v6077 + v6071;
       out[v6078] = v6072;
     }
-    const unsigned int v6080 = v41 + v10379;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6080 = v41 + v10854;  // kernels/sdpa/flash_tile.hpp:227
     const float v6081 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6082 = v471.x[25];
     const float v6083 = v6082 * v6081;
     const bool v6084 = v6080 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6084) {
-      const unsigned int v6087 = 64u + v10378;
+      const unsigned int v6087 = 64u + v10853;
       const iron_f16 v6088 = iron_f32_to_f16(v6083);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6090 = v13 + v6080;
       const unsigned int v6091 = v6090 * v1;
@@ -5417,13 +5417,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6094 = v6093 + v6087;
       out[v6094] = v6088;
     }
-    const unsigned int v6096 = v41 + v10384;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6096 = v41 + v10859;  // kernels/sdpa/flash_tile.hpp:227
     const float v6097 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6098 = v471.x[26];
     const float v6099 = v6098 * v6097;
     const bool v6100 = v6096 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6100) {
-      const unsigned int v6103 = 64u + v10383;
+      const unsigned int v6103 = 64u + v10858;
       const iron_f16 v6104 = iron_f32_to_f16(v6099);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6106 = v13 + v6096;
       const unsigned int v6107 = v6106 * v1;
@@ -5432,13 +5432,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6110 = v6109 + v6103;
       out[v6110] = v6104;
     }
-    const unsigned int v6112 = v41 + v10389;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6112 = v41 + v10864;  // kernels/sdpa/flash_tile.hpp:227
     const float v6113 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6114 = v471.x[27];
     const float v6115 = v6114 * v6113;
     const bool v6116 = v6112 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6116) {
-      const unsigned int v6119 = 64u + v10388;
+      const unsigned int v6119 = 64u + v10863;
       const iron_f16 v6120 = iron_f32_to_f16(v6115);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6122 = v13 + v6112;
       const unsigned int v6123 = v6122 * v1;
@@ -5447,13 +5447,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6126 = v6125 + v6119;
       out[v6126] = v6120;
     }
-    const unsigned int v6128 = v41 + v10394;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6128 = v41 + v10869;  // kernels/sdpa/flash_tile.hpp:227
     const float v6129 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6130 = v471.x[28];
     const float v6131 = v6130 * v6129;
     const bool v6132 = v6128 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6132) {
-      const unsigned int v6135 = 64u + v10393;
+      const unsigned int v6135 = 64u + v10868;
       const iron_f16 v6136 = iron_f32_to_f16(v6131);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6138 = v13 + v6128;
       const unsigned int v6139 = v6138 * v1;
@@ -5462,13 +5462,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6142 = v6141 + v6135;
       out[v6142] = v6136;
     }
-    const unsigned int v6144 = v41 + v10399;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6144 = v41 + v10874;  // kernels/sdpa/flash_tile.hpp:227
     const float v6145 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6146 = v471.x[29];
     const float v6147 = v6146 * v6145;
     const bool v6148 = v6144 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6148) {
-      const unsigned int v6151 = 64u + v10398;
+      const unsigned int v6151 = 64u + v10873;
       const iron_f16 v6152 = iron_f32_to_f16(v6147);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6154 = v13 + v6144;
       const unsigned int v6155 = v6154 * v1;
@@ -5477,13 +5477,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6158 = v6157 + v6151;
       out[v6158] = v6152;
     }
-    const unsigned int v6160 = v41 + v10404;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6160 = v41 + v10879;  // kernels/sdpa/flash_tile.hpp:227
     const float v6161 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6162 = v471.x[30];
     const float v6163 = v6162 * v6161;
     const bool v6164 = v6160 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6164) {
-      const unsigned int v6167 = 64u + v10403;
+      const unsigned int v6167 = 64u + v10878;
       const iron_f16 v6168 = iron_f32_to_f16(v6163);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6170 = v13 + v6160;
       const unsigned int v6171 = v6170 * v1;
@@ -5492,13 +5492,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6174 = v6173 + v6167;
       out[v6174] = v6168;
     }
-    const unsigned int v6176 = v41 + v10409;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6176 = v41 + v10884;  // kernels/sdpa/flash_tile.hpp:227
     const float v6177 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6178 = v471.x[31];
     const float v6179 = v6178 * v6177;
     const bool v6180 = v6176 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6180) {
-      const unsigned int v6183 = 64u + v10408;
+      const unsigned int v6183 = 64u + v10883;
       const iron_f16 v6184 = iron_f32_to_f16(v6179);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6186 = v13 + v6176;
       const unsigned int v6187 = v6186 * v1;
@@ -5507,13 +5507,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6190 = v6189 + v6183;
       out[v6190] = v6184;
     }
-    const unsigned int v6192 = v41 + v10414;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6192 = v41 + v10889;  // kernels/sdpa/flash_tile.hpp:227
     const float v6193 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6194 = v473.x[0];
     const float v6195 = v6194 * v6193;
     const bool v6196 = v6192 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6196) {
-      const unsigned int v6199 = 96u + v10413;
+      const unsigned int v6199 = 96u + v10888;
       const iron_f16 v6200 = iron_f32_to_f16(v6195);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6202 = v13 + v6192;
       const unsigned int v6203 = v6202 * v1;
@@ -5522,13 +5522,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6206 = v6205 + v6199;
       out[v6206] = v6200;
     }
-    const unsigned int v6208 = v41 + v10419;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6208 = v41 + v10894;  // kernels/sdpa/flash_tile.hpp:227
     const float v6209 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6210 = v473.x[1];
     const float v6211 = v6210 * v6209;
     const bool v6212 = v6208 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6212) {
-      const unsigned int v6215 = 96u + v10418;
+      const unsigned int v6215 = 96u + v10893;
       const iron_f16 v6216 = iron_f32_to_f16(v6211);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6218 = v13 + v6208;
       const unsigned int v6219 = v6218 * v1;
@@ -5537,13 +5537,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6222 = v6221 + v6215;
       out[v6222] = v6216;
     }
-    const unsigned int v6224 = v41 + v10424;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6224 = v41 + v10899;  // kernels/sdpa/flash_tile.hpp:227
     const float v6225 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6226 = v473.x[2];
     const float v6227 = v6226 * v6225;
     const bool v6228 = v6224 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6228) {
-      const unsigned int v6231 = 96u + v10423;
+      const unsigned int v6231 = 96u + v10898;
       const iron_f16 v6232 = iron_f32_to_f16(v6227);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6234 = v13 + v6224;
       const unsigned int v6235 = v6234 * v1;
@@ -5552,13 +5552,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6238 = v6237 + v6231;
       out[v6238] = v6232;
     }
-    const unsigned int v6240 = v41 + v10429;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6240 = v41 + v10904;  // kernels/sdpa/flash_tile.hpp:227
     const float v6241 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6242 = v473.x[3];
     const float v6243 = v6242 * v6241;
     const bool v6244 = v6240 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6244) {
-      const unsigned int v6247 = 96u + v10428;
+      const unsigned int v6247 = 96u + v10903;
       const iron_f16 v6248 = iron_f32_to_f16(v6243);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6250 = v13 + v6240;
       const unsigned int v6251 = v6250 * v1;
@@ -5567,13 +5567,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6254 = v6253 + v6247;
       out[v6254] = v6248;
     }
-    const unsigned int v6256 = v41 + v10434;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6256 = v41 + v10909;  // kernels/sdpa/flash_tile.hpp:227
     const float v6257 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6258 = v473.x[4];
     const float v6259 = v6258 * v6257;
     const bool v6260 = v6256 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6260) {
-      const unsigned int v6263 = 96u + v10433;
+      const unsigned int v6263 = 96u + v10908;
       const iron_f16 v6264 = iron_f32_to_f16(v6259);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6266 = v13 + v6256;
       const unsigned int v6267 = v6266 * v1;
@@ -5582,13 +5582,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6270 = v6269 + v6263;
       out[v6270] = v6264;
     }
-    const unsigned int v6272 = v41 + v10439;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6272 = v41 + v10914;  // kernels/sdpa/flash_tile.hpp:227
     const float v6273 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6274 = v473.x[5];
     const float v6275 = v6274 * v6273;
     const bool v6276 = v6272 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6276) {
-      const unsigned int v6279 = 96u + v10438;
+      const unsigned int v6279 = 96u + v10913;
       const iron_f16 v6280 = iron_f32_to_f16(v6275);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6282 = v13 + v6272;
       const unsigned int v6283 = v6282 * v1;
@@ -5597,13 +5597,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6286 = v6285 + v6279;
       out[v6286] = v6280;
     }
-    const unsigned int v6288 = v41 + v10444;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6288 = v41 + v10919;  // kernels/sdpa/flash_tile.hpp:227
     const float v6289 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6290 = v473.x[6];
     const float v6291 = v6290 * v6289;
     const bool v6292 = v6288 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6292) {
-      const unsigned int v6295 = 96u + v10443;
+      const unsigned int v6295 = 96u + v10918;
       const iron_f16 v6296 = iron_f32_to_f16(v6291);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6298 = v13 + v6288;
       const unsigned int v6299 = v6298 * v1;
@@ -5612,13 +5612,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6302 = v6301 + v6295;
       out[v6302] = v6296;
     }
-    const unsigned int v6304 = v41 + v10449;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6304 = v41 + v10924;  // kernels/sdpa/flash_tile.hpp:227
     const float v6305 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6306 = v473.x[7];
     const float v6307 = v6306 * v6305;
     const bool v6308 = v6304 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6308) {
-      const unsigned int v6311 = 96u + v10448;
+      const unsigned int v6311 = 96u + v10923;
       const iron_f16 v6312 = iron_f32_to_f16(v6307);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6314 = v13 + v6304;
       const unsigned int v6315 = v6314 * v1;
@@ -5627,13 +5627,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6318 = v6317 + v6311;
       out[v6318] = v6312;
     }
-    const unsigned int v6320 = v41 + v10454;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6320 = v41 + v10929;  // kernels/sdpa/flash_tile.hpp:227
     const float v6321 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6322 = v473.x[8];
     const float v6323 = v6322 * v6321;
     const bool v6324 = v6320 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6324) {
-      const unsigned int v6327 = 96u + v10453;
+      const unsigned int v6327 = 96u + v10928;
       const iron_f16 v6328 = iron_f32_to_f16(v6323);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6330 = v13 + v6320;
       const unsigned int v6331 = v6330 * v1;
@@ -5642,13 +5642,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6334 = v6333 + v6327;
       out[v6334] = v6328;
     }
-    const unsigned int v6336 = v41 + v10459;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6336 = v41 + v10934;  // kernels/sdpa/flash_tile.hpp:227
     const float v6337 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6338 = v473.x[9];
     const float v6339 = v6338 * v6337;
     const bool v6340 = v6336 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6340) {
-      const unsigned int v6343 = 96u + v10458;
+      const unsigned int v6343 = 96u + v10933;
       const iron_f16 v6344 = iron_f32_to_f16(v6339);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6346 = v13 + v6336;
       const unsigned int v6347 = v6346 * v1;
@@ -5657,13 +5657,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6350 = v6349 + v6343;
       out[v6350] = v6344;
     }
-    const unsigned int v6352 = v41 + v10464;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6352 = v41 + v10939;  // kernels/sdpa/flash_tile.hpp:227
     const float v6353 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6354 = v473.x[10];
     const float v6355 = v6354 * v6353;
     const bool v6356 = v6352 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6356) {
-      const unsigned int v6359 = 96u + v10463;
+      const unsigned int v6359 = 96u + v10938;
       const iron_f16 v6360 = iron_f32_to_f16(v6355);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6362 = v13 + v6352;
       const unsigned int v6363 = v6362 * v1;
@@ -5672,13 +5672,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6366 = v6365 + v6359;
       out[v6366] = v6360;
     }
-    const unsigned int v6368 = v41 + v10469;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6368 = v41 + v10944;  // kernels/sdpa/flash_tile.hpp:227
     const float v6369 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6370 = v473.x[11];
     const float v6371 = v6370 * v6369;
     const bool v6372 = v6368 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6372) {
-      const unsigned int v6375 = 96u + v10468;
+      const unsigned int v6375 = 96u + v10943;
       const iron_f16 v6376 = iron_f32_to_f16(v6371);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6378 = v13 + v6368;
       const unsigned int v6379 = v6378 * v1;
@@ -5687,13 +5687,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6382 = v6381 + v6375;
       out[v6382] = v6376;
     }
-    const unsigned int v6384 = v41 + v10474;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6384 = v41 + v10949;  // kernels/sdpa/flash_tile.hpp:227
     const float v6385 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6386 = v473.x[12];
     const float v6387 = v6386 * v6385;
     const bool v6388 = v6384 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6388) {
-      const unsigned int v6391 = 96u + v10473;
+      const unsigned int v6391 = 96u + v10948;
       const iron_f16 v6392 = iron_f32_to_f16(v6387);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6394 = v13 + v6384;
       const unsigned int v6395 = v6394 * v1;
@@ -5702,13 +5702,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6398 = v6397 + v6391;
       out[v6398] = v6392;
     }
-    const unsigned int v6400 = v41 + v10479;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6400 = v41 + v10954;  // kernels/sdpa/flash_tile.hpp:227
     const float v6401 = v4550.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6402 = v473.x[13];
     const float v6403 = v6402 * v6401;
     const bool v6404 = v6400 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6404) {
-      const unsigned int v6407 = 96u + v10478;
+      const unsigned int v6407 = 96u + v10953;
       const iron_f16 v6408 = iron_f32_to_f16(v6403);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6410 = v13 + v6400;
       const unsigned int v6411 = v6410 * v1;
@@ -5717,13 +5717,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6414 = v6413 + v6407;
       out[v6414] = v6408;
     }
-    const unsigned int v6416 = v41 + v10484;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6416 = v41 + v10959;  // kernels/sdpa/flash_tile.hpp:227
     const float v6417 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6418 = v473.x[14];
     const float v6419 = v6418 * v6417;
     const bool v6420 = v6416 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6420) {
-      const unsigned int v6423 = 96u + v10483;
+      const unsigned int v6423 = 96u + v10958;
       const iron_f16 v6424 = iron_f32_to_f16(v6419);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6426 = v13 + v6416;
       const unsigned int v6427 = v6426 * v1;
@@ -5732,13 +5732,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6430 = v6429 + v6423;
       out[v6430] = v6424;
     }
-    const unsigned int v6432 = v41 + v10489;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6432 = v41 + v10964;  // kernels/sdpa/flash_tile.hpp:227
     const float v6433 = v4550.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6434 = v473.x[15];
     const float v6435 = v6434 * v6433;
     const bool v6436 = v6432 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6436) {
-      const unsigned int v6439 = 96u + v10488;
+      const unsigned int v6439 = 96u + v10963;
       const iron_f16 v6440 = iron_f32_to_f16(v6435);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6442 = v13 + v6432;
       const unsigned int v6443 = v6442 * v1;
@@ -5747,13 +5747,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6446 = v6445 + v6439;
       out[v6446] = v6440;
     }
-    const unsigned int v6448 = v41 + v10494;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6448 = v41 + v10969;  // kernels/sdpa/flash_tile.hpp:227
     const float v6449 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6450 = v473.x[16];
     const float v6451 = v6450 * v6449;
     const bool v6452 = v6448 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6452) {
-      const unsigned int v6455 = 96u + v10493;
+      const unsigned int v6455 = 96u + v10968;
       const iron_f16 v6456 = iron_f32_to_f16(v6451);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6458 = v13 + v6448;
       const unsigned int v6459 = v6458 * v1;
@@ -5762,13 +5762,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6462 = v6461 + v6455;
       out[v6462] = v6456;
     }
-    const unsigned int v6464 = v41 + v10499;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6464 = v41 + v10974;  // kernels/sdpa/flash_tile.hpp:227
     const float v6465 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6466 = v473.x[17];
     const float v6467 = v6466 * v6465;
     const bool v6468 = v6464 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6468) {
-      const unsigned int v6471 = 96u + v10498;
+      const unsigned int v6471 = 96u + v10973;
       const iron_f16 v6472 = iron_f32_to_f16(v6467);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6474 = v13 + v6464;
       const unsigned int v6475 = v6474 * v1;
@@ -5777,13 +5777,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6478 = v6477 + v6471;
       out[v6478] = v6472;
     }
-    const unsigned int v6480 = v41 + v10504;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6480 = v41 + v10979;  // kernels/sdpa/flash_tile.hpp:227
     const float v6481 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6482 = v473.x[18];
     const float v6483 = v6482 * v6481;
     const bool v6484 = v6480 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6484) {
-      const unsigned int v6487 = 96u + v10503;
+      const unsigned int v6487 = 96u + v10978;
       const iron_f16 v6488 = iron_f32_to_f16(v6483);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6490 = v13 + v6480;
       const unsigned int v6491 = v6490 * v1;
@@ -5792,13 +5792,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6494 = v6493 + v6487;
       out[v6494] = v6488;
     }
-    const unsigned int v6496 = v41 + v10509;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6496 = v41 + v10984;  // kernels/sdpa/flash_tile.hpp:227
     const float v6497 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6498 = v473.x[19];
     const float v6499 = v6498 * v6497;
     const bool v6500 = v6496 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6500) {
-      const unsigned int v6503 = 96u + v10508;
+      const unsigned int v6503 = 96u + v10983;
       const iron_f16 v6504 = iron_f32_to_f16(v6499);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6506 = v13 + v6496;
       const unsigned int v6507 = v6506 * v1;
@@ -5807,13 +5807,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6510 = v6509 + v6503;
       out[v6510] = v6504;
     }
-    const unsigned int v6512 = v41 + v10514;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6512 = v41 + v10989;  // kernels/sdpa/flash_tile.hpp:227
     const float v6513 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6514 = v473.x[20];
     const float v6515 = v6514 * v6513;
     const bool v6516 = v6512 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6516) {
-      const unsigned int v6519 = 96u + v10513;
+      const unsigned int v6519 = 96u + v10988;
       const iron_f16 v6520 = iron_f32_to_f16(v6515);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6522 = v13 + v6512;
       const unsigned int v6523 = v6522 * v1;
@@ -5822,13 +5822,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6526 = v6525 + v6519;
       out[v6526] = v6520;
     }
-    const unsigned int v6528 = v41 + v10519;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6528 = v41 + v10994;  // kernels/sdpa/flash_tile.hpp:227
     const float v6529 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6530 = v473.x[21];
     const float v6531 = v6530 * v6529;
     const bool v6532 = v6528 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6532) {
-      const unsigned int v6535 = 96u + v10518;
+      const unsigned int v6535 = 96u + v10993;
       const iron_f16 v6536 = iron_f32_to_f16(v6531);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6538 = v13 + v6528;
       const unsigned int v6539 = v6538 * v1;
@@ -5837,13 +5837,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6542 = v6541 + v6535;
       out[v6542] = v6536;
     }
-    const unsigned int v6544 = v41 + v10524;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6544 = v41 + v10999;  // kernels/sdpa/flash_tile.hpp:227
     const float v6545 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6546 = v473.x[22];
     const float v6547 = v6546 * v6545;
     const bool v6548 = v6544 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6548) {
-      const unsigned int v6551 = 96u + v10523;
+      const unsigned int v6551 = 96u + v10998;
       const iron_f16 v6552 = iron_f32_to_f16(v6547);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6554 = v13 + v6544;
       const unsigned int v6555 = v6554 * v1;
@@ -5852,13 +5852,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6558 = v6557 + v6551;
       out[v6558] = v6552;
     }
-    const unsigned int v6560 = v41 + v10529;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6560 = v41 + v11004;  // kernels/sdpa/flash_tile.hpp:227
     const float v6561 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6562 = v473.x[23];
     const float v6563 = v6562 * v6561;
     const bool v6564 = v6560 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6564) {
-      const unsigned int v6567 = 96u + v10528;
+      const unsigned int v6567 = 96u + v11003;
       const iron_f16 v6568 = iron_f32_to_f16(v6563);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6570 = v13 + v6560;
       const unsigned int v6571 = v6570 * v1;
@@ -5867,13 +5867,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6574 = v6573 + v6567;
       out[v6574] = v6568;
     }
-    const unsigned int v6576 = v41 + v10534;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6576 = v41 + v11009;  // kernels/sdpa/flash_tile.hpp:227
     const float v6577 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6578 = v473.x[24];
     const float v6579 = v6578 * v6577;
     const bool v6580 = v6576 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6580) {
-      const unsigned int v6583 = 96u + v10533;
+      const unsigned int v6583 = 96u + v11008;
       const iron_f16 v6584 = iron_f32_to_f16(v6579);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6586 = v13 + v6576;
       const unsigned int v6587 = v6586 * v1;
@@ -5882,13 +5882,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6590 = v6589 + v6583;
       out[v6590] = v6584;
     }
-    const unsigned int v6592 = v41 + v10539;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6592 = v41 + v11014;  // kernels/sdpa/flash_tile.hpp:227
     const float v6593 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6594 = v473.x[25];
     const float v6595 = v6594 * v6593;
     const bool v6596 = v6592 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6596) {
-      const unsigned int v6599 = 96u + v10538;
+      const unsigned int v6599 = 96u + v11013;
       const iron_f16 v6600 = iron_f32_to_f16(v6595);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6602 = v13 + v6592;
       const unsigned int v6603 = v6602 * v1;
@@ -5897,13 +5897,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6606 = v6605 + v6599;
       out[v6606] = v6600;
     }
-    const unsigned int v6608 = v41 + v10544;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6608 = v41 + v11019;  // kernels/sdpa/flash_tile.hpp:227
     const float v6609 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6610 = v473.x[26];
     const float v6611 = v6610 * v6609;
     const bool v6612 = v6608 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6612) {
-      const unsigned int v6615 = 96u + v10543;
+      const unsigned int v6615 = 96u + v11018;
       const iron_f16 v6616 = iron_f32_to_f16(v6611);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6618 = v13 + v6608;
       const unsigned int v6619 = v6618 * v1;
@@ -5912,13 +5912,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6622 = v6621 + v6615;
       out[v6622] = v6616;
     }
-    const unsigned int v6624 = v41 + v10549;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6624 = v41 + v11024;  // kernels/sdpa/flash_tile.hpp:227
     const float v6625 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6626 = v473.x[27];
     const float v6627 = v6626 * v6625;
     const bool v6628 = v6624 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6628) {
-      const unsigned int v6631 = 96u + v10548;
+      const unsigned int v6631 = 96u + v11023;
       const iron_f16 v6632 = iron_f32_to_f16(v6627);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6634 = v13 + v6624;
       const unsigned int v6635 = v6634 * v1;
@@ -5927,13 +5927,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6638 = v6637 + v6631;
       out[v6638] = v6632;
     }
-    const unsigned int v6640 = v41 + v10554;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6640 = v41 + v11029;  // kernels/sdpa/flash_tile.hpp:227
     const float v6641 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6642 = v473.x[28];
     const float v6643 = v6642 * v6641;
     const bool v6644 = v6640 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6644) {
-      const unsigned int v6647 = 96u + v10553;
+      const unsigned int v6647 = 96u + v11028;
       const iron_f16 v6648 = iron_f32_to_f16(v6643);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6650 = v13 + v6640;
       const unsigned int v6651 = v6650 * v1;
@@ -5942,13 +5942,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6654 = v6653 + v6647;
       out[v6654] = v6648;
     }
-    const unsigned int v6656 = v41 + v10559;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6656 = v41 + v11034;  // kernels/sdpa/flash_tile.hpp:227
     const float v6657 = v4550.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6658 = v473.x[29];
     const float v6659 = v6658 * v6657;
     const bool v6660 = v6656 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6660) {
-      const unsigned int v6663 = 96u + v10558;
+      const unsigned int v6663 = 96u + v11033;
       const iron_f16 v6664 = iron_f32_to_f16(v6659);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6666 = v13 + v6656;
       const unsigned int v6667 = v6666 * v1;
@@ -5957,13 +5957,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6670 = v6669 + v6663;
       out[v6670] = v6664;
     }
-    const unsigned int v6672 = v41 + v10564;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6672 = v41 + v11039;  // kernels/sdpa/flash_tile.hpp:227
     const float v6673 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6674 = v473.x[30];
     const float v6675 = v6674 * v6673;
     const bool v6676 = v6672 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6676) {
-      const unsigned int v6679 = 96u + v10563;
+      const unsigned int v6679 = 96u + v11038;
       const iron_f16 v6680 = iron_f32_to_f16(v6675);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6682 = v13 + v6672;
       const unsigned int v6683 = v6682 * v1;
@@ -5972,13 +5972,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6686 = v6685 + v6679;
       out[v6686] = v6680;
     }
-    const unsigned int v6688 = v41 + v10569;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6688 = v41 + v11044;  // kernels/sdpa/flash_tile.hpp:227
     const float v6689 = v4550.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6690 = v473.x[31];
     const float v6691 = v6690 * v6689;
     const bool v6692 = v6688 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6692) {
-      const unsigned int v6695 = 96u + v10568;
+      const unsigned int v6695 = 96u + v11043;
       const iron_f16 v6696 = iron_f32_to_f16(v6691);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6698 = v13 + v6688;
       const unsigned int v6699 = v6698 * v1;

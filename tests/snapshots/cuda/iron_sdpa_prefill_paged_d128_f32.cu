@@ -1227,270 +1227,270 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
     }
-    const unsigned int v8520 = v815 + 16u;  // kernels/sdpa/flash_tile.hpp:159
-    const unsigned int v8532 = v815 + 32u;
-    const unsigned int v8544 = v815 + 48u;
-    const unsigned int v8556 = v815 + 64u;
-    const unsigned int v8568 = v815 + 80u;
-    const unsigned int v8580 = v815 + 96u;
-    const unsigned int v8592 = v815 + 112u;
-    const bool v8608 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:166
-    const unsigned int v11245 = static_cast<unsigned int>(v851.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
-    const unsigned int v11246 = static_cast<unsigned int>(v851.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11250 = static_cast<unsigned int>(v851.col(1, iron_linear_thread() & 31u));
-    const unsigned int v11251 = static_cast<unsigned int>(v851.row(1, iron_linear_thread() & 31u));
-    const unsigned int v11255 = static_cast<unsigned int>(v851.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11256 = static_cast<unsigned int>(v851.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11260 = static_cast<unsigned int>(v851.col(3, iron_linear_thread() & 31u));
-    const unsigned int v11261 = static_cast<unsigned int>(v851.row(3, iron_linear_thread() & 31u));
-    const unsigned int v11265 = static_cast<unsigned int>(v851.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11266 = static_cast<unsigned int>(v851.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11270 = static_cast<unsigned int>(v851.col(5, iron_linear_thread() & 31u));
-    const unsigned int v11271 = static_cast<unsigned int>(v851.row(5, iron_linear_thread() & 31u));
-    const unsigned int v11275 = static_cast<unsigned int>(v851.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11276 = static_cast<unsigned int>(v851.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11280 = static_cast<unsigned int>(v851.col(7, iron_linear_thread() & 31u));
-    const unsigned int v11281 = static_cast<unsigned int>(v851.row(7, iron_linear_thread() & 31u));
-    const unsigned int v11285 = static_cast<unsigned int>(v851.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11286 = static_cast<unsigned int>(v851.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11290 = static_cast<unsigned int>(v851.col(9, iron_linear_thread() & 31u));
-    const unsigned int v11291 = static_cast<unsigned int>(v851.row(9, iron_linear_thread() & 31u));
-    const unsigned int v11295 = static_cast<unsigned int>(v851.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11296 = static_cast<unsigned int>(v851.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11300 = static_cast<unsigned int>(v851.col(11, iron_linear_thread() & 31u));
-    const unsigned int v11301 = static_cast<unsigned int>(v851.row(11, iron_linear_thread() & 31u));
-    const unsigned int v11305 = static_cast<unsigned int>(v851.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11306 = static_cast<unsigned int>(v851.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11310 = static_cast<unsigned int>(v851.col(13, iron_linear_thread() & 31u));
-    const unsigned int v11311 = static_cast<unsigned int>(v851.row(13, iron_linear_thread() & 31u));
-    const unsigned int v11315 = static_cast<unsigned int>(v851.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11316 = static_cast<unsigned int>(v851.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11320 = static_cast<unsigned int>(v851.col(15, iron_linear_thread() & 31u));
-    const unsigned int v11321 = static_cast<unsigned int>(v851.row(15, iron_linear_thread() & 31u));
-    const unsigned int v11325 = static_cast<unsigned int>(v851.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11326 = static_cast<unsigned int>(v851.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11330 = static_cast<unsigned int>(v851.col(17, iron_linear_thread() & 31u));
-    const unsigned int v11331 = static_cast<unsigned int>(v851.row(17, iron_linear_thread() & 31u));
-    const unsigned int v11335 = static_cast<unsigned int>(v851.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11336 = static_cast<unsigned int>(v851.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11340 = static_cast<unsigned int>(v851.col(19, iron_linear_thread() & 31u));
-    const unsigned int v11341 = static_cast<unsigned int>(v851.row(19, iron_linear_thread() & 31u));
-    const unsigned int v11345 = static_cast<unsigned int>(v851.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11346 = static_cast<unsigned int>(v851.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11350 = static_cast<unsigned int>(v851.col(21, iron_linear_thread() & 31u));
-    const unsigned int v11351 = static_cast<unsigned int>(v851.row(21, iron_linear_thread() & 31u));
-    const unsigned int v11355 = static_cast<unsigned int>(v851.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11356 = static_cast<unsigned int>(v851.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11360 = static_cast<unsigned int>(v851.col(23, iron_linear_thread() & 31u));
-    const unsigned int v11361 = static_cast<unsigned int>(v851.row(23, iron_linear_thread() & 31u));
-    const unsigned int v11365 = static_cast<unsigned int>(v851.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11366 = static_cast<unsigned int>(v851.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11370 = static_cast<unsigned int>(v851.col(25, iron_linear_thread() & 31u));
-    const unsigned int v11371 = static_cast<unsigned int>(v851.row(25, iron_linear_thread() & 31u));
-    const unsigned int v11375 = static_cast<unsigned int>(v851.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11376 = static_cast<unsigned int>(v851.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11380 = static_cast<unsigned int>(v851.col(27, iron_linear_thread() & 31u));
-    const unsigned int v11381 = static_cast<unsigned int>(v851.row(27, iron_linear_thread() & 31u));
-    const unsigned int v11385 = static_cast<unsigned int>(v851.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11386 = static_cast<unsigned int>(v851.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11390 = static_cast<unsigned int>(v851.col(29, iron_linear_thread() & 31u));
-    const unsigned int v11391 = static_cast<unsigned int>(v851.row(29, iron_linear_thread() & 31u));
-    const unsigned int v11395 = static_cast<unsigned int>(v851.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11396 = static_cast<unsigned int>(v851.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11400 = static_cast<unsigned int>(v851.col(31, iron_linear_thread() & 31u));
-    const unsigned int v11401 = static_cast<unsigned int>(v851.row(31, iron_linear_thread() & 31u));
-    const unsigned int v11405 = static_cast<unsigned int>(v853.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11406 = static_cast<unsigned int>(v853.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11410 = static_cast<unsigned int>(v853.col(1, iron_linear_thread() & 31u));
-    const unsigned int v11411 = static_cast<unsigned int>(v853.row(1, iron_linear_thread() & 31u));
-    const unsigned int v11415 = static_cast<unsigned int>(v853.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11416 = static_cast<unsigned int>(v853.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11420 = static_cast<unsigned int>(v853.col(3, iron_linear_thread() & 31u));
-    const unsigned int v11421 = static_cast<unsigned int>(v853.row(3, iron_linear_thread() & 31u));
-    const unsigned int v11425 = static_cast<unsigned int>(v853.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11426 = static_cast<unsigned int>(v853.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11430 = static_cast<unsigned int>(v853.col(5, iron_linear_thread() & 31u));
-    const unsigned int v11431 = static_cast<unsigned int>(v853.row(5, iron_linear_thread() & 31u));
-    const unsigned int v11435 = static_cast<unsigned int>(v853.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11436 = static_cast<unsigned int>(v853.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11440 = static_cast<unsigned int>(v853.col(7, iron_linear_thread() & 31u));
-    const unsigned int v11441 = static_cast<unsigned int>(v853.row(7, iron_linear_thread() & 31u));
-    const unsigned int v11445 = static_cast<unsigned int>(v853.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11446 = static_cast<unsigned int>(v853.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11450 = static_cast<unsigned int>(v853.col(9, iron_linear_thread() & 31u));
-    const unsigned int v11451 = static_cast<unsigned int>(v853.row(9, iron_linear_thread() & 31u));
-    const unsigned int v11455 = static_cast<unsigned int>(v853.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11456 = static_cast<unsigned int>(v853.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11460 = static_cast<unsigned int>(v853.col(11, iron_linear_thread() & 31u));
-    const unsigned int v11461 = static_cast<unsigned int>(v853.row(11, iron_linear_thread() & 31u));
-    const unsigned int v11465 = static_cast<unsigned int>(v853.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11466 = static_cast<unsigned int>(v853.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11470 = static_cast<unsigned int>(v853.col(13, iron_linear_thread() & 31u));
-    const unsigned int v11471 = static_cast<unsigned int>(v853.row(13, iron_linear_thread() & 31u));
-    const unsigned int v11475 = static_cast<unsigned int>(v853.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11476 = static_cast<unsigned int>(v853.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11480 = static_cast<unsigned int>(v853.col(15, iron_linear_thread() & 31u));
-    const unsigned int v11481 = static_cast<unsigned int>(v853.row(15, iron_linear_thread() & 31u));
-    const unsigned int v11485 = static_cast<unsigned int>(v853.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11486 = static_cast<unsigned int>(v853.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11490 = static_cast<unsigned int>(v853.col(17, iron_linear_thread() & 31u));
-    const unsigned int v11491 = static_cast<unsigned int>(v853.row(17, iron_linear_thread() & 31u));
-    const unsigned int v11495 = static_cast<unsigned int>(v853.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11496 = static_cast<unsigned int>(v853.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11500 = static_cast<unsigned int>(v853.col(19, iron_linear_thread() & 31u));
-    const unsigned int v11501 = static_cast<unsigned int>(v853.row(19, iron_linear_thread() & 31u));
-    const unsigned int v11505 = static_cast<unsigned int>(v853.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11506 = static_cast<unsigned int>(v853.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11510 = static_cast<unsigned int>(v853.col(21, iron_linear_thread() & 31u));
-    const unsigned int v11511 = static_cast<unsigned int>(v853.row(21, iron_linear_thread() & 31u));
-    const unsigned int v11515 = static_cast<unsigned int>(v853.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11516 = static_cast<unsigned int>(v853.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11520 = static_cast<unsigned int>(v853.col(23, iron_linear_thread() & 31u));
-    const unsigned int v11521 = static_cast<unsigned int>(v853.row(23, iron_linear_thread() & 31u));
-    const unsigned int v11525 = static_cast<unsigned int>(v853.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11526 = static_cast<unsigned int>(v853.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11530 = static_cast<unsigned int>(v853.col(25, iron_linear_thread() & 31u));
-    const unsigned int v11531 = static_cast<unsigned int>(v853.row(25, iron_linear_thread() & 31u));
-    const unsigned int v11535 = static_cast<unsigned int>(v853.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11536 = static_cast<unsigned int>(v853.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11540 = static_cast<unsigned int>(v853.col(27, iron_linear_thread() & 31u));
-    const unsigned int v11541 = static_cast<unsigned int>(v853.row(27, iron_linear_thread() & 31u));
-    const unsigned int v11545 = static_cast<unsigned int>(v853.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11546 = static_cast<unsigned int>(v853.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11550 = static_cast<unsigned int>(v853.col(29, iron_linear_thread() & 31u));
-    const unsigned int v11551 = static_cast<unsigned int>(v853.row(29, iron_linear_thread() & 31u));
-    const unsigned int v11555 = static_cast<unsigned int>(v853.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11556 = static_cast<unsigned int>(v853.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11560 = static_cast<unsigned int>(v853.col(31, iron_linear_thread() & 31u));
-    const unsigned int v11561 = static_cast<unsigned int>(v853.row(31, iron_linear_thread() & 31u));
-    const unsigned int v11565 = static_cast<unsigned int>(v855.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11566 = static_cast<unsigned int>(v855.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11570 = static_cast<unsigned int>(v855.col(1, iron_linear_thread() & 31u));
-    const unsigned int v11571 = static_cast<unsigned int>(v855.row(1, iron_linear_thread() & 31u));
-    const unsigned int v11575 = static_cast<unsigned int>(v855.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11576 = static_cast<unsigned int>(v855.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11580 = static_cast<unsigned int>(v855.col(3, iron_linear_thread() & 31u));
-    const unsigned int v11581 = static_cast<unsigned int>(v855.row(3, iron_linear_thread() & 31u));
-    const unsigned int v11585 = static_cast<unsigned int>(v855.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11586 = static_cast<unsigned int>(v855.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11590 = static_cast<unsigned int>(v855.col(5, iron_linear_thread() & 31u));
-    const unsigned int v11591 = static_cast<unsigned int>(v855.row(5, iron_linear_thread() & 31u));
-    const unsigned int v11595 = static_cast<unsigned int>(v855.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11596 = static_cast<unsigned int>(v855.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11600 = static_cast<unsigned int>(v855.col(7, iron_linear_thread() & 31u));
-    const unsigned int v11601 = static_cast<unsigned int>(v855.row(7, iron_linear_thread() & 31u));
-    const unsigned int v11605 = static_cast<unsigned int>(v855.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11606 = static_cast<unsigned int>(v855.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11610 = static_cast<unsigned int>(v855.col(9, iron_linear_thread() & 31u));
-    const unsigned int v11611 = static_cast<unsigned int>(v855.row(9, iron_linear_thread() & 31u));
-    const unsigned int v11615 = static_cast<unsigned int>(v855.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11616 = static_cast<unsigned int>(v855.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11620 = static_cast<unsigned int>(v855.col(11, iron_linear_thread() & 31u));
-    const unsigned int v11621 = static_cast<unsigned int>(v855.row(11, iron_linear_thread() & 31u));
-    const unsigned int v11625 = static_cast<unsigned int>(v855.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11626 = static_cast<unsigned int>(v855.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11630 = static_cast<unsigned int>(v855.col(13, iron_linear_thread() & 31u));
-    const unsigned int v11631 = static_cast<unsigned int>(v855.row(13, iron_linear_thread() & 31u));
-    const unsigned int v11635 = static_cast<unsigned int>(v855.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11636 = static_cast<unsigned int>(v855.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11640 = static_cast<unsigned int>(v855.col(15, iron_linear_thread() & 31u));
-    const unsigned int v11641 = static_cast<unsigned int>(v855.row(15, iron_linear_thread() & 31u));
-    const unsigned int v11645 = static_cast<unsigned int>(v855.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11646 = static_cast<unsigned int>(v855.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11650 = static_cast<unsigned int>(v855.col(17, iron_linear_thread() & 31u));
-    const unsigned int v11651 = static_cast<unsigned int>(v855.row(17, iron_linear_thread() & 31u));
-    const unsigned int v11655 = static_cast<unsigned int>(v855.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11656 = static_cast<unsigned int>(v855.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11660 = static_cast<unsigned int>(v855.col(19, iron_linear_thread() & 31u));
-    const unsigned int v11661 = static_cast<unsigned int>(v855.row(19, iron_linear_thread() & 31u));
-    const unsigned int v11665 = static_cast<unsigned int>(v855.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11666 = static_cast<unsigned int>(v855.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11670 = static_cast<unsigned int>(v855.col(21, iron_linear_thread() & 31u));
-    const unsigned int v11671 = static_cast<unsigned int>(v855.row(21, iron_linear_thread() & 31u));
-    const unsigned int v11675 = static_cast<unsigned int>(v855.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11676 = static_cast<unsigned int>(v855.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11680 = static_cast<unsigned int>(v855.col(23, iron_linear_thread() & 31u));
-    const unsigned int v11681 = static_cast<unsigned int>(v855.row(23, iron_linear_thread() & 31u));
-    const unsigned int v11685 = static_cast<unsigned int>(v855.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11686 = static_cast<unsigned int>(v855.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11690 = static_cast<unsigned int>(v855.col(25, iron_linear_thread() & 31u));
-    const unsigned int v11691 = static_cast<unsigned int>(v855.row(25, iron_linear_thread() & 31u));
-    const unsigned int v11695 = static_cast<unsigned int>(v855.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11696 = static_cast<unsigned int>(v855.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11700 = static_cast<unsigned int>(v855.col(27, iron_linear_thread() & 31u));
-    const unsigned int v11701 = static_cast<unsigned int>(v855.row(27, iron_linear_thread() & 31u));
-    const unsigned int v11705 = static_cast<unsigned int>(v855.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11706 = static_cast<unsigned int>(v855.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11710 = static_cast<unsigned int>(v855.col(29, iron_linear_thread() & 31u));
-    const unsigned int v11711 = static_cast<unsigned int>(v855.row(29, iron_linear_thread() & 31u));
-    const unsigned int v11715 = static_cast<unsigned int>(v855.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11716 = static_cast<unsigned int>(v855.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11720 = static_cast<unsigned int>(v855.col(31, iron_linear_thread() & 31u));
-    const unsigned int v11721 = static_cast<unsigned int>(v855.row(31, iron_linear_thread() & 31u));
-    const unsigned int v11725 = static_cast<unsigned int>(v857.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11726 = static_cast<unsigned int>(v857.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11730 = static_cast<unsigned int>(v857.col(1, iron_linear_thread() & 31u));
-    const unsigned int v11731 = static_cast<unsigned int>(v857.row(1, iron_linear_thread() & 31u));
-    const unsigned int v11735 = static_cast<unsigned int>(v857.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11736 = static_cast<unsigned int>(v857.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11740 = static_cast<unsigned int>(v857.col(3, iron_linear_thread() & 31u));
-    const unsigned int v11741 = static_cast<unsigned int>(v857.row(3, iron_linear_thread() & 31u));
-    const unsigned int v11745 = static_cast<unsigned int>(v857.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11746 = static_cast<unsigned int>(v857.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11750 = static_cast<unsigned int>(v857.col(5, iron_linear_thread() & 31u));
-    const unsigned int v11751 = static_cast<unsigned int>(v857.row(5, iron_linear_thread() & 31u));
-    const unsigned int v11755 = static_cast<unsigned int>(v857.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11756 = static_cast<unsigned int>(v857.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11760 = static_cast<unsigned int>(v857.col(7, iron_linear_thread() & 31u));
-    const unsigned int v11761 = static_cast<unsigned int>(v857.row(7, iron_linear_thread() & 31u));
-    const unsigned int v11765 = static_cast<unsigned int>(v857.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11766 = static_cast<unsigned int>(v857.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11770 = static_cast<unsigned int>(v857.col(9, iron_linear_thread() & 31u));
-    const unsigned int v11771 = static_cast<unsigned int>(v857.row(9, iron_linear_thread() & 31u));
-    const unsigned int v11775 = static_cast<unsigned int>(v857.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11776 = static_cast<unsigned int>(v857.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11780 = static_cast<unsigned int>(v857.col(11, iron_linear_thread() & 31u));
-    const unsigned int v11781 = static_cast<unsigned int>(v857.row(11, iron_linear_thread() & 31u));
-    const unsigned int v11785 = static_cast<unsigned int>(v857.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11786 = static_cast<unsigned int>(v857.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11790 = static_cast<unsigned int>(v857.col(13, iron_linear_thread() & 31u));
-    const unsigned int v11791 = static_cast<unsigned int>(v857.row(13, iron_linear_thread() & 31u));
-    const unsigned int v11795 = static_cast<unsigned int>(v857.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11796 = static_cast<unsigned int>(v857.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11800 = static_cast<unsigned int>(v857.col(15, iron_linear_thread() & 31u));
-    const unsigned int v11801 = static_cast<unsigned int>(v857.row(15, iron_linear_thread() & 31u));
-    const unsigned int v11805 = static_cast<unsigned int>(v857.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11806 = static_cast<unsigned int>(v857.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11810 = static_cast<unsigned int>(v857.col(17, iron_linear_thread() & 31u));
-    const unsigned int v11811 = static_cast<unsigned int>(v857.row(17, iron_linear_thread() & 31u));
-    const unsigned int v11815 = static_cast<unsigned int>(v857.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11816 = static_cast<unsigned int>(v857.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11820 = static_cast<unsigned int>(v857.col(19, iron_linear_thread() & 31u));
-    const unsigned int v11821 = static_cast<unsigned int>(v857.row(19, iron_linear_thread() & 31u));
-    const unsigned int v11825 = static_cast<unsigned int>(v857.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11826 = static_cast<unsigned int>(v857.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11830 = static_cast<unsigned int>(v857.col(21, iron_linear_thread() & 31u));
-    const unsigned int v11831 = static_cast<unsigned int>(v857.row(21, iron_linear_thread() & 31u));
-    const unsigned int v11835 = static_cast<unsigned int>(v857.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11836 = static_cast<unsigned int>(v857.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11840 = static_cast<unsigned int>(v857.col(23, iron_linear_thread() & 31u));
-    const unsigned int v11841 = static_cast<unsigned int>(v857.row(23, iron_linear_thread() & 31u));
-    const unsigned int v11845 = static_cast<unsigned int>(v857.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11846 = static_cast<unsigned int>(v857.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11850 = static_cast<unsigned int>(v857.col(25, iron_linear_thread() & 31u));
-    const unsigned int v11851 = static_cast<unsigned int>(v857.row(25, iron_linear_thread() & 31u));
-    const unsigned int v11855 = static_cast<unsigned int>(v857.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11856 = static_cast<unsigned int>(v857.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11860 = static_cast<unsigned int>(v857.col(27, iron_linear_thread() & 31u));
-    const unsigned int v11861 = static_cast<unsigned int>(v857.row(27, iron_linear_thread() & 31u));
-    const unsigned int v11865 = static_cast<unsigned int>(v857.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11866 = static_cast<unsigned int>(v857.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11870 = static_cast<unsigned int>(v857.col(29, iron_linear_thread() & 31u));
-    const unsigned int v11871 = static_cast<unsigned int>(v857.row(29, iron_linear_thread() & 31u));
-    const unsigned int v11875 = static_cast<unsigned int>(v857.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11876 = static_cast<unsigned int>(v857.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11880 = static_cast<unsigned int>(v857.col(31, iron_linear_thread() & 31u));
-    const unsigned int v11881 = static_cast<unsigned int>(v857.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9459 = v815 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v9471 = v815 + 32u;
+    const unsigned int v9483 = v815 + 48u;
+    const unsigned int v9495 = v815 + 64u;
+    const unsigned int v9507 = v815 + 80u;
+    const unsigned int v9519 = v815 + 96u;
+    const unsigned int v9531 = v815 + 112u;
+    const bool v9547 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v12184 = static_cast<unsigned int>(v851.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v12185 = static_cast<unsigned int>(v851.row(0, iron_linear_thread() & 31u));
+    const unsigned int v12189 = static_cast<unsigned int>(v851.col(1, iron_linear_thread() & 31u));
+    const unsigned int v12190 = static_cast<unsigned int>(v851.row(1, iron_linear_thread() & 31u));
+    const unsigned int v12194 = static_cast<unsigned int>(v851.col(2, iron_linear_thread() & 31u));
+    const unsigned int v12195 = static_cast<unsigned int>(v851.row(2, iron_linear_thread() & 31u));
+    const unsigned int v12199 = static_cast<unsigned int>(v851.col(3, iron_linear_thread() & 31u));
+    const unsigned int v12200 = static_cast<unsigned int>(v851.row(3, iron_linear_thread() & 31u));
+    const unsigned int v12204 = static_cast<unsigned int>(v851.col(4, iron_linear_thread() & 31u));
+    const unsigned int v12205 = static_cast<unsigned int>(v851.row(4, iron_linear_thread() & 31u));
+    const unsigned int v12209 = static_cast<unsigned int>(v851.col(5, iron_linear_thread() & 31u));
+    const unsigned int v12210 = static_cast<unsigned int>(v851.row(5, iron_linear_thread() & 31u));
+    const unsigned int v12214 = static_cast<unsigned int>(v851.col(6, iron_linear_thread() & 31u));
+    const unsigned int v12215 = static_cast<unsigned int>(v851.row(6, iron_linear_thread() & 31u));
+    const unsigned int v12219 = static_cast<unsigned int>(v851.col(7, iron_linear_thread() & 31u));
+    const unsigned int v12220 = static_cast<unsigned int>(v851.row(7, iron_linear_thread() & 31u));
+    const unsigned int v12224 = static_cast<unsigned int>(v851.col(8, iron_linear_thread() & 31u));
+    const unsigned int v12225 = static_cast<unsigned int>(v851.row(8, iron_linear_thread() & 31u));
+    const unsigned int v12229 = static_cast<unsigned int>(v851.col(9, iron_linear_thread() & 31u));
+    const unsigned int v12230 = static_cast<unsigned int>(v851.row(9, iron_linear_thread() & 31u));
+    const unsigned int v12234 = static_cast<unsigned int>(v851.col(10, iron_linear_thread() & 31u));
+    const unsigned int v12235 = static_cast<unsigned int>(v851.row(10, iron_linear_thread() & 31u));
+    const unsigned int v12239 = static_cast<unsigned int>(v851.col(11, iron_linear_thread() & 31u));
+    const unsigned int v12240 = static_cast<unsigned int>(v851.row(11, iron_linear_thread() & 31u));
+    const unsigned int v12244 = static_cast<unsigned int>(v851.col(12, iron_linear_thread() & 31u));
+    const unsigned int v12245 = static_cast<unsigned int>(v851.row(12, iron_linear_thread() & 31u));
+    const unsigned int v12249 = static_cast<unsigned int>(v851.col(13, iron_linear_thread() & 31u));
+    const unsigned int v12250 = static_cast<unsigned int>(v851.row(13, iron_linear_thread() & 31u));
+    const unsigned int v12254 = static_cast<unsigned int>(v851.col(14, iron_linear_thread() & 31u));
+    const unsigned int v12255 = static_cast<unsigned int>(v851.row(14, iron_linear_thread() & 31u));
+    const unsigned int v12259 = static_cast<unsigned int>(v851.col(15, iron_linear_thread() & 31u));
+    const unsigned int v12260 = static_cast<unsigned int>(v851.row(15, iron_linear_thread() & 31u));
+    const unsigned int v12264 = static_cast<unsigned int>(v851.col(16, iron_linear_thread() & 31u));
+    const unsigned int v12265 = static_cast<unsigned int>(v851.row(16, iron_linear_thread() & 31u));
+    const unsigned int v12269 = static_cast<unsigned int>(v851.col(17, iron_linear_thread() & 31u));
+    const unsigned int v12270 = static_cast<unsigned int>(v851.row(17, iron_linear_thread() & 31u));
+    const unsigned int v12274 = static_cast<unsigned int>(v851.col(18, iron_linear_thread() & 31u));
+    const unsigned int v12275 = static_cast<unsigned int>(v851.row(18, iron_linear_thread() & 31u));
+    const unsigned int v12279 = static_cast<unsigned int>(v851.col(19, iron_linear_thread() & 31u));
+    const unsigned int v12280 = static_cast<unsigned int>(v851.row(19, iron_linear_thread() & 31u));
+    const unsigned int v12284 = static_cast<unsigned int>(v851.col(20, iron_linear_thread() & 31u));
+    const unsigned int v12285 = static_cast<unsigned int>(v851.row(20, iron_linear_thread() & 31u));
+    const unsigned int v12289 = static_cast<unsigned int>(v851.col(21, iron_linear_thread() & 31u));
+    const unsigned int v12290 = static_cast<unsigned int>(v851.row(21, iron_linear_thread() & 31u));
+    const unsigned int v12294 = static_cast<unsigned int>(v851.col(22, iron_linear_thread() & 31u));
+    const unsigned int v12295 = static_cast<unsigned int>(v851.row(22, iron_linear_thread() & 31u));
+    const unsigned int v12299 = static_cast<unsigned int>(v851.col(23, iron_linear_thread() & 31u));
+    const unsigned int v12300 = static_cast<unsigned int>(v851.row(23, iron_linear_thread() & 31u));
+    const unsigned int v12304 = static_cast<unsigned int>(v851.col(24, iron_linear_thread() & 31u));
+    const unsigned int v12305 = static_cast<unsigned int>(v851.row(24, iron_linear_thread() & 31u));
+    const unsigned int v12309 = static_cast<unsigned int>(v851.col(25, iron_linear_thread() & 31u));
+    const unsigned int v12310 = static_cast<unsigned int>(v851.row(25, iron_linear_thread() & 31u));
+    const unsigned int v12314 = static_cast<unsigned int>(v851.col(26, iron_linear_thread() & 31u));
+    const unsigned int v12315 = static_cast<unsigned int>(v851.row(26, iron_linear_thread() & 31u));
+    const unsigned int v12319 = static_cast<unsigned int>(v851.col(27, iron_linear_thread() & 31u));
+    const unsigned int v12320 = static_cast<unsigned int>(v851.row(27, iron_linear_thread() & 31u));
+    const unsigned int v12324 = static_cast<unsigned int>(v851.col(28, iron_linear_thread() & 31u));
+    const unsigned int v12325 = static_cast<unsigned int>(v851.row(28, iron_linear_thread() & 31u));
+    const unsigned int v12329 = static_cast<unsigned int>(v851.col(29, iron_linear_thread() & 31u));
+    const unsigned int v12330 = static_cast<unsigned int>(v851.row(29, iron_linear_thread() & 31u));
+    const unsigned int v12334 = static_cast<unsigned int>(v851.col(30, iron_linear_thread() & 31u));
+    const unsigned int v12335 = static_cast<unsigned int>(v851.row(30, iron_linear_thread() & 31u));
+    const unsigned int v12339 = static_cast<unsigned int>(v851.col(31, iron_linear_thread() & 31u));
+    const unsigned int v12340 = static_cast<unsigned int>(v851.row(31, iron_linear_thread() & 31u));
+    const unsigned int v12344 = static_cast<unsigned int>(v853.col(0, iron_linear_thread() & 31u));
+    const unsigned int v12345 = static_cast<unsigned int>(v853.row(0, iron_linear_thread() & 31u));
+    const unsigned int v12349 = static_cast<unsigned int>(v853.col(1, iron_linear_thread() & 31u));
+    const unsigned int v12350 = static_cast<unsigned int>(v853.row(1, iron_linear_thread() & 31u));
+    const unsigned int v12354 = static_cast<unsigned int>(v853.col(2, iron_linear_thread() & 31u));
+    const unsigned int v12355 = static_cast<unsigned int>(v853.row(2, iron_linear_thread() & 31u));
+    const unsigned int v12359 = static_cast<unsigned int>(v853.col(3, iron_linear_thread() & 31u));
+    const unsigned int v12360 = static_cast<unsigned int>(v853.row(3, iron_linear_thread() & 31u));
+    const unsigned int v12364 = static_cast<unsigned int>(v853.col(4, iron_linear_thread() & 31u));
+    const unsigned int v12365 = static_cast<unsigned int>(v853.row(4, iron_linear_thread() & 31u));
+    const unsigned int v12369 = static_cast<unsigned int>(v853.col(5, iron_linear_thread() & 31u));
+    const unsigned int v12370 = static_cast<unsigned int>(v853.row(5, iron_linear_thread() & 31u));
+    const unsigned int v12374 = static_cast<unsigned int>(v853.col(6, iron_linear_thread() & 31u));
+    const unsigned int v12375 = static_cast<unsigned int>(v853.row(6, iron_linear_thread() & 31u));
+    const unsigned int v12379 = static_cast<unsigned int>(v853.col(7, iron_linear_thread() & 31u));
+    const unsigned int v12380 = static_cast<unsigned int>(v853.row(7, iron_linear_thread() & 31u));
+    const unsigned int v12384 = static_cast<unsigned int>(v853.col(8, iron_linear_thread() & 31u));
+    const unsigned int v12385 = static_cast<unsigned int>(v853.row(8, iron_linear_thread() & 31u));
+    const unsigned int v12389 = static_cast<unsigned int>(v853.col(9, iron_linear_thread() & 31u));
+    const unsigned int v12390 = static_cast<unsigned int>(v853.row(9, iron_linear_thread() & 31u));
+    const unsigned int v12394 = static_cast<unsigned int>(v853.col(10, iron_linear_thread() & 31u));
+    const unsigned int v12395 = static_cast<unsigned int>(v853.row(10, iron_linear_thread() & 31u));
+    const unsigned int v12399 = static_cast<unsigned int>(v853.col(11, iron_linear_thread() & 31u));
+    const unsigned int v12400 = static_cast<unsigned int>(v853.row(11, iron_linear_thread() & 31u));
+    const unsigned int v12404 = static_cast<unsigned int>(v853.col(12, iron_linear_thread() & 31u));
+    const unsigned int v12405 = static_cast<unsigned int>(v853.row(12, iron_linear_thread() & 31u));
+    const unsigned int v12409 = static_cast<unsigned int>(v853.col(13, iron_linear_thread() & 31u));
+    const unsigned int v12410 = static_cast<unsigned int>(v853.row(13, iron_linear_thread() & 31u));
+    const unsigned int v12414 = static_cast<unsigned int>(v853.col(14, iron_linear_thread() & 31u));
+    const unsigned int v12415 = static_cast<unsigned int>(v853.row(14, iron_linear_thread() & 31u));
+    const unsigned int v12419 = static_cast<unsigned int>(v853.col(15, iron_linear_thread() & 31u));
+    const unsigned int v12420 = static_cast<unsigned int>(v853.row(15, iron_linear_thread() & 31u));
+    const unsigned int v12424 = static_cast<unsigned int>(v853.col(16, iron_linear_thread() & 31u));
+    const unsigned int v12425 = static_cast<unsigned int>(v853.row(16, iron_linear_thread() & 31u));
+    const unsigned int v12429 = static_cast<unsigned int>(v853.col(17, iron_linear_thread() & 31u));
+    const unsigned int v12430 = static_cast<unsigned int>(v853.row(17, iron_linear_thread() & 31u));
+    const unsigned int v12434 = static_cast<unsigned int>(v853.col(18, iron_linear_thread() & 31u));
+    const unsigned int v12435 = static_cast<unsigned int>(v853.row(18, iron_linear_thread() & 31u));
+    const unsigned int v12439 = static_cast<unsigned int>(v853.col(19, iron_linear_thread() & 31u));
+    const unsigned int v12440 = static_cast<unsigned int>(v853.row(19, iron_linear_thread() & 31u));
+    const unsigned int v12444 = static_cast<unsigned int>(v853.col(20, iron_linear_thread() & 31u));
+    const unsigned int v12445 = static_cast<unsigned int>(v853.row(20, iron_linear_thread() & 31u));
+    const unsigned int v12449 = static_cast<unsigned int>(v853.col(21, iron_linear_thread() & 31u));
+    const unsigned int v12450 = static_cast<unsigned int>(v853.row(21, iron_linear_thread() & 31u));
+    const unsigned int v12454 = static_cast<unsigned int>(v853.col(22, iron_linear_thread() & 31u));
+    const unsigned int v12455 = static_cast<unsigned int>(v853.row(22, iron_linear_thread() & 31u));
+    const unsigned int v12459 = static_cast<unsigned int>(v853.col(23, iron_linear_thread() & 31u));
+    const unsigned int v12460 = static_cast<unsigned int>(v853.row(23, iron_linear_thread() & 31u));
+    const unsigned int v12464 = static_cast<unsigned int>(v853.col(24, iron_linear_thread() & 31u));
+    const unsigned int v12465 = static_cast<unsigned int>(v853.row(24, iron_linear_thread() & 31u));
+    const unsigned int v12469 = static_cast<unsigned int>(v853.col(25, iron_linear_thread() & 31u));
+    const unsigned int v12470 = static_cast<unsigned int>(v853.row(25, iron_linear_thread() & 31u));
+    const unsigned int v12474 = static_cast<unsigned int>(v853.col(26, iron_linear_thread() & 31u));
+    const unsigned int v12475 = static_cast<unsigned int>(v853.row(26, iron_linear_thread() & 31u));
+    const unsigned int v12479 = static_cast<unsigned int>(v853.col(27, iron_linear_thread() & 31u));
+    const unsigned int v12480 = static_cast<unsigned int>(v853.row(27, iron_linear_thread() & 31u));
+    const unsigned int v12484 = static_cast<unsigned int>(v853.col(28, iron_linear_thread() & 31u));
+    const unsigned int v12485 = static_cast<unsigned int>(v853.row(28, iron_linear_thread() & 31u));
+    const unsigned int v12489 = static_cast<unsigned int>(v853.col(29, iron_linear_thread() & 31u));
+    const unsigned int v12490 = static_cast<unsigned int>(v853.row(29, iron_linear_thread() & 31u));
+    const unsigned int v12494 = static_cast<unsigned int>(v853.col(30, iron_linear_thread() & 31u));
+    const unsigned int v12495 = static_cast<unsigned int>(v853.row(30, iron_linear_thread() & 31u));
+    const unsigned int v12499 = static_cast<unsigned int>(v853.col(31, iron_linear_thread() & 31u));
+    const unsigned int v12500 = static_cast<unsigned int>(v853.row(31, iron_linear_thread() & 31u));
+    const unsigned int v12504 = static_cast<unsigned int>(v855.col(0, iron_linear_thread() & 31u));
+    const unsigned int v12505 = static_cast<unsigned int>(v855.row(0, iron_linear_thread() & 31u));
+    const unsigned int v12509 = static_cast<unsigned int>(v855.col(1, iron_linear_thread() & 31u));
+    const unsigned int v12510 = static_cast<unsigned int>(v855.row(1, iron_linear_thread() & 31u));
+    const unsigned int v12514 = static_cast<unsigned int>(v855.col(2, iron_linear_thread() & 31u));
+    const unsigned int v12515 = static_cast<unsigned int>(v855.row(2, iron_linear_thread() & 31u));
+    const unsigned int v12519 = static_cast<unsigned int>(v855.col(3, iron_linear_thread() & 31u));
+    const unsigned int v12520 = static_cast<unsigned int>(v855.row(3, iron_linear_thread() & 31u));
+    const unsigned int v12524 = static_cast<unsigned int>(v855.col(4, iron_linear_thread() & 31u));
+    const unsigned int v12525 = static_cast<unsigned int>(v855.row(4, iron_linear_thread() & 31u));
+    const unsigned int v12529 = static_cast<unsigned int>(v855.col(5, iron_linear_thread() & 31u));
+    const unsigned int v12530 = static_cast<unsigned int>(v855.row(5, iron_linear_thread() & 31u));
+    const unsigned int v12534 = static_cast<unsigned int>(v855.col(6, iron_linear_thread() & 31u));
+    const unsigned int v12535 = static_cast<unsigned int>(v855.row(6, iron_linear_thread() & 31u));
+    const unsigned int v12539 = static_cast<unsigned int>(v855.col(7, iron_linear_thread() & 31u));
+    const unsigned int v12540 = static_cast<unsigned int>(v855.row(7, iron_linear_thread() & 31u));
+    const unsigned int v12544 = static_cast<unsigned int>(v855.col(8, iron_linear_thread() & 31u));
+    const unsigned int v12545 = static_cast<unsigned int>(v855.row(8, iron_linear_thread() & 31u));
+    const unsigned int v12549 = static_cast<unsigned int>(v855.col(9, iron_linear_thread() & 31u));
+    const unsigned int v12550 = static_cast<unsigned int>(v855.row(9, iron_linear_thread() & 31u));
+    const unsigned int v12554 = static_cast<unsigned int>(v855.col(10, iron_linear_thread() & 31u));
+    const unsigned int v12555 = static_cast<unsigned int>(v855.row(10, iron_linear_thread() & 31u));
+    const unsigned int v12559 = static_cast<unsigned int>(v855.col(11, iron_linear_thread() & 31u));
+    const unsigned int v12560 = static_cast<unsigned int>(v855.row(11, iron_linear_thread() & 31u));
+    const unsigned int v12564 = static_cast<unsigned int>(v855.col(12, iron_linear_thread() & 31u));
+    const unsigned int v12565 = static_cast<unsigned int>(v855.row(12, iron_linear_thread() & 31u));
+    const unsigned int v12569 = static_cast<unsigned int>(v855.col(13, iron_linear_thread() & 31u));
+    const unsigned int v12570 = static_cast<unsigned int>(v855.row(13, iron_linear_thread() & 31u));
+    const unsigned int v12574 = static_cast<unsigned int>(v855.col(14, iron_linear_thread() & 31u));
+    const unsigned int v12575 = static_cast<unsigned int>(v855.row(14, iron_linear_thread() & 31u));
+    const unsigned int v12579 = static_cast<unsigned int>(v855.col(15, iron_linear_thread() & 31u));
+    const unsigned int v12580 = static_cast<unsigned int>(v855.row(15, iron_linear_thread() & 31u));
+    const unsigned int v12584 = static_cast<unsigned int>(v855.col(16, iron_linear_thread() & 31u));
+    const unsigned int v12585 = static_cast<unsigned int>(v855.row(16, iron_linear_thread() & 31u));
+    const unsigned int v12589 = static_cast<unsigned int>(v855.col(17, iron_linear_thread() & 31u));
+    const unsigned int v12590 = static_cast<unsigned int>(v855.row(17, iron_linear_thread() & 31u));
+    const unsigned int v12594 = static_cast<unsigned int>(v855.col(18, iron_linear_thread() & 31u));
+    const unsigned int v12595 = static_cast<unsigned int>(v855.row(18, iron_linear_thread() & 31u));
+    const unsigned int v12599 = static_cast<unsigned int>(v855.col(19, iron_linear_thread() & 31u));
+    const unsigned int v12600 = static_cast<unsigned int>(v855.row(19, iron_linear_thread() & 31u));
+    const unsigned int v12604 = static_cast<unsigned int>(v855.col(20, iron_linear_thread() & 31u));
+    const unsigned int v12605 = static_cast<unsigned int>(v855.row(20, iron_linear_thread() & 31u));
+    const unsigned int v12609 = static_cast<unsigned int>(v855.col(21, iron_linear_thread() & 31u));
+    const unsigned int v12610 = static_cast<unsigned int>(v855.row(21, iron_linear_thread() & 31u));
+    const unsigned int v12614 = static_cast<unsigned int>(v855.col(22, iron_linear_thread() & 31u));
+    const unsigned int v12615 = static_cast<unsigned int>(v855.row(22, iron_linear_thread() & 31u));
+    const unsigned int v12619 = static_cast<unsigned int>(v855.col(23, iron_linear_thread() & 31u));
+    const unsigned int v12620 = static_cast<unsigned int>(v855.row(23, iron_linear_thread() & 31u));
+    const unsigned int v12624 = static_cast<unsigned int>(v855.col(24, iron_linear_thread() & 31u));
+    const unsigned int v12625 = static_cast<unsigned int>(v855.row(24, iron_linear_thread() & 31u));
+    const unsigned int v12629 = static_cast<unsigned int>(v855.col(25, iron_linear_thread() & 31u));
+    const unsigned int v12630 = static_cast<unsigned int>(v855.row(25, iron_linear_thread() & 31u));
+    const unsigned int v12634 = static_cast<unsigned int>(v855.col(26, iron_linear_thread() & 31u));
+    const unsigned int v12635 = static_cast<unsigned int>(v855.row(26, iron_linear_thread() & 31u));
+    const unsigned int v12639 = static_cast<unsigned int>(v855.col(27, iron_linear_thread() & 31u));
+    const unsigned int v12640 = static_cast<unsigned int>(v855.row(27, iron_linear_thread() & 31u));
+    const unsigned int v12644 = static_cast<unsigned int>(v855.col(28, iron_linear_thread() & 31u));
+    const unsigned int v12645 = static_cast<unsigned int>(v855.row(28, iron_linear_thread() & 31u));
+    const unsigned int v12649 = static_cast<unsigned int>(v855.col(29, iron_linear_thread() & 31u));
+    const unsigned int v12650 = static_cast<unsigned int>(v855.row(29, iron_linear_thread() & 31u));
+    const unsigned int v12654 = static_cast<unsigned int>(v855.col(30, iron_linear_thread() & 31u));
+    const unsigned int v12655 = static_cast<unsigned int>(v855.row(30, iron_linear_thread() & 31u));
+    const unsigned int v12659 = static_cast<unsigned int>(v855.col(31, iron_linear_thread() & 31u));
+    const unsigned int v12660 = static_cast<unsigned int>(v855.row(31, iron_linear_thread() & 31u));
+    const unsigned int v12664 = static_cast<unsigned int>(v857.col(0, iron_linear_thread() & 31u));
+    const unsigned int v12665 = static_cast<unsigned int>(v857.row(0, iron_linear_thread() & 31u));
+    const unsigned int v12669 = static_cast<unsigned int>(v857.col(1, iron_linear_thread() & 31u));
+    const unsigned int v12670 = static_cast<unsigned int>(v857.row(1, iron_linear_thread() & 31u));
+    const unsigned int v12674 = static_cast<unsigned int>(v857.col(2, iron_linear_thread() & 31u));
+    const unsigned int v12675 = static_cast<unsigned int>(v857.row(2, iron_linear_thread() & 31u));
+    const unsigned int v12679 = static_cast<unsigned int>(v857.col(3, iron_linear_thread() & 31u));
+    const unsigned int v12680 = static_cast<unsigned int>(v857.row(3, iron_linear_thread() & 31u));
+    const unsigned int v12684 = static_cast<unsigned int>(v857.col(4, iron_linear_thread() & 31u));
+    const unsigned int v12685 = static_cast<unsigned int>(v857.row(4, iron_linear_thread() & 31u));
+    const unsigned int v12689 = static_cast<unsigned int>(v857.col(5, iron_linear_thread() & 31u));
+    const unsigned int v12690 = static_cast<unsigned int>(v857.row(5, iron_linear_thread() & 31u));
+    const unsigned int v12694 = static_cast<unsigned int>(v857.col(6, iron_linear_thread() & 31u));
+    const unsigned int v12695 = static_cast<unsigned int>(v857.row(6, iron_linear_thread() & 31u));
+    const unsigned int v12699 = static_cast<unsigned int>(v857.col(7, iron_linear_thread() & 31u));
+    const unsigned int v12700 = static_cast<unsigned int>(v857.row(7, iron_linear_thread() & 31u));
+    const unsigned int v12704 = static_cast<unsigned int>(v857.col(8, iron_linear_thread() & 31u));
+    const unsigned int v12705 = static_cast<unsigned int>(v857.row(8, iron_linear_thread() & 31u));
+    const unsigned int v12709 = static_cast<unsigned int>(v857.col(9, iron_linear_thread() & 31u));
+    const unsigned int v12710 = static_cast<unsigned int>(v857.row(9, iron_linear_thread() & 31u));
+    const unsigned int v12714 = static_cast<unsigned int>(v857.col(10, iron_linear_thread() & 31u));
+    const unsigned int v12715 = static_cast<unsigned int>(v857.row(10, iron_linear_thread() & 31u));
+    const unsigned int v12719 = static_cast<unsigned int>(v857.col(11, iron_linear_thread() & 31u));
+    const unsigned int v12720 = static_cast<unsigned int>(v857.row(11, iron_linear_thread() & 31u));
+    const unsigned int v12724 = static_cast<unsigned int>(v857.col(12, iron_linear_thread() & 31u));
+    const unsigned int v12725 = static_cast<unsigned int>(v857.row(12, iron_linear_thread() & 31u));
+    const unsigned int v12729 = static_cast<unsigned int>(v857.col(13, iron_linear_thread() & 31u));
+    const unsigned int v12730 = static_cast<unsigned int>(v857.row(13, iron_linear_thread() & 31u));
+    const unsigned int v12734 = static_cast<unsigned int>(v857.col(14, iron_linear_thread() & 31u));
+    const unsigned int v12735 = static_cast<unsigned int>(v857.row(14, iron_linear_thread() & 31u));
+    const unsigned int v12739 = static_cast<unsigned int>(v857.col(15, iron_linear_thread() & 31u));
+    const unsigned int v12740 = static_cast<unsigned int>(v857.row(15, iron_linear_thread() & 31u));
+    const unsigned int v12744 = static_cast<unsigned int>(v857.col(16, iron_linear_thread() & 31u));
+    const unsigned int v12745 = static_cast<unsigned int>(v857.row(16, iron_linear_thread() & 31u));
+    const unsigned int v12749 = static_cast<unsigned int>(v857.col(17, iron_linear_thread() & 31u));
+    const unsigned int v12750 = static_cast<unsigned int>(v857.row(17, iron_linear_thread() & 31u));
+    const unsigned int v12754 = static_cast<unsigned int>(v857.col(18, iron_linear_thread() & 31u));
+    const unsigned int v12755 = static_cast<unsigned int>(v857.row(18, iron_linear_thread() & 31u));
+    const unsigned int v12759 = static_cast<unsigned int>(v857.col(19, iron_linear_thread() & 31u));
+    const unsigned int v12760 = static_cast<unsigned int>(v857.row(19, iron_linear_thread() & 31u));
+    const unsigned int v12764 = static_cast<unsigned int>(v857.col(20, iron_linear_thread() & 31u));
+    const unsigned int v12765 = static_cast<unsigned int>(v857.row(20, iron_linear_thread() & 31u));
+    const unsigned int v12769 = static_cast<unsigned int>(v857.col(21, iron_linear_thread() & 31u));
+    const unsigned int v12770 = static_cast<unsigned int>(v857.row(21, iron_linear_thread() & 31u));
+    const unsigned int v12774 = static_cast<unsigned int>(v857.col(22, iron_linear_thread() & 31u));
+    const unsigned int v12775 = static_cast<unsigned int>(v857.row(22, iron_linear_thread() & 31u));
+    const unsigned int v12779 = static_cast<unsigned int>(v857.col(23, iron_linear_thread() & 31u));
+    const unsigned int v12780 = static_cast<unsigned int>(v857.row(23, iron_linear_thread() & 31u));
+    const unsigned int v12784 = static_cast<unsigned int>(v857.col(24, iron_linear_thread() & 31u));
+    const unsigned int v12785 = static_cast<unsigned int>(v857.row(24, iron_linear_thread() & 31u));
+    const unsigned int v12789 = static_cast<unsigned int>(v857.col(25, iron_linear_thread() & 31u));
+    const unsigned int v12790 = static_cast<unsigned int>(v857.row(25, iron_linear_thread() & 31u));
+    const unsigned int v12794 = static_cast<unsigned int>(v857.col(26, iron_linear_thread() & 31u));
+    const unsigned int v12795 = static_cast<unsigned int>(v857.row(26, iron_linear_thread() & 31u));
+    const unsigned int v12799 = static_cast<unsigned int>(v857.col(27, iron_linear_thread() & 31u));
+    const unsigned int v12800 = static_cast<unsigned int>(v857.row(27, iron_linear_thread() & 31u));
+    const unsigned int v12804 = static_cast<unsigned int>(v857.col(28, iron_linear_thread() & 31u));
+    const unsigned int v12805 = static_cast<unsigned int>(v857.row(28, iron_linear_thread() & 31u));
+    const unsigned int v12809 = static_cast<unsigned int>(v857.col(29, iron_linear_thread() & 31u));
+    const unsigned int v12810 = static_cast<unsigned int>(v857.row(29, iron_linear_thread() & 31u));
+    const unsigned int v12814 = static_cast<unsigned int>(v857.col(30, iron_linear_thread() & 31u));
+    const unsigned int v12815 = static_cast<unsigned int>(v857.row(30, iron_linear_thread() & 31u));
+    const unsigned int v12819 = static_cast<unsigned int>(v857.col(31, iron_linear_thread() & 31u));
+    const unsigned int v12820 = static_cast<unsigned int>(v857.row(31, iron_linear_thread() & 31u));
 
     for (unsigned int v8490 = v843; v8490 < v827; v8490 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
       const unsigned int v8491 = v8490 - v843;
@@ -1498,3018 +1498,3018 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v8494 = v8492 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 32, 64> v8496;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v8496, 0.0f);
-      iron_frag<float, 1, 16, 64> v8498;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8498, 0.0f);
-      const unsigned int v8502 = v8494 * 8448u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8498, shm1, v8502, 132u);
-      iron_frag<float, 0, 32, 16> v8505;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8505, 0.0f);
-      iron_frag_load_shared<false>(v8505, shm0, v815, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8496, v8505, v8498);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8510;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8510, 0.0f);
-      const unsigned int v8515 = v8502 + 16u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8510, shm1, v8515, 132u);
-      iron_frag<float, 0, 32, 16> v8517;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8517, 0.0f);
-      iron_frag_load_shared<false>(v8517, shm0, v8520, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8496, v8517, v8510);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8522;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8522, 0.0f);
-      const unsigned int v8527 = v8502 + 32u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8522, shm1, v8527, 132u);
-      iron_frag<float, 0, 32, 16> v8529;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8529, 0.0f);
-      iron_frag_load_shared<false>(v8529, shm0, v8532, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8496, v8529, v8522);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8534;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8534, 0.0f);
-      const unsigned int v8539 = v8502 + 48u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8534, shm1, v8539, 132u);
-      iron_frag<float, 0, 32, 16> v8541;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8541, 0.0f);
-      iron_frag_load_shared<false>(v8541, shm0, v8544, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8496, v8541, v8534);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8546;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8546, 0.0f);
-      const unsigned int v8551 = v8502 + 64u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8546, shm1, v8551, 132u);
-      iron_frag<float, 0, 32, 16> v8553;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8553, 0.0f);
-      iron_frag_load_shared<false>(v8553, shm0, v8556, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8496, v8553, v8546);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8558;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8558, 0.0f);
-      const unsigned int v8563 = v8502 + 80u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8558, shm1, v8563, 132u);
-      iron_frag<float, 0, 32, 16> v8565;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8565, 0.0f);
-      iron_frag_load_shared<false>(v8565, shm0, v8568, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8496, v8565, v8558);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8570;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8570, 0.0f);
-      const unsigned int v8575 = v8502 + 96u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8570, shm1, v8575, 132u);
-      iron_frag<float, 0, 32, 16> v8577;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8577, 0.0f);
-      iron_frag_load_shared<false>(v8577, shm0, v8580, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8496, v8577, v8570);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<float, 1, 16, 64> v8582;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v8582, 0.0f);
-      const unsigned int v8587 = v8502 + 112u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true>(v8582, shm1, v8587, 132u);
-      iron_frag<float, 0, 32, 16> v8589;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v8589, 0.0f);
-      iron_frag_load_shared<false>(v8589, shm0, v8592, 132u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_software(v8496, v8589, v8582);  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v8594 = v8490 + 64u;  // kernels/sdpa/flash_tile.hpp:164
-      const bool v8595 = v8594 <= v35;
-      const unsigned int v8603 = v8594 + v20;  // kernels/sdpa/flash_tile.hpp:165
-      const bool v8604 = v8603 <= v830;
-      const bool v8605 = v826 || v8604;
-      const bool v8606 = v8595 && v8605;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v8609 = v8490 + v9;  // kernels/sdpa/flash_tile.hpp:166
-      const unsigned int v8610 = v8609 + v20;
-      const bool v8612 = v819 <= v8610;
-      const bool v8613 = v8608 || v8612;
-      const bool v8614 = v8606 && v8613;  // kernels/sdpa/flash_tile.hpp:165
-      if (v8614) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v8617 = v8496.x[0];  // kernels/sdpa/flash_tile.hpp:168
-        const float v8618 = v8617 * v845;
-        v8496.x[0] = v8618;
-        const float v8621 = v8496.x[1];
-        const float v8622 = v8621 * v845;
-        v8496.x[1] = v8622;
-        const float v8625 = v8496.x[2];
-        const float v8626 = v8625 * v845;
-        v8496.x[2] = v8626;
-        const float v8629 = v8496.x[3];
-        const float v8630 = v8629 * v845;
-        v8496.x[3] = v8630;
-        const float v8633 = v8496.x[4];
-        const float v8634 = v8633 * v845;
-        v8496.x[4] = v8634;
-        const float v8637 = v8496.x[5];
-        const float v8638 = v8637 * v845;
-        v8496.x[5] = v8638;
-        const float v8641 = v8496.x[6];
-        const float v8642 = v8641 * v845;
-        v8496.x[6] = v8642;
-        const float v8645 = v8496.x[7];
-        const float v8646 = v8645 * v845;
-        v8496.x[7] = v8646;
-        const float v8649 = v8496.x[8];
-        const float v8650 = v8649 * v845;
-        v8496.x[8] = v8650;
-        const float v8653 = v8496.x[9];
-        const float v8654 = v8653 * v845;
-        v8496.x[9] = v8654;
-        const float v8657 = v8496.x[10];
-        const float v8658 = v8657 * v845;
-        v8496.x[10] = v8658;
-        const float v8661 = v8496.x[11];
-        const float v8662 = v8661 * v845;
-        v8496.x[11] = v8662;
-        const float v8665 = v8496.x[12];
-        const float v8666 = v8665 * v845;
-        v8496.x[12] = v8666;
-        const float v8669 = v8496.x[13];
-        const float v8670 = v8669 * v845;
-        v8496.x[13] = v8670;
-        const float v8673 = v8496.x[14];
-        const float v8674 = v8673 * v845;
-        v8496.x[14] = v8674;
-        const float v8677 = v8496.x[15];
-        const float v8678 = v8677 * v845;
-        v8496.x[15] = v8678;
-        const float v8681 = v8496.x[16];
-        const float v8682 = v8681 * v845;
-        v8496.x[16] = v8682;
-        const float v8685 = v8496.x[17];
-        const float v8686 = v8685 * v845;
-        v8496.x[17] = v8686;
-        const float v8689 = v8496.x[18];
-        const float v8690 = v8689 * v845;
-        v8496.x[18] = v8690;
-        const float v8693 = v8496.x[19];
-        const float v8694 = v8693 * v845;
-        v8496.x[19] = v8694;
-        const float v8697 = v8496.x[20];
-        const float v8698 = v8697 * v845;
-        v8496.x[20] = v8698;
-        const float v8701 = v8496.x[21];
-        const float v8702 = v8701 * v845;
-        v8496.x[21] = v8702;
-        const float v8705 = v8496.x[22];
-        const float v8706 = v8705 * v845;
-        v8496.x[22] = v8706;
-        const float v8709 = v8496.x[23];
-        const float v8710 = v8709 * v845;
-        v8496.x[23] = v8710;
-        const float v8713 = v8496.x[24];
-        const float v8714 = v8713 * v845;
-        v8496.x[24] = v8714;
-        const float v8717 = v8496.x[25];
-        const float v8718 = v8717 * v845;
-        v8496.x[25] = v8718;
-        const float v8721 = v8496.x[26];
-        const float v8722 = v8721 * v845;
-        v8496.x[26] = v8722;
-        const float v8725 = v8496.x[27];
-        const float v8726 = v8725 * v845;
-        v8496.x[27] = v8726;
-        const float v8729 = v8496.x[28];
-        const float v8730 = v8729 * v845;
-        v8496.x[28] = v8730;
-        const float v8733 = v8496.x[29];
-        const float v8734 = v8733 * v845;
-        v8496.x[29] = v8734;
-        const float v8737 = v8496.x[30];
-        const float v8738 = v8737 * v845;
-        v8496.x[30] = v8738;
-        const float v8741 = v8496.x[31];
-        const float v8742 = v8741 * v845;
-        v8496.x[31] = v8742;
-        const float v8745 = v8496.x[32];
-        const float v8746 = v8745 * v845;
-        v8496.x[32] = v8746;
-        const float v8749 = v8496.x[33];
-        const float v8750 = v8749 * v845;
-        v8496.x[33] = v8750;
-        const float v8753 = v8496.x[34];
-        const float v8754 = v8753 * v845;
-        v8496.x[34] = v8754;
-        const float v8757 = v8496.x[35];
-        const float v8758 = v8757 * v845;
-        v8496.x[35] = v8758;
-        const float v8761 = v8496.x[36];
-        const float v8762 = v8761 * v845;
-        v8496.x[36] = v8762;
-        const float v8765 = v8496.x[37];
-        const float v8766 = v8765 * v845;
-        v8496.x[37] = v8766;
-        const float v8769 = v8496.x[38];
-        const float v8770 = v8769 * v845;
-        v8496.x[38] = v8770;
-        const float v8773 = v8496.x[39];
-        const float v8774 = v8773 * v845;
-        v8496.x[39] = v8774;
-        const float v8777 = v8496.x[40];
-        const float v8778 = v8777 * v845;
-        v8496.x[40] = v8778;
-        const float v8781 = v8496.x[41];
-        const float v8782 = v8781 * v845;
-        v8496.x[41] = v8782;
-        const float v8785 = v8496.x[42];
-        const float v8786 = v8785 * v845;
-        v8496.x[42] = v8786;
-        const float v8789 = v8496.x[43];
-        const float v8790 = v8789 * v845;
-        v8496.x[43] = v8790;
-        const float v8793 = v8496.x[44];
-        const float v8794 = v8793 * v845;
-        v8496.x[44] = v8794;
-        const float v8797 = v8496.x[45];
-        const float v8798 = v8797 * v845;
-        v8496.x[45] = v8798;
-        const float v8801 = v8496.x[46];
-        const float v8802 = v8801 * v845;
-        v8496.x[46] = v8802;
-        const float v8805 = v8496.x[47];
-        const float v8806 = v8805 * v845;
-        v8496.x[47] = v8806;
-        const float v8809 = v8496.x[48];
-        const float v8810 = v8809 * v845;
-        v8496.x[48] = v8810;
-        const float v8813 = v8496.x[49];
-        const float v8814 = v8813 * v845;
-        v8496.x[49] = v8814;
-        const float v8817 = v8496.x[50];
-        const float v8818 = v8817 * v845;
-        v8496.x[50] = v8818;
-        const float v8821 = v8496.x[51];
-        const float v8822 = v8821 * v845;
-        v8496.x[51] = v8822;
-        const float v8825 = v8496.x[52];
-        const float v8826 = v8825 * v845;
-        v8496.x[52] = v8826;
-        const float v8829 = v8496.x[53];
-        const float v8830 = v8829 * v845;
-        v8496.x[53] = v8830;
-        const float v8833 = v8496.x[54];
-        const float v8834 = v8833 * v845;
-        v8496.x[54] = v8834;
-        const float v8837 = v8496.x[55];
-        const float v8838 = v8837 * v845;
-        v8496.x[55] = v8838;
-        const float v8841 = v8496.x[56];
-        const float v8842 = v8841 * v845;
-        v8496.x[56] = v8842;
-        const float v8845 = v8496.x[57];
-        const float v8846 = v8845 * v845;
-        v8496.x[57] = v8846;
-        const float v8849 = v8496.x[58];
-        const float v8850 = v8849 * v845;
-        v8496.x[58] = v8850;
-        const float v8853 = v8496.x[59];
-        const float v8854 = v8853 * v845;
-        v8496.x[59] = v8854;
-        const float v8857 = v8496.x[60];
-        const float v8858 = v8857 * v845;
-        v8496.x[60] = v8858;
-        const float v8861 = v8496.x[61];
-        const float v8862 = v8861 * v845;
-        v8496.x[61] = v8862;
-        const float v8865 = v8496.x[62];
-        const float v8866 = v8865 * v845;
-        v8496.x[62] = v8866;
-        const float v8869 = v8496.x[63];
-        const float v8870 = v8869 * v845;
-        v8496.x[63] = v8870;
-      } else {
-        const unsigned int v8871 = static_cast<unsigned int>(v8496.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8872 = static_cast<unsigned int>(v8496.row(0, iron_linear_thread() & 31u));
-        const float v8873 = v8496.x[0];
-        const unsigned int v8874 = v41 + v8872;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8875 = v8490 + v8871;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8876 = v8875 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8879 = v8874 + v35;
-        const unsigned int v8880 = v8875 + v20;
-        const bool v8881 = v8880 <= v8879;
-        const bool v8882 = v826 || v8881;
-        const bool v8883 = v8876 && v8882;
-        const unsigned int v8886 = v8875 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8887 = v8886 + v20;
-        const bool v8889 = v8879 < v8887;
-        const bool v8890 = v8608 || v8889;
-        const bool v8891 = v8883 && v8890;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8893 = v8873 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8894 = v8891 ? v8893 : __uint_as_float(0xff800000u);
-        v8496.x[0] = v8894;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8895 = static_cast<unsigned int>(v8496.col(1, iron_linear_thread() & 31u));
-        const unsigned int v8896 = static_cast<unsigned int>(v8496.row(1, iron_linear_thread() & 31u));
-        const float v8897 = v8496.x[1];
-        const unsigned int v8898 = v41 + v8896;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8899 = v8490 + v8895;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8900 = v8899 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8903 = v8898 + v35;
-        const unsigned int v8904 = v8899 + v20;
-        const bool v8905 = v8904 <= v8903;
-        const bool v8906 = v826 || v8905;
-        const bool v8907 = v8900 && v8906;
-        const unsigned int v8910 = v8899 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8911 = v8910 + v20;
-        const bool v8913 = v8903 < v8911;
-        const bool v8914 = v8608 || v8913;
-        const bool v8915 = v8907 && v8914;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8917 = v8897 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8918 = v8915 ? v8917 : __uint_as_float(0xff800000u);
-        v8496.x[1] = v8918;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8919 = static_cast<unsigned int>(v8496.col(2, iron_linear_thread() & 31u));
-        const unsigned int v8920 = static_cast<unsigned int>(v8496.row(2, iron_linear_thread() & 31u));
-        const float v8921 = v8496.x[2];
-        const unsigned int v8922 = v41 + v8920;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8923 = v8490 + v8919;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8924 = v8923 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8927 = v8922 + v35;
-        const unsigned int v8928 = v8923 + v20;
-        const bool v8929 = v8928 <= v8927;
-        const bool v8930 = v826 || v8929;
-        const bool v8931 = v8924 && v8930;
-        const unsigned int v8934 = v8923 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8935 = v8934 + v20;
-        const bool v8937 = v8927 < v8935;
-        const bool v8938 = v8608 || v8937;
-        const bool v8939 = v8931 && v8938;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8941 = v8921 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8942 = v8939 ? v8941 : __uint_as_float(0xff800000u);
-        v8496.x[2] = v8942;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8943 = static_cast<unsigned int>(v8496.col(3, iron_linear_thread() & 31u));
-        const unsigned int v8944 = static_cast<unsigned int>(v8496.row(3, iron_linear_thread() & 31u));
-        const float v8945 = v8496.x[3];
-        const unsigned int v8946 = v41 + v8944;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8947 = v8490 + v8943;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8948 = v8947 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8951 = v8946 + v35;
-        const unsigned int v8952 = v8947 + v20;
-        const bool v8953 = v8952 <= v8951;
-        const bool v8954 = v826 || v8953;
-        const bool v8955 = v8948 && v8954;
-        const unsigned int v8958 = v8947 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8959 = v8958 + v20;
-        const bool v8961 = v8951 < v8959;
-        const bool v8962 = v8608 || v8961;
-        const bool v8963 = v8955 && v8962;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8965 = v8945 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8966 = v8963 ? v8965 : __uint_as_float(0xff800000u);
-        v8496.x[3] = v8966;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8967 = static_cast<unsigned int>(v8496.col(4, iron_linear_thread() & 31u));
-        const unsigned int v8968 = static_cast<unsigned int>(v8496.row(4, iron_linear_thread() & 31u));
-        const float v8969 = v8496.x[4];
-        const unsigned int v8970 = v41 + v8968;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8971 = v8490 + v8967;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8972 = v8971 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8975 = v8970 + v35;
-        const unsigned int v8976 = v8971 + v20;
-        const bool v8977 = v8976 <= v8975;
-        const bool v8978 = v826 || v8977;
-        const bool v8979 = v8972 && v8978;
-        const unsigned int v8982 = v8971 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v8983 = v8982 + v20;
-        const bool v8985 = v8975 < v8983;
-        const bool v8986 = v8608 || v8985;
-        const bool v8987 = v8979 && v8986;  // kernels/sdpa/flash_tile.hpp:174
-        const float v8989 = v8969 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v8990 = v8987 ? v8989 : __uint_as_float(0xff800000u);
-        v8496.x[4] = v8990;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8991 = static_cast<unsigned int>(v8496.col(5, iron_linear_thread() & 31u));
-        const unsigned int v8992 = static_cast<unsigned int>(v8496.row(5, iron_linear_thread() & 31u));
-        const float v8993 = v8496.x[5];
-        const unsigned int v8994 = v41 + v8992;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v8995 = v8490 + v8991;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v8996 = v8995 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8999 = v8994 + v35;
-        const unsigned int v9000 = v8995 + v20;
-        const bool v9001 = v9000 <= v8999;
-        const bool v9002 = v826 || v9001;
-        const bool v9003 = v8996 && v9002;
-        const unsigned int v9006 = v8995 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9007 = v9006 + v20;
-        const bool v9009 = v8999 < v9007;
-        const bool v9010 = v8608 || v9009;
-        const bool v9011 = v9003 && v9010;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9013 = v8993 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9014 = v9011 ? v9013 : __uint_as_float(0xff800000u);
-        v8496.x[5] = v9014;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9015 = static_cast<unsigned int>(v8496.col(6, iron_linear_thread() & 31u));
-        const unsigned int v9016 = static_cast<unsigned int>(v8496.row(6, iron_linear_thread() & 31u));
-        const float v9017 = v8496.x[6];
-        const unsigned int v9018 = v41 + v9016;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9019 = v8490 + v9015;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9020 = v9019 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9023 = v9018 + v35;
-        const unsigned int v9024 = v9019 + v20;
-        const bool v9025 = v9024 <= v9023;
-        const bool v9026 = v826 || v9025;
-        const bool v9027 = v9020 && v9026;
-        const unsigned int v9030 = v9019 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9031 = v9030 + v20;
-        const bool v9033 = v9023 < v9031;
-        const bool v9034 = v8608 || v9033;
-        const bool v9035 = v9027 && v9034;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9037 = v9017 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9038 = v9035 ? v9037 : __uint_as_float(0xff800000u);
-        v8496.x[6] = v9038;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9039 = static_cast<unsigned int>(v8496.col(7, iron_linear_thread() & 31u));
-        const unsigned int v9040 = static_cast<unsigned int>(v8496.row(7, iron_linear_thread() & 31u));
-        const float v9041 = v8496.x[7];
-        const unsigned int v9042 = v41 + v9040;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9043 = v8490 + v9039;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9044 = v9043 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9047 = v9042 + v35;
-        const unsigned int v9048 = v9043 + v20;
-        const bool v9049 = v9048 <= v9047;
-        const bool v9050 = v826 || v9049;
-        const bool v9051 = v9044 && v9050;
-        const unsigned int v9054 = v9043 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9055 = v9054 + v20;
-        const bool v9057 = v9047 < v9055;
-        const bool v9058 = v8608 || v9057;
-        const bool v9059 = v9051 && v9058;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9061 = v9041 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9062 = v9059 ? v9061 : __uint_as_float(0xff800000u);
-        v8496.x[7] = v9062;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9063 = static_cast<unsigned int>(v8496.col(8, iron_linear_thread() & 31u));
-        const unsigned int v9064 = static_cast<unsigned int>(v8496.row(8, iron_linear_thread() & 31u));
-        const float v9065 = v8496.x[8];
-        const unsigned int v9066 = v41 + v9064;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9067 = v8490 + v9063;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9068 = v9067 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9071 = v9066 + v35;
-        const unsigned int v9072 = v9067 + v20;
-        const bool v9073 = v9072 <= v9071;
-        const bool v9074 = v826 || v9073;
-        const bool v9075 = v9068 && v9074;
-        const unsigned int v9078 = v9067 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9079 = v9078 + v20;
-        const bool v9081 = v9071 < v9079;
-        const bool v9082 = v8608 || v9081;
-        const bool v9083 = v9075 && v9082;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9085 = v9065 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9086 = v9083 ? v9085 : __uint_as_float(0xff800000u);
-        v8496.x[8] = v9086;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9087 = static_cast<unsigned int>(v8496.col(9, iron_linear_thread() & 31u));
-        const unsigned int v9088 = static_cast<unsigned int>(v8496.row(9, iron_linear_thread() & 31u));
-        const float v9089 = v8496.x[9];
-        const unsigned int v9090 = v41 + v9088;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9091 = v8490 + v9087;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9092 = v9091 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9095 = v9090 + v35;
-        const unsigned int v9096 = v9091 + v20;
-        const bool v9097 = v9096 <= v9095;
-        const bool v9098 = v826 || v9097;
-        const bool v9099 = v9092 && v9098;
-        const unsigned int v9102 = v9091 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9103 = v9102 + v20;
-        const bool v9105 = v9095 < v9103;
-        const bool v9106 = v8608 || v9105;
-        const bool v9107 = v9099 && v9106;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9109 = v9089 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9110 = v9107 ? v9109 : __uint_as_float(0xff800000u);
-        v8496.x[9] = v9110;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9111 = static_cast<unsigned int>(v8496.col(10, iron_linear_thread() & 31u));
-        const unsigned int v9112 = static_cast<unsigned int>(v8496.row(10, iron_linear_thread() & 31u));
-        const float v9113 = v8496.x[10];
-        const unsigned int v9114 = v41 + v9112;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9115 = v8490 + v9111;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9116 = v9115 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9119 = v9114 + v35;
-        const unsigned int v9120 = v9115 + v20;
-        const bool v9121 = v9120 <= v9119;
-        const bool v9122 = v826 || v9121;
-        const bool v9123 = v9116 && v9122;
-        const unsigned int v9126 = v9115 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9127 = v9126 + v20;
-        const bool v9129 = v9119 < v9127;
-        const bool v9130 = v8608 || v9129;
-        const bool v9131 = v9123 && v9130;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9133 = v9113 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9134 = v9131 ? v9133 : __uint_as_float(0xff800000u);
-        v8496.x[10] = v9134;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9135 = static_cast<unsigned int>(v8496.col(11, iron_linear_thread() & 31u));
-        const unsigned int v9136 = static_cast<unsigned int>(v8496.row(11, iron_linear_thread() & 31u));
-        const float v9137 = v8496.x[11];
-        const unsigned int v9138 = v41 + v9136;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9139 = v8490 + v9135;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9140 = v9139 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9143 = v9138 + v35;
-        const unsigned int v9144 = v9139 + v20;
-        const bool v9145 = v9144 <= v9143;
-        const bool v9146 = v826 || v9145;
-        const bool v9147 = v9140 && v9146;
-        const unsigned int v9150 = v9139 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9151 = v9150 + v20;
-        const bool v9153 = v9143 < v9151;
-        const bool v9154 = v8608 || v9153;
-        const bool v9155 = v9147 && v9154;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9157 = v9137 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9158 = v9155 ? v9157 : __uint_as_float(0xff800000u);
-        v8496.x[11] = v9158;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9159 = static_cast<unsigned int>(v8496.col(12, iron_linear_thread() & 31u));
-        const unsigned int v9160 = static_cast<unsigned int>(v8496.row(12, iron_linear_thread() & 31u));
-        const float v9161 = v8496.x[12];
-        const unsigned int v9162 = v41 + v9160;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9163 = v8490 + v9159;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9164 = v9163 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9167 = v9162 + v35;
-        const unsigned int v9168 = v9163 + v20;
-        const bool v9169 = v9168 <= v9167;
-        const bool v9170 = v826 || v9169;
-        const bool v9171 = v9164 && v9170;
-        const unsigned int v9174 = v9163 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9175 = v9174 + v20;
-        const bool v9177 = v9167 < v9175;
-        const bool v9178 = v8608 || v9177;
-        const bool v9179 = v9171 && v9178;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9181 = v9161 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9182 = v9179 ? v9181 : __uint_as_float(0xff800000u);
-        v8496.x[12] = v9182;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9183 = static_cast<unsigned int>(v8496.col(13, iron_linear_thread() & 31u));
-        const unsigned int v9184 = static_cast<unsigned int>(v8496.row(13, iron_linear_thread() & 31u));
-        const float v9185 = v8496.x[13];
-        const unsigned int v9186 = v41 + v9184;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9187 = v8490 + v9183;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9188 = v9187 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9191 = v9186 + v35;
-        const unsigned int v9192 = v9187 + v20;
-        const bool v9193 = v9192 <= v9191;
-        const bool v9194 = v826 || v9193;
-        const bool v9195 = v9188 && v9194;
-        const unsigned int v9198 = v9187 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9199 = v9198 + v20;
-        const bool v9201 = v9191 < v9199;
-        const bool v9202 = v8608 || v9201;
-        const bool v9203 = v9195 && v9202;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9205 = v9185 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9206 = v9203 ? v9205 : __uint_as_float(0xff800000u);
-        v8496.x[13] = v9206;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9207 = static_cast<unsigned int>(v8496.col(14, iron_linear_thread() & 31u));
-        const unsigned int v9208 = static_cast<unsigned int>(v8496.row(14, iron_linear_thread() & 31u));
-        const float v9209 = v8496.x[14];
-        const unsigned int v9210 = v41 + v9208;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9211 = v8490 + v9207;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9212 = v9211 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9215 = v9210 + v35;
-        const unsigned int v9216 = v9211 + v20;
-        const bool v9217 = v9216 <= v9215;
-        const bool v9218 = v826 || v9217;
-        const bool v9219 = v9212 && v9218;
-        const unsigned int v9222 = v9211 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9223 = v9222 + v20;
-        const bool v9225 = v9215 < v9223;
-        const bool v9226 = v8608 || v9225;
-        const bool v9227 = v9219 && v9226;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9229 = v9209 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9230 = v9227 ? v9229 : __uint_as_float(0xff800000u);
-        v8496.x[14] = v9230;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9231 = static_cast<unsigned int>(v8496.col(15, iron_linear_thread() & 31u));
-        const unsigned int v9232 = static_cast<unsigned int>(v8496.row(15, iron_linear_thread() & 31u));
-        const float v9233 = v8496.x[15];
-        const unsigned int v9234 = v41 + v9232;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9235 = v8490 + v9231;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9236 = v9235 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9239 = v9234 + v35;
-        const unsigned int v9240 = v9235 + v20;
-        const bool v9241 = v9240 <= v9239;
-        const bool v9242 = v826 || v9241;
-        const bool v9243 = v9236 && v9242;
-        const unsigned int v9246 = v9235 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9247 = v9246 + v20;
-        const bool v9249 = v9239 < v9247;
-        const bool v9250 = v8608 || v9249;
-        const bool v9251 = v9243 && v9250;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9253 = v9233 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9254 = v9251 ? v9253 : __uint_as_float(0xff800000u);
-        v8496.x[15] = v9254;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9255 = static_cast<unsigned int>(v8496.col(16, iron_linear_thread() & 31u));
-        const unsigned int v9256 = static_cast<unsigned int>(v8496.row(16, iron_linear_thread() & 31u));
-        const float v9257 = v8496.x[16];
-        const unsigned int v9258 = v41 + v9256;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9259 = v8490 + v9255;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9260 = v9259 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9263 = v9258 + v35;
-        const unsigned int v9264 = v9259 + v20;
-        const bool v9265 = v9264 <= v9263;
-        const bool v9266 = v826 || v9265;
-        const bool v9267 = v9260 && v9266;
-        const unsigned int v9270 = v9259 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9271 = v9270 + v20;
-        const bool v9273 = v9263 < v9271;
-        const bool v9274 = v8608 || v9273;
-        const bool v9275 = v9267 && v9274;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9277 = v9257 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9278 = v9275 ? v9277 : __uint_as_float(0xff800000u);
-        v8496.x[16] = v9278;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9279 = static_cast<unsigned int>(v8496.col(17, iron_linear_thread() & 31u));
-        const unsigned int v9280 = static_cast<unsigned int>(v8496.row(17, iron_linear_thread() & 31u));
-        const float v9281 = v8496.x[17];
-        const unsigned int v9282 = v41 + v9280;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9283 = v8490 + v9279;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9284 = v9283 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9287 = v9282 + v35;
-        const unsigned int v9288 = v9283 + v20;
-        const bool v9289 = v9288 <= v9287;
-        const bool v9290 = v826 || v9289;
-        const bool v9291 = v9284 && v9290;
-        const unsigned int v9294 = v9283 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9295 = v9294 + v20;
-        const bool v9297 = v9287 < v9295;
-        const bool v9298 = v8608 || v9297;
-        const bool v9299 = v9291 && v9298;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9301 = v9281 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9302 = v9299 ? v9301 : __uint_as_float(0xff800000u);
-        v8496.x[17] = v9302;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9303 = static_cast<unsigned int>(v8496.col(18, iron_linear_thread() & 31u));
-        const unsigned int v9304 = static_cast<unsigned int>(v8496.row(18, iron_linear_thread() & 31u));
-        const float v9305 = v8496.x[18];
-        const unsigned int v9306 = v41 + v9304;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9307 = v8490 + v9303;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9308 = v9307 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9311 = v9306 + v35;
-        const unsigned int v9312 = v9307 + v20;
-        const bool v9313 = v9312 <= v9311;
-        const bool v9314 = v826 || v9313;
-        const bool v9315 = v9308 && v9314;
-        const unsigned int v9318 = v9307 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9319 = v9318 + v20;
-        const bool v9321 = v9311 < v9319;
-        const bool v9322 = v8608 || v9321;
-        const bool v9323 = v9315 && v9322;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9325 = v9305 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9326 = v9323 ? v9325 : __uint_as_float(0xff800000u);
-        v8496.x[18] = v9326;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9327 = static_cast<unsigned int>(v8496.col(19, iron_linear_thread() & 31u));
-        const unsigned int v9328 = static_cast<unsigned int>(v8496.row(19, iron_linear_thread() & 31u));
-        const float v9329 = v8496.x[19];
-        const unsigned int v9330 = v41 + v9328;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9331 = v8490 + v9327;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9332 = v9331 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9335 = v9330 + v35;
-        const unsigned int v9336 = v9331 + v20;
-        const bool v9337 = v9336 <= v9335;
-        const bool v9338 = v826 || v9337;
-        const bool v9339 = v9332 && v9338;
-        const unsigned int v9342 = v9331 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9343 = v9342 + v20;
-        const bool v9345 = v9335 < v9343;
-        const bool v9346 = v8608 || v9345;
-        const bool v9347 = v9339 && v9346;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9349 = v9329 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9350 = v9347 ? v9349 : __uint_as_float(0xff800000u);
-        v8496.x[19] = v9350;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9351 = static_cast<unsigned int>(v8496.col(20, iron_linear_thread() & 31u));
-        const unsigned int v9352 = static_cast<unsigned int>(v8496.row(20, iron_linear_thread() & 31u));
-        const float v9353 = v8496.x[20];
-        const unsigned int v9354 = v41 + v9352;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9355 = v8490 + v9351;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9356 = v9355 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9359 = v9354 + v35;
-        const unsigned int v9360 = v9355 + v20;
-        const bool v9361 = v9360 <= v9359;
-        const bool v9362 = v826 || v9361;
-        const bool v9363 = v9356 && v9362;
-        const unsigned int v9366 = v9355 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9367 = v9366 + v20;
-        const bool v9369 = v9359 < v9367;
-        const bool v9370 = v8608 || v9369;
-        const bool v9371 = v9363 && v9370;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9373 = v9353 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9374 = v9371 ? v9373 : __uint_as_float(0xff800000u);
-        v8496.x[20] = v9374;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9375 = static_cast<unsigned int>(v8496.col(21, iron_linear_thread() & 31u));
-        const unsigned int v9376 = static_cast<unsigned int>(v8496.row(21, iron_linear_thread() & 31u));
-        const float v9377 = v8496.x[21];
-        const unsigned int v9378 = v41 + v9376;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9379 = v8490 + v9375;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9380 = v9379 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9383 = v9378 + v35;
-        const unsigned int v9384 = v9379 + v20;
-        const bool v9385 = v9384 <= v9383;
-        const bool v9386 = v826 || v9385;
-        const bool v9387 = v9380 && v9386;
-        const unsigned int v9390 = v9379 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9391 = v9390 + v20;
-        const bool v9393 = v9383 < v9391;
-        const bool v9394 = v8608 || v9393;
-        const bool v9395 = v9387 && v9394;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9397 = v9377 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9398 = v9395 ? v9397 : __uint_as_float(0xff800000u);
-        v8496.x[21] = v9398;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9399 = static_cast<unsigned int>(v8496.col(22, iron_linear_thread() & 31u));
-        const unsigned int v9400 = static_cast<unsigned int>(v8496.row(22, iron_linear_thread() & 31u));
-        const float v9401 = v8496.x[22];
-        const unsigned int v9402 = v41 + v9400;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9403 = v8490 + v9399;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9404 = v9403 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9407 = v9402 + v35;
-        const unsigned int v9408 = v9403 + v20;
-        const bool v9409 = v9408 <= v9407;
-        const bool v9410 = v826 || v9409;
-        const bool v9411 = v9404 && v9410;
-        const unsigned int v9414 = v9403 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9415 = v9414 + v20;
-        const bool v9417 = v9407 < v9415;
-        const bool v9418 = v8608 || v9417;
-        const bool v9419 = v9411 && v9418;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9421 = v9401 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9422 = v9419 ? v9421 : __uint_as_float(0xff800000u);
-        v8496.x[22] = v9422;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9423 = static_cast<unsigned int>(v8496.col(23, iron_linear_thread() & 31u));
-        const unsigned int v9424 = static_cast<unsigned int>(v8496.row(23, iron_linear_thread() & 31u));
-        const float v9425 = v8496.x[23];
-        const unsigned int v9426 = v41 + v9424;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9427 = v8490 + v9423;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9428 = v9427 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9431 = v9426 + v35;
-        const unsigned int v9432 = v9427 + v20;
-        const bool v9433 = v9432 <= v9431;
-        const bool v9434 = v826 || v9433;
-        const bool v9435 = v9428 && v9434;
-        const unsigned int v9438 = v9427 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9439 = v9438 + v20;
-        const bool v9441 = v9431 < v9439;
-        const bool v9442 = v8608 || v9441;
-        const bool v9443 = v9435 && v9442;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9445 = v9425 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9446 = v9443 ? v9445 : __uint_as_float(0xff800000u);
-        v8496.x[23] = v9446;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9447 = static_cast<unsigned int>(v8496.col(24, iron_linear_thread() & 31u));
-        const unsigned int v9448 = static_cast<unsigned int>(v8496.row(24, iron_linear_thread() & 31u));
-        const float v9449 = v8496.x[24];
-        const unsigned int v9450 = v41 + v9448;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9451 = v8490 + v9447;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9452 = v9451 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9455 = v9450 + v35;
-        const unsigned int v9456 = v9451 + v20;
-        const bool v9457 = v9456 <= v9455;
-        const bool v9458 = v826 || v9457;
-        const bool v9459 = v9452 && v9458;
-        const unsigned int v9462 = v9451 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9463 = v9462 + v20;
-        const bool v9465 = v9455 < v9463;
-        const bool v9466 = v8608 || v9465;
-        const bool v9467 = v9459 && v9466;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9469 = v9449 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9470 = v9467 ? v9469 : __uint_as_float(0xff800000u);
-        v8496.x[24] = v9470;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9471 = static_cast<unsigned int>(v8496.col(25, iron_linear_thread() & 31u));
-        const unsigned int v9472 = static_cast<unsigned int>(v8496.row(25, iron_linear_thread() & 31u));
-        const float v9473 = v8496.x[25];
-        const unsigned int v9474 = v41 + v9472;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9475 = v8490 + v9471;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9476 = v9475 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9479 = v9474 + v35;
-        const unsigned int v9480 = v9475 + v20;
-        const bool v9481 = v9480 <= v9479;
-        const bool v9482 = v826 || v9481;
-        const bool v9483 = v9476 && v9482;
-        const unsigned int v9486 = v9475 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9487 = v9486 + v20;
-        const bool v9489 = v9479 < v9487;
-        const bool v9490 = v8608 || v9489;
-        const bool v9491 = v9483 && v9490;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9493 = v9473 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9494 = v9491 ? v9493 : __uint_as_float(0xff800000u);
-        v8496.x[25] = v9494;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9495 = static_cast<unsigned int>(v8496.col(26, iron_linear_thread() & 31u));
-        const unsigned int v9496 = static_cast<unsigned int>(v8496.row(26, iron_linear_thread() & 31u));
-        const float v9497 = v8496.x[26];
-        const unsigned int v9498 = v41 + v9496;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9499 = v8490 + v9495;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9500 = v9499 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9503 = v9498 + v35;
-        const unsigned int v9504 = v9499 + v20;
-        const bool v9505 = v9504 <= v9503;
-        const bool v9506 = v826 || v9505;
-        const bool v9507 = v9500 && v9506;
-        const unsigned int v9510 = v9499 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9511 = v9510 + v20;
-        const bool v9513 = v9503 < v9511;
-        const bool v9514 = v8608 || v9513;
-        const bool v9515 = v9507 && v9514;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9517 = v9497 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9518 = v9515 ? v9517 : __uint_as_float(0xff800000u);
-        v8496.x[26] = v9518;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9519 = static_cast<unsigned int>(v8496.col(27, iron_linear_thread() & 31u));
-        const unsigned int v9520 = static_cast<unsigned int>(v8496.row(27, iron_linear_thread() & 31u));
-        const float v9521 = v8496.x[27];
-        const unsigned int v9522 = v41 + v9520;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9523 = v8490 + v9519;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9524 = v9523 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9527 = v9522 + v35;
-        const unsigned int v9528 = v9523 + v20;
-        const bool v9529 = v9528 <= v9527;
-        const bool v9530 = v826 || v9529;
-        const bool v9531 = v9524 && v9530;
-        const unsigned int v9534 = v9523 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9535 = v9534 + v20;
-        const bool v9537 = v9527 < v9535;
-        const bool v9538 = v8608 || v9537;
-        const bool v9539 = v9531 && v9538;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9541 = v9521 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9542 = v9539 ? v9541 : __uint_as_float(0xff800000u);
-        v8496.x[27] = v9542;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9543 = static_cast<unsigned int>(v8496.col(28, iron_linear_thread() & 31u));
-        const unsigned int v9544 = static_cast<unsigned int>(v8496.row(28, iron_linear_thread() & 31u));
-        const float v9545 = v8496.x[28];
-        const unsigned int v9546 = v41 + v9544;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9547 = v8490 + v9543;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9548 = v9547 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9551 = v9546 + v35;
-        const unsigned int v9552 = v9547 + v20;
-        const bool v9553 = v9552 <= v9551;
-        const bool v9554 = v826 || v9553;
-        const bool v9555 = v9548 && v9554;
-        const unsigned int v9558 = v9547 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9559 = v9558 + v20;
-        const bool v9561 = v9551 < v9559;
-        const bool v9562 = v8608 || v9561;
-        const bool v9563 = v9555 && v9562;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9565 = v9545 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9566 = v9563 ? v9565 : __uint_as_float(0xff800000u);
-        v8496.x[28] = v9566;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9567 = static_cast<unsigned int>(v8496.col(29, iron_linear_thread() & 31u));
-        const unsigned int v9568 = static_cast<unsigned int>(v8496.row(29, iron_linear_thread() & 31u));
-        const float v9569 = v8496.x[29];
-        const unsigned int v9570 = v41 + v9568;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9571 = v8490 + v9567;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9572 = v9571 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9575 = v9570 + v35;
-        const unsigned int v9576 = v9571 + v20;
-        const bool v9577 = v9576 <= v9575;
-        const bool v9578 = v826 || v9577;
-        const bool v9579 = v9572 && v9578;
-        const unsigned int v9582 = v9571 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9583 = v9582 + v20;
-        const bool v9585 = v9575 < v9583;
-        const bool v9586 = v8608 || v9585;
-        const bool v9587 = v9579 && v9586;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9589 = v9569 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9590 = v9587 ? v9589 : __uint_as_float(0xff800000u);
-        v8496.x[29] = v9590;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9591 = static_cast<unsigned int>(v8496.col(30, iron_linear_thread() & 31u));
-        const unsigned int v9592 = static_cast<unsigned int>(v8496.row(30, iron_linear_thread() & 31u));
-        const float v9593 = v8496.x[30];
-        const unsigned int v9594 = v41 + v9592;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9595 = v8490 + v9591;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9596 = v9595 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9599 = v9594 + v35;
-        const unsigned int v9600 = v9595 + v20;
-        const bool v9601 = v9600 <= v9599;
-        const bool v9602 = v826 || v9601;
-        const bool v9603 = v9596 && v9602;
-        const unsigned int v9606 = v9595 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9607 = v9606 + v20;
-        const bool v9609 = v9599 < v9607;
-        const bool v9610 = v8608 || v9609;
-        const bool v9611 = v9603 && v9610;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9613 = v9593 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9614 = v9611 ? v9613 : __uint_as_float(0xff800000u);
-        v8496.x[30] = v9614;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9615 = static_cast<unsigned int>(v8496.col(31, iron_linear_thread() & 31u));
-        const unsigned int v9616 = static_cast<unsigned int>(v8496.row(31, iron_linear_thread() & 31u));
-        const float v9617 = v8496.x[31];
-        const unsigned int v9618 = v41 + v9616;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9619 = v8490 + v9615;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9620 = v9619 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9623 = v9618 + v35;
-        const unsigned int v9624 = v9619 + v20;
-        const bool v9625 = v9624 <= v9623;
-        const bool v9626 = v826 || v9625;
-        const bool v9627 = v9620 && v9626;
-        const unsigned int v9630 = v9619 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9631 = v9630 + v20;
-        const bool v9633 = v9623 < v9631;
-        const bool v9634 = v8608 || v9633;
-        const bool v9635 = v9627 && v9634;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9637 = v9617 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9638 = v9635 ? v9637 : __uint_as_float(0xff800000u);
-        v8496.x[31] = v9638;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9639 = static_cast<unsigned int>(v8496.col(32, iron_linear_thread() & 31u));
-        const unsigned int v9640 = static_cast<unsigned int>(v8496.row(32, iron_linear_thread() & 31u));
-        const float v9641 = v8496.x[32];
-        const unsigned int v9642 = v41 + v9640;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9643 = v8490 + v9639;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9644 = v9643 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9647 = v9642 + v35;
-        const unsigned int v9648 = v9643 + v20;
-        const bool v9649 = v9648 <= v9647;
-        const bool v9650 = v826 || v9649;
-        const bool v9651 = v9644 && v9650;
-        const unsigned int v9654 = v9643 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9655 = v9654 + v20;
-        const bool v9657 = v9647 < v9655;
-        const bool v9658 = v8608 || v9657;
-        const bool v9659 = v9651 && v9658;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9661 = v9641 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9662 = v9659 ? v9661 : __uint_as_float(0xff800000u);
-        v8496.x[32] = v9662;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9663 = static_cast<unsigned int>(v8496.col(33, iron_linear_thread() & 31u));
-        const unsigned int v9664 = static_cast<unsigned int>(v8496.row(33, iron_linear_thread() & 31u));
-        const float v9665 = v8496.x[33];
-        const unsigned int v9666 = v41 + v9664;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9667 = v8490 + v9663;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9668 = v9667 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9671 = v9666 + v35;
-        const unsigned int v9672 = v9667 + v20;
-        const bool v9673 = v9672 <= v9671;
-        const bool v9674 = v826 || v9673;
-        const bool v9675 = v9668 && v9674;
-        const unsigned int v9678 = v9667 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9679 = v9678 + v20;
-        const bool v9681 = v9671 < v9679;
-        const bool v9682 = v8608 || v9681;
-        const bool v9683 = v9675 && v9682;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9685 = v9665 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9686 = v9683 ? v9685 : __uint_as_float(0xff800000u);
-        v8496.x[33] = v9686;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9687 = static_cast<unsigned int>(v8496.col(34, iron_linear_thread() & 31u));
-        const unsigned int v9688 = static_cast<unsigned int>(v8496.row(34, iron_linear_thread() & 31u));
-        const float v9689 = v8496.x[34];
-        const unsigned int v9690 = v41 + v9688;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9691 = v8490 + v9687;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9692 = v9691 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9695 = v9690 + v35;
-        const unsigned int v9696 = v9691 + v20;
-        const bool v9697 = v9696 <= v9695;
-        const bool v9698 = v826 || v9697;
-        const bool v9699 = v9692 && v9698;
-        const unsigned int v9702 = v9691 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9703 = v9702 + v20;
-        const bool v9705 = v9695 < v9703;
-        const bool v9706 = v8608 || v9705;
-        const bool v9707 = v9699 && v9706;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9709 = v9689 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9710 = v9707 ? v9709 : __uint_as_float(0xff800000u);
-        v8496.x[34] = v9710;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9711 = static_cast<unsigned int>(v8496.col(35, iron_linear_thread() & 31u));
-        const unsigned int v9712 = static_cast<unsigned int>(v8496.row(35, iron_linear_thread() & 31u));
-        const float v9713 = v8496.x[35];
-        const unsigned int v9714 = v41 + v9712;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9715 = v8490 + v9711;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9716 = v9715 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9719 = v9714 + v35;
-        const unsigned int v9720 = v9715 + v20;
-        const bool v9721 = v9720 <= v9719;
-        const bool v9722 = v826 || v9721;
-        const bool v9723 = v9716 && v9722;
-        const unsigned int v9726 = v9715 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9727 = v9726 + v20;
-        const bool v9729 = v9719 < v9727;
-        const bool v9730 = v8608 || v9729;
-        const bool v9731 = v9723 && v9730;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9733 = v9713 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9734 = v9731 ? v9733 : __uint_as_float(0xff800000u);
-        v8496.x[35] = v9734;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9735 = static_cast<unsigned int>(v8496.col(36, iron_linear_thread() & 31u));
-        const unsigned int v9736 = static_cast<unsigned int>(v8496.row(36, iron_linear_thread() & 31u));
-        const float v9737 = v8496.x[36];
-        const unsigned int v9738 = v41 + v9736;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9739 = v8490 + v9735;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9740 = v9739 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9743 = v9738 + v35;
-        const unsigned int v9744 = v9739 + v20;
-        const bool v9745 = v9744 <= v9743;
-        const bool v9746 = v826 || v9745;
-        const bool v9747 = v9740 && v9746;
-        const unsigned int v9750 = v9739 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9751 = v9750 + v20;
-        const bool v9753 = v9743 < v9751;
-        const bool v9754 = v8608 || v9753;
-        const bool v9755 = v9747 && v9754;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9757 = v9737 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9758 = v9755 ? v9757 : __uint_as_float(0xff800000u);
-        v8496.x[36] = v9758;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9759 = static_cast<unsigned int>(v8496.col(37, iron_linear_thread() & 31u));
-        const unsigned int v9760 = static_cast<unsigned int>(v8496.row(37, iron_linear_thread() & 31u));
-        const float v9761 = v8496.x[37];
-        const unsigned int v9762 = v41 + v9760;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9763 = v8490 + v9759;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9764 = v9763 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9767 = v9762 + v35;
-        const unsigned int v9768 = v9763 + v20;
-        const bool v9769 = v9768 <= v9767;
-        const bool v9770 = v826 || v9769;
-        const bool v9771 = v9764 && v9770;
-        const unsigned int v9774 = v9763 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9775 = v9774 + v20;
-        const bool v9777 = v9767 < v9775;
-        const bool v9778 = v8608 || v9777;
-        const bool v9779 = v9771 && v9778;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9781 = v9761 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9782 = v9779 ? v9781 : __uint_as_float(0xff800000u);
-        v8496.x[37] = v9782;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9783 = static_cast<unsigned int>(v8496.col(38, iron_linear_thread() & 31u));
-        const unsigned int v9784 = static_cast<unsigned int>(v8496.row(38, iron_linear_thread() & 31u));
-        const float v9785 = v8496.x[38];
-        const unsigned int v9786 = v41 + v9784;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9787 = v8490 + v9783;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9788 = v9787 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9791 = v9786 + v35;
-        const unsigned int v9792 = v9787 + v20;
-        const bool v9793 = v9792 <= v9791;
-        const bool v9794 = v826 || v9793;
-        const bool v9795 = v9788 && v9794;
-        const unsigned int v9798 = v9787 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9799 = v9798 + v20;
-        const bool v9801 = v9791 < v9799;
-        const bool v9802 = v8608 || v9801;
-        const bool v9803 = v9795 && v9802;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9805 = v9785 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9806 = v9803 ? v9805 : __uint_as_float(0xff800000u);
-        v8496.x[38] = v9806;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9807 = static_cast<unsigned int>(v8496.col(39, iron_linear_thread() & 31u));
-        const unsigned int v9808 = static_cast<unsigned int>(v8496.row(39, iron_linear_thread() & 31u));
-        const float v9809 = v8496.x[39];
-        const unsigned int v9810 = v41 + v9808;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9811 = v8490 + v9807;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9812 = v9811 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9815 = v9810 + v35;
-        const unsigned int v9816 = v9811 + v20;
-        const bool v9817 = v9816 <= v9815;
-        const bool v9818 = v826 || v9817;
-        const bool v9819 = v9812 && v9818;
-        const unsigned int v9822 = v9811 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9823 = v9822 + v20;
-        const bool v9825 = v9815 < v9823;
-        const bool v9826 = v8608 || v9825;
-        const bool v9827 = v9819 && v9826;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9829 = v9809 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9830 = v9827 ? v9829 : __uint_as_float(0xff800000u);
-        v8496.x[39] = v9830;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9831 = static_cast<unsigned int>(v8496.col(40, iron_linear_thread() & 31u));
-        const unsigned int v9832 = static_cast<unsigned int>(v8496.row(40, iron_linear_thread() & 31u));
-        const float v9833 = v8496.x[40];
-        const unsigned int v9834 = v41 + v9832;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9835 = v8490 + v9831;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9836 = v9835 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9839 = v9834 + v35;
-        const unsigned int v9840 = v9835 + v20;
-        const bool v9841 = v9840 <= v9839;
-        const bool v9842 = v826 || v9841;
-        const bool v9843 = v9836 && v9842;
-        const unsigned int v9846 = v9835 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9847 = v9846 + v20;
-        const bool v9849 = v9839 < v9847;
-        const bool v9850 = v8608 || v9849;
-        const bool v9851 = v9843 && v9850;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9853 = v9833 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9854 = v9851 ? v9853 : __uint_as_float(0xff800000u);
-        v8496.x[40] = v9854;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9855 = static_cast<unsigned int>(v8496.col(41, iron_linear_thread() & 31u));
-        const unsigned int v9856 = static_cast<unsigned int>(v8496.row(41, iron_linear_thread() & 31u));
-        const float v9857 = v8496.x[41];
-        const unsigned int v9858 = v41 + v9856;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9859 = v8490 + v9855;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9860 = v9859 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9863 = v9858 + v35;
-        const unsigned int v9864 = v9859 + v20;
-        const bool v9865 = v9864 <= v9863;
-        const bool v9866 = v826 || v9865;
-        const bool v9867 = v9860 && v9866;
-        const unsigned int v9870 = v9859 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9871 = v9870 + v20;
-        const bool v9873 = v9863 < v9871;
-        const bool v9874 = v8608 || v9873;
-        const bool v9875 = v9867 && v9874;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9877 = v9857 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9878 = v9875 ? v9877 : __uint_as_float(0xff800000u);
-        v8496.x[41] = v9878;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9879 = static_cast<unsigned int>(v8496.col(42, iron_linear_thread() & 31u));
-        const unsigned int v9880 = static_cast<unsigned int>(v8496.row(42, iron_linear_thread() & 31u));
-        const float v9881 = v8496.x[42];
-        const unsigned int v9882 = v41 + v9880;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9883 = v8490 + v9879;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9884 = v9883 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9887 = v9882 + v35;
-        const unsigned int v9888 = v9883 + v20;
-        const bool v9889 = v9888 <= v9887;
-        const bool v9890 = v826 || v9889;
-        const bool v9891 = v9884 && v9890;
-        const unsigned int v9894 = v9883 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9895 = v9894 + v20;
-        const bool v9897 = v9887 < v9895;
-        const bool v9898 = v8608 || v9897;
-        const bool v9899 = v9891 && v9898;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9901 = v9881 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9902 = v9899 ? v9901 : __uint_as_float(0xff800000u);
-        v8496.x[42] = v9902;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9903 = static_cast<unsigned int>(v8496.col(43, iron_linear_thread() & 31u));
-        const unsigned int v9904 = static_cast<unsigned int>(v8496.row(43, iron_linear_thread() & 31u));
-        const float v9905 = v8496.x[43];
-        const unsigned int v9906 = v41 + v9904;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9907 = v8490 + v9903;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9908 = v9907 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9911 = v9906 + v35;
-        const unsigned int v9912 = v9907 + v20;
-        const bool v9913 = v9912 <= v9911;
-        const bool v9914 = v826 || v9913;
-        const bool v9915 = v9908 && v9914;
-        const unsigned int v9918 = v9907 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9919 = v9918 + v20;
-        const bool v9921 = v9911 < v9919;
-        const bool v9922 = v8608 || v9921;
-        const bool v9923 = v9915 && v9922;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9925 = v9905 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9926 = v9923 ? v9925 : __uint_as_float(0xff800000u);
-        v8496.x[43] = v9926;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9927 = static_cast<unsigned int>(v8496.col(44, iron_linear_thread() & 31u));
-        const unsigned int v9928 = static_cast<unsigned int>(v8496.row(44, iron_linear_thread() & 31u));
-        const float v9929 = v8496.x[44];
-        const unsigned int v9930 = v41 + v9928;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9931 = v8490 + v9927;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9932 = v9931 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9935 = v9930 + v35;
-        const unsigned int v9936 = v9931 + v20;
-        const bool v9937 = v9936 <= v9935;
-        const bool v9938 = v826 || v9937;
-        const bool v9939 = v9932 && v9938;
-        const unsigned int v9942 = v9931 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9943 = v9942 + v20;
-        const bool v9945 = v9935 < v9943;
-        const bool v9946 = v8608 || v9945;
-        const bool v9947 = v9939 && v9946;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9949 = v9929 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9950 = v9947 ? v9949 : __uint_as_float(0xff800000u);
-        v8496.x[44] = v9950;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9951 = static_cast<unsigned int>(v8496.col(45, iron_linear_thread() & 31u));
-        const unsigned int v9952 = static_cast<unsigned int>(v8496.row(45, iron_linear_thread() & 31u));
-        const float v9953 = v8496.x[45];
-        const unsigned int v9954 = v41 + v9952;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9955 = v8490 + v9951;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9956 = v9955 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9959 = v9954 + v35;
-        const unsigned int v9960 = v9955 + v20;
-        const bool v9961 = v9960 <= v9959;
-        const bool v9962 = v826 || v9961;
-        const bool v9963 = v9956 && v9962;
-        const unsigned int v9966 = v9955 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9967 = v9966 + v20;
-        const bool v9969 = v9959 < v9967;
-        const bool v9970 = v8608 || v9969;
-        const bool v9971 = v9963 && v9970;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9973 = v9953 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9974 = v9971 ? v9973 : __uint_as_float(0xff800000u);
-        v8496.x[45] = v9974;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9975 = static_cast<unsigned int>(v8496.col(46, iron_linear_thread() & 31u));
-        const unsigned int v9976 = static_cast<unsigned int>(v8496.row(46, iron_linear_thread() & 31u));
-        const float v9977 = v8496.x[46];
-        const unsigned int v9978 = v41 + v9976;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v9979 = v8490 + v9975;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v9980 = v9979 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v9983 = v9978 + v35;
-        const unsigned int v9984 = v9979 + v20;
-        const bool v9985 = v9984 <= v9983;
-        const bool v9986 = v826 || v9985;
-        const bool v9987 = v9980 && v9986;
-        const unsigned int v9990 = v9979 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v9991 = v9990 + v20;
-        const bool v9993 = v9983 < v9991;
-        const bool v9994 = v8608 || v9993;
-        const bool v9995 = v9987 && v9994;  // kernels/sdpa/flash_tile.hpp:174
-        const float v9997 = v9977 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v9998 = v9995 ? v9997 : __uint_as_float(0xff800000u);
-        v8496.x[46] = v9998;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v9999 = static_cast<unsigned int>(v8496.col(47, iron_linear_thread() & 31u));
-        const unsigned int v10000 = static_cast<unsigned int>(v8496.row(47, iron_linear_thread() & 31u));
-        const float v10001 = v8496.x[47];
-        const unsigned int v10002 = v41 + v10000;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10003 = v8490 + v9999;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10004 = v10003 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10007 = v10002 + v35;
-        const unsigned int v10008 = v10003 + v20;
-        const bool v10009 = v10008 <= v10007;
-        const bool v10010 = v826 || v10009;
-        const bool v10011 = v10004 && v10010;
-        const unsigned int v10014 = v10003 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10015 = v10014 + v20;
-        const bool v10017 = v10007 < v10015;
-        const bool v10018 = v8608 || v10017;
-        const bool v10019 = v10011 && v10018;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10021 = v10001 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10022 = v10019 ? v10021 : __uint_as_float(0xff800000u);
-        v8496.x[47] = v10022;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10023 = static_cast<unsigned int>(v8496.col(48, iron_linear_thread() & 31u));
-        const unsigned int v10024 = static_cast<unsigned int>(v8496.row(48, iron_linear_thread() & 31u));
-        const float v10025 = v8496.x[48];
-        const unsigned int v10026 = v41 + v10024;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10027 = v8490 + v10023;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10028 = v10027 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10031 = v10026 + v35;
-        const unsigned int v10032 = v10027 + v20;
-        const bool v10033 = v10032 <= v10031;
-        const bool v10034 = v826 || v10033;
-        const bool v10035 = v10028 && v10034;
-        const unsigned int v10038 = v10027 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10039 = v10038 + v20;
-        const bool v10041 = v10031 < v10039;
-        const bool v10042 = v8608 || v10041;
-        const bool v10043 = v10035 && v10042;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10045 = v10025 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10046 = v10043 ? v10045 : __uint_as_float(0xff800000u);
-        v8496.x[48] = v10046;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10047 = static_cast<unsigned int>(v8496.col(49, iron_linear_thread() & 31u));
-        const unsigned int v10048 = static_cast<unsigned int>(v8496.row(49, iron_linear_thread() & 31u));
-        const float v10049 = v8496.x[49];
-        const unsigned int v10050 = v41 + v10048;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10051 = v8490 + v10047;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10052 = v10051 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10055 = v10050 + v35;
-        const unsigned int v10056 = v10051 + v20;
-        const bool v10057 = v10056 <= v10055;
-        const bool v10058 = v826 || v10057;
-        const bool v10059 = v10052 && v10058;
-        const unsigned int v10062 = v10051 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10063 = v10062 + v20;
-        const bool v10065 = v10055 < v10063;
-        const bool v10066 = v8608 || v10065;
-        const bool v10067 = v10059 && v10066;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10069 = v10049 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10070 = v10067 ? v10069 : __uint_as_float(0xff800000u);
-        v8496.x[49] = v10070;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10071 = static_cast<unsigned int>(v8496.col(50, iron_linear_thread() & 31u));
-        const unsigned int v10072 = static_cast<unsigned int>(v8496.row(50, iron_linear_thread() & 31u));
-        const float v10073 = v8496.x[50];
-        const unsigned int v10074 = v41 + v10072;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10075 = v8490 + v10071;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10076 = v10075 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10079 = v10074 + v35;
-        const unsigned int v10080 = v10075 + v20;
-        const bool v10081 = v10080 <= v10079;
-        const bool v10082 = v826 || v10081;
-        const bool v10083 = v10076 && v10082;
-        const unsigned int v10086 = v10075 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10087 = v10086 + v20;
-        const bool v10089 = v10079 < v10087;
-        const bool v10090 = v8608 || v10089;
-        const bool v10091 = v10083 && v10090;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10093 = v10073 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10094 = v10091 ? v10093 : __uint_as_float(0xff800000u);
-        v8496.x[50] = v10094;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10095 = static_cast<unsigned int>(v8496.col(51, iron_linear_thread() & 31u));
-        const unsigned int v10096 = static_cast<unsigned int>(v8496.row(51, iron_linear_thread() & 31u));
-        const float v10097 = v8496.x[51];
-        const unsigned int v10098 = v41 + v10096;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10099 = v8490 + v10095;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10100 = v10099 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10103 = v10098 + v35;
-        const unsigned int v10104 = v10099 + v20;
-        const bool v10105 = v10104 <= v10103;
-        const bool v10106 = v826 || v10105;
-        const bool v10107 = v10100 && v10106;
-        const unsigned int v10110 = v10099 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10111 = v10110 + v20;
-        const bool v10113 = v10103 < v10111;
-        const bool v10114 = v8608 || v10113;
-        const bool v10115 = v10107 && v10114;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10117 = v10097 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10118 = v10115 ? v10117 : __uint_as_float(0xff800000u);
-        v8496.x[51] = v10118;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10119 = static_cast<unsigned int>(v8496.col(52, iron_linear_thread() & 31u));
-        const unsigned int v10120 = static_cast<unsigned int>(v8496.row(52, iron_linear_thread() & 31u));
-        const float v10121 = v8496.x[52];
-        const unsigned int v10122 = v41 + v10120;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10123 = v8490 + v10119;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10124 = v10123 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10127 = v10122 + v35;
-        const unsigned int v10128 = v10123 + v20;
-        const bool v10129 = v10128 <= v10127;
-        const bool v10130 = v826 || v10129;
-        const bool v10131 = v10124 && v10130;
-        const unsigned int v10134 = v10123 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10135 = v10134 + v20;
-        const bool v10137 = v10127 < v10135;
-        const bool v10138 = v8608 || v10137;
-        const bool v10139 = v10131 && v10138;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10141 = v10121 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10142 = v10139 ? v10141 : __uint_as_float(0xff800000u);
-        v8496.x[52] = v10142;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10143 = static_cast<unsigned int>(v8496.col(53, iron_linear_thread() & 31u));
-        const unsigned int v10144 = static_cast<unsigned int>(v8496.row(53, iron_linear_thread() & 31u));
-        const float v10145 = v8496.x[53];
-        const unsigned int v10146 = v41 + v10144;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10147 = v8490 + v10143;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10148 = v10147 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10151 = v10146 + v35;
-        const unsigned int v10152 = v10147 + v20;
-        const bool v10153 = v10152 <= v10151;
-        const bool v10154 = v826 || v10153;
-        const bool v10155 = v10148 && v10154;
-        const unsigned int v10158 = v10147 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10159 = v10158 + v20;
-        const bool v10161 = v10151 < v10159;
-        const bool v10162 = v8608 || v10161;
-        const bool v10163 = v10155 && v10162;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10165 = v10145 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10166 = v10163 ? v10165 : __uint_as_float(0xff800000u);
-        v8496.x[53] = v10166;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10167 = static_cast<unsigned int>(v8496.col(54, iron_linear_thread() & 31u));
-        const unsigned int v10168 = static_cast<unsigned int>(v8496.row(54, iron_linear_thread() & 31u));
-        const float v10169 = v8496.x[54];
-        const unsigned int v10170 = v41 + v10168;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10171 = v8490 + v10167;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10172 = v10171 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10175 = v10170 + v35;
-        const unsigned int v10176 = v10171 + v20;
-        const bool v10177 = v10176 <= v10175;
-        const bool v10178 = v826 || v10177;
-        const bool v10179 = v10172 && v10178;
-        const unsigned int v10182 = v10171 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10183 = v10182 + v20;
-        const bool v10185 = v10175 < v10183;
-        const bool v10186 = v8608 || v10185;
-        const bool v10187 = v10179 && v10186;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10189 = v10169 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10190 = v10187 ? v10189 : __uint_as_float(0xff800000u);
-        v8496.x[54] = v10190;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10191 = static_cast<unsigned int>(v8496.col(55, iron_linear_thread() & 31u));
-        const unsigned int v10192 = static_cast<unsigned int>(v8496.row(55, iron_linear_thread() & 31u));
-        const float v10193 = v8496.x[55];
-        const unsigned int v10194 = v41 + v10192;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10195 = v8490 + v10191;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10196 = v10195 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10199 = v10194 + v35;
-        const unsigned int v10200 = v10195 + v20;
-        const bool v10201 = v10200 <= v10199;
-        const bool v10202 = v826 || v10201;
-        const bool v10203 = v10196 && v10202;
-        const unsigned int v10206 = v10195 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10207 = v10206 + v20;
-        const bool v10209 = v10199 < v10207;
-        const bool v10210 = v8608 || v10209;
-        const bool v10211 = v10203 && v10210;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10213 = v10193 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10214 = v10211 ? v10213 : __uint_as_float(0xff800000u);
-        v8496.x[55] = v10214;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10215 = static_cast<unsigned int>(v8496.col(56, iron_linear_thread() & 31u));
-        const unsigned int v10216 = static_cast<unsigned int>(v8496.row(56, iron_linear_thread() & 31u));
-        const float v10217 = v8496.x[56];
-        const unsigned int v10218 = v41 + v10216;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10219 = v8490 + v10215;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10220 = v10219 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10223 = v10218 + v35;
-        const unsigned int v10224 = v10219 + v20;
-        const bool v10225 = v10224 <= v10223;
-        const bool v10226 = v826 || v10225;
-        const bool v10227 = v10220 && v10226;
-        const unsigned int v10230 = v10219 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10231 = v10230 + v20;
-        const bool v10233 = v10223 < v10231;
-        const bool v10234 = v8608 || v10233;
-        const bool v10235 = v10227 && v10234;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10237 = v10217 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10238 = v10235 ? v10237 : __uint_as_float(0xff800000u);
-        v8496.x[56] = v10238;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10239 = static_cast<unsigned int>(v8496.col(57, iron_linear_thread() & 31u));
-        const unsigned int v10240 = static_cast<unsigned int>(v8496.row(57, iron_linear_thread() & 31u));
-        const float v10241 = v8496.x[57];
-        const unsigned int v10242 = v41 + v10240;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10243 = v8490 + v10239;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10244 = v10243 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10247 = v10242 + v35;
-        const unsigned int v10248 = v10243 + v20;
-        const bool v10249 = v10248 <= v10247;
-        const bool v10250 = v826 || v10249;
-        const bool v10251 = v10244 && v10250;
-        const unsigned int v10254 = v10243 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10255 = v10254 + v20;
-        const bool v10257 = v10247 < v10255;
-        const bool v10258 = v8608 || v10257;
-        const bool v10259 = v10251 && v10258;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10261 = v10241 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10262 = v10259 ? v10261 : __uint_as_float(0xff800000u);
-        v8496.x[57] = v10262;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10263 = static_cast<unsigned int>(v8496.col(58, iron_linear_thread() & 31u));
-        const unsigned int v10264 = static_cast<unsigned int>(v8496.row(58, iron_linear_thread() & 31u));
-        const float v10265 = v8496.x[58];
-        const unsigned int v10266 = v41 + v10264;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10267 = v8490 + v10263;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10268 = v10267 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10271 = v10266 + v35;
-        const unsigned int v10272 = v10267 + v20;
-        const bool v10273 = v10272 <= v10271;
-        const bool v10274 = v826 || v10273;
-        const bool v10275 = v10268 && v10274;
-        const unsigned int v10278 = v10267 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10279 = v10278 + v20;
-        const bool v10281 = v10271 < v10279;
-        const bool v10282 = v8608 || v10281;
-        const bool v10283 = v10275 && v10282;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10285 = v10265 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10286 = v10283 ? v10285 : __uint_as_float(0xff800000u);
-        v8496.x[58] = v10286;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10287 = static_cast<unsigned int>(v8496.col(59, iron_linear_thread() & 31u));
-        const unsigned int v10288 = static_cast<unsigned int>(v8496.row(59, iron_linear_thread() & 31u));
-        const float v10289 = v8496.x[59];
-        const unsigned int v10290 = v41 + v10288;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10291 = v8490 + v10287;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10292 = v10291 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10295 = v10290 + v35;
-        const unsigned int v10296 = v10291 + v20;
-        const bool v10297 = v10296 <= v10295;
-        const bool v10298 = v826 || v10297;
-        const bool v10299 = v10292 && v10298;
-        const unsigned int v10302 = v10291 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10303 = v10302 + v20;
-        const bool v10305 = v10295 < v10303;
-        const bool v10306 = v8608 || v10305;
-        const bool v10307 = v10299 && v10306;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10309 = v10289 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10310 = v10307 ? v10309 : __uint_as_float(0xff800000u);
-        v8496.x[59] = v10310;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10311 = static_cast<unsigned int>(v8496.col(60, iron_linear_thread() & 31u));
-        const unsigned int v10312 = static_cast<unsigned int>(v8496.row(60, iron_linear_thread() & 31u));
-        const float v10313 = v8496.x[60];
-        const unsigned int v10314 = v41 + v10312;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10315 = v8490 + v10311;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10316 = v10315 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10319 = v10314 + v35;
-        const unsigned int v10320 = v10315 + v20;
-        const bool v10321 = v10320 <= v10319;
-        const bool v10322 = v826 || v10321;
-        const bool v10323 = v10316 && v10322;
-        const unsigned int v10326 = v10315 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10327 = v10326 + v20;
-        const bool v10329 = v10319 < v10327;
-        const bool v10330 = v8608 || v10329;
-        const bool v10331 = v10323 && v10330;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10333 = v10313 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10334 = v10331 ? v10333 : __uint_as_float(0xff800000u);
-        v8496.x[60] = v10334;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10335 = static_cast<unsigned int>(v8496.col(61, iron_linear_thread() & 31u));
-        const unsigned int v10336 = static_cast<unsigned int>(v8496.row(61, iron_linear_thread() & 31u));
-        const float v10337 = v8496.x[61];
-        const unsigned int v10338 = v41 + v10336;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10339 = v8490 + v10335;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10340 = v10339 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10343 = v10338 + v35;
-        const unsigned int v10344 = v10339 + v20;
-        const bool v10345 = v10344 <= v10343;
-        const bool v10346 = v826 || v10345;
-        const bool v10347 = v10340 && v10346;
-        const unsigned int v10350 = v10339 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10351 = v10350 + v20;
-        const bool v10353 = v10343 < v10351;
-        const bool v10354 = v8608 || v10353;
-        const bool v10355 = v10347 && v10354;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10357 = v10337 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10358 = v10355 ? v10357 : __uint_as_float(0xff800000u);
-        v8496.x[61] = v10358;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10359 = static_cast<unsigned int>(v8496.col(62, iron_linear_thread() & 31u));
-        const unsigned int v10360 = static_cast<unsigned int>(v8496.row(62, iron_linear_thread() & 31u));
-        const float v10361 = v8496.x[62];
-        const unsigned int v10362 = v41 + v10360;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10363 = v8490 + v10359;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10364 = v10363 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10367 = v10362 + v35;
-        const unsigned int v10368 = v10363 + v20;
-        const bool v10369 = v10368 <= v10367;
-        const bool v10370 = v826 || v10369;
-        const bool v10371 = v10364 && v10370;
-        const unsigned int v10374 = v10363 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10375 = v10374 + v20;
-        const bool v10377 = v10367 < v10375;
-        const bool v10378 = v8608 || v10377;
-        const bool v10379 = v10371 && v10378;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10381 = v10361 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10382 = v10379 ? v10381 : __uint_as_float(0xff800000u);
-        v8496.x[62] = v10382;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v10383 = static_cast<unsigned int>(v8496.col(63, iron_linear_thread() & 31u));
-        const unsigned int v10384 = static_cast<unsigned int>(v8496.row(63, iron_linear_thread() & 31u));
-        const float v10385 = v8496.x[63];
-        const unsigned int v10386 = v41 + v10384;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v10387 = v8490 + v10383;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v10388 = v10387 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v10391 = v10386 + v35;
-        const unsigned int v10392 = v10387 + v20;
-        const bool v10393 = v10392 <= v10391;
-        const bool v10394 = v826 || v10393;
-        const bool v10395 = v10388 && v10394;
-        const unsigned int v10398 = v10387 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v10399 = v10398 + v20;
-        const bool v10401 = v10391 < v10399;
-        const bool v10402 = v8608 || v10401;
-        const bool v10403 = v10395 && v10402;  // kernels/sdpa/flash_tile.hpp:174
-        const float v10405 = v10385 * v845;  // kernels/sdpa/flash_tile.hpp:176
-        const float v10406 = v10403 ? v10405 : __uint_as_float(0xff800000u);
-        v8496.x[63] = v10406;  // kernels/sdpa/flash_tile.hpp:171
-      }
-      iron_frag<float, 2, 32, 8> v10408;  // kernels/sdpa/flash_tile.hpp:180
-      iron_frag_fill(v10408, 0.0f);
-      iron_frag_row_reduce<false>(v10408, v8496);
-      iron_frag<float, 2, 32, 8> v10410;  // kernels/sdpa/flash_tile.hpp:181
-      iron_frag_fill(v10410, 0.0f);
-      const float v10414 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10415 = v10408.x[0];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10416 = fmaxf(v10414, v10415);
-      const bool v10419 = v10416 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10420 = v10419 ? 0.0f : v10416;
-      const float v10421 = v10414 - v10420;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10422 = iron_exp2_approx(v10421);
-      v10410.x[0] = v10422;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10426 = v847.x[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10427 = v10408.x[1];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10428 = fmaxf(v10426, v10427);
-      const bool v10431 = v10428 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10432 = v10431 ? 0.0f : v10428;
-      const float v10433 = v10426 - v10432;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10434 = iron_exp2_approx(v10433);
-      v10410.x[1] = v10434;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10438 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10439 = v10408.x[2];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10440 = fmaxf(v10438, v10439);
-      const bool v10443 = v10440 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10444 = v10443 ? 0.0f : v10440;
-      const float v10445 = v10438 - v10444;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10446 = iron_exp2_approx(v10445);
-      v10410.x[2] = v10446;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10450 = v847.x[3];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10451 = v10408.x[3];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10452 = fmaxf(v10450, v10451);
-      const bool v10455 = v10452 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10456 = v10455 ? 0.0f : v10452;
-      const float v10457 = v10450 - v10456;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10458 = iron_exp2_approx(v10457);
-      v10410.x[3] = v10458;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10462 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10463 = v10408.x[4];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10464 = fmaxf(v10462, v10463);
-      const bool v10467 = v10464 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10468 = v10467 ? 0.0f : v10464;
-      const float v10469 = v10462 - v10468;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10470 = iron_exp2_approx(v10469);
-      v10410.x[4] = v10470;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10474 = v847.x[5];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10475 = v10408.x[5];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10476 = fmaxf(v10474, v10475);
-      const bool v10479 = v10476 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10480 = v10479 ? 0.0f : v10476;
-      const float v10481 = v10474 - v10480;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10482 = iron_exp2_approx(v10481);
-      v10410.x[5] = v10482;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10486 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10487 = v10408.x[6];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10488 = fmaxf(v10486, v10487);
-      const bool v10491 = v10488 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10492 = v10491 ? 0.0f : v10488;
-      const float v10493 = v10486 - v10492;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10494 = iron_exp2_approx(v10493);
-      v10410.x[6] = v10494;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10498 = v847.x[7];  // kernels/sdpa/flash_tile.hpp:183
-      const float v10499 = v10408.x[7];  // kernels/sdpa/flash_tile.hpp:184
-      const float v10500 = fmaxf(v10498, v10499);
-      const bool v10503 = v10500 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10504 = v10503 ? 0.0f : v10500;
-      const float v10505 = v10498 - v10504;  // kernels/sdpa/flash_tile.hpp:184
-      const float v10506 = iron_exp2_approx(v10505);
-      v10410.x[7] = v10506;  // kernels/sdpa/flash_tile.hpp:182
-      const float v10509 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v10510 = v10408.x[0];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10511 = fmaxf(v10509, v10510);
-      v847.x[0] = v10511;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10514 = v847.x[1];
-      const float v10515 = v10408.x[1];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10516 = fmaxf(v10514, v10515);
-      v847.x[1] = v10516;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10519 = v847.x[2];
-      const float v10520 = v10408.x[2];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10521 = fmaxf(v10519, v10520);
-      v847.x[2] = v10521;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10524 = v847.x[3];
-      const float v10525 = v10408.x[3];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10526 = fmaxf(v10524, v10525);
-      v847.x[3] = v10526;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10529 = v847.x[4];
-      const float v10530 = v10408.x[4];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10531 = fmaxf(v10529, v10530);
-      v847.x[4] = v10531;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10534 = v847.x[5];
-      const float v10535 = v10408.x[5];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10536 = fmaxf(v10534, v10535);
-      v847.x[5] = v10536;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10539 = v847.x[6];
-      const float v10540 = v10408.x[6];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10541 = fmaxf(v10539, v10540);
-      v847.x[6] = v10541;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10544 = v847.x[7];
-      const float v10545 = v10408.x[7];  // kernels/sdpa/flash_tile.hpp:187
-      const float v10546 = fmaxf(v10544, v10545);
-      v847.x[7] = v10546;  // kernels/sdpa/flash_tile.hpp:186
-      const float v10549 = v8496.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v10550 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10553 = v10550 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10554 = v10553 ? 0.0f : v10550;
-      const float v10555 = v10549 - v10554;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10556 = iron_exp2_approx(v10555);
-      v8496.x[0] = v10556;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10559 = v8496.x[1];
-      const float v10560 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10563 = v10560 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10564 = v10563 ? 0.0f : v10560;
-      const float v10565 = v10559 - v10564;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10566 = iron_exp2_approx(v10565);
-      v8496.x[1] = v10566;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10569 = v8496.x[2];
-      const float v10570 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10573 = v10570 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10574 = v10573 ? 0.0f : v10570;
-      const float v10575 = v10569 - v10574;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10576 = iron_exp2_approx(v10575);
-      v8496.x[2] = v10576;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10579 = v8496.x[3];
-      const float v10580 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10583 = v10580 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10584 = v10583 ? 0.0f : v10580;
-      const float v10585 = v10579 - v10584;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10586 = iron_exp2_approx(v10585);
-      v8496.x[3] = v10586;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10589 = v8496.x[4];
-      const float v10590 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10593 = v10590 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10594 = v10593 ? 0.0f : v10590;
-      const float v10595 = v10589 - v10594;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10596 = iron_exp2_approx(v10595);
-      v8496.x[4] = v10596;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10599 = v8496.x[5];
-      const float v10600 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10603 = v10600 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10604 = v10603 ? 0.0f : v10600;
-      const float v10605 = v10599 - v10604;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10606 = iron_exp2_approx(v10605);
-      v8496.x[5] = v10606;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10609 = v8496.x[6];
-      const float v10610 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10613 = v10610 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10614 = v10613 ? 0.0f : v10610;
-      const float v10615 = v10609 - v10614;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10616 = iron_exp2_approx(v10615);
-      v8496.x[6] = v10616;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10619 = v8496.x[7];
-      const float v10620 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10623 = v10620 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10624 = v10623 ? 0.0f : v10620;
-      const float v10625 = v10619 - v10624;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10626 = iron_exp2_approx(v10625);
-      v8496.x[7] = v10626;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10629 = v8496.x[8];
-      const float v10630 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10633 = v10630 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10634 = v10633 ? 0.0f : v10630;
-      const float v10635 = v10629 - v10634;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10636 = iron_exp2_approx(v10635);
-      v8496.x[8] = v10636;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10639 = v8496.x[9];
-      const float v10640 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10643 = v10640 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10644 = v10643 ? 0.0f : v10640;
-      const float v10645 = v10639 - v10644;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10646 = iron_exp2_approx(v10645);
-      v8496.x[9] = v10646;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10649 = v8496.x[10];
-      const float v10650 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10653 = v10650 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10654 = v10653 ? 0.0f : v10650;
-      const float v10655 = v10649 - v10654;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10656 = iron_exp2_approx(v10655);
-      v8496.x[10] = v10656;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10659 = v8496.x[11];
-      const float v10660 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10663 = v10660 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10664 = v10663 ? 0.0f : v10660;
-      const float v10665 = v10659 - v10664;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10666 = iron_exp2_approx(v10665);
-      v8496.x[11] = v10666;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10669 = v8496.x[12];
-      const float v10670 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10673 = v10670 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10674 = v10673 ? 0.0f : v10670;
-      const float v10675 = v10669 - v10674;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10676 = iron_exp2_approx(v10675);
-      v8496.x[12] = v10676;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10679 = v8496.x[13];
-      const float v10680 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10683 = v10680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10684 = v10683 ? 0.0f : v10680;
-      const float v10685 = v10679 - v10684;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10686 = iron_exp2_approx(v10685);
-      v8496.x[13] = v10686;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10689 = v8496.x[14];
-      const float v10690 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10693 = v10690 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10694 = v10693 ? 0.0f : v10690;
-      const float v10695 = v10689 - v10694;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10696 = iron_exp2_approx(v10695);
-      v8496.x[14] = v10696;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10699 = v8496.x[15];
-      const float v10700 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10703 = v10700 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10704 = v10703 ? 0.0f : v10700;
-      const float v10705 = v10699 - v10704;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10706 = iron_exp2_approx(v10705);
-      v8496.x[15] = v10706;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10709 = v8496.x[16];
-      const float v10710 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10713 = v10710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10714 = v10713 ? 0.0f : v10710;
-      const float v10715 = v10709 - v10714;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10716 = iron_exp2_approx(v10715);
-      v8496.x[16] = v10716;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10719 = v8496.x[17];
-      const float v10720 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10723 = v10720 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10724 = v10723 ? 0.0f : v10720;
-      const float v10725 = v10719 - v10724;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10726 = iron_exp2_approx(v10725);
-      v8496.x[17] = v10726;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10729 = v8496.x[18];
-      const float v10730 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10733 = v10730 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10734 = v10733 ? 0.0f : v10730;
-      const float v10735 = v10729 - v10734;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10736 = iron_exp2_approx(v10735);
-      v8496.x[18] = v10736;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10739 = v8496.x[19];
-      const float v10740 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10743 = v10740 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10744 = v10743 ? 0.0f : v10740;
-      const float v10745 = v10739 - v10744;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10746 = iron_exp2_approx(v10745);
-      v8496.x[19] = v10746;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10749 = v8496.x[20];
-      const float v10750 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10753 = v10750 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10754 = v10753 ? 0.0f : v10750;
-      const float v10755 = v10749 - v10754;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10756 = iron_exp2_approx(v10755);
-      v8496.x[20] = v10756;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10759 = v8496.x[21];
-      const float v10760 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10763 = v10760 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10764 = v10763 ? 0.0f : v10760;
-      const float v10765 = v10759 - v10764;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10766 = iron_exp2_approx(v10765);
-      v8496.x[21] = v10766;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10769 = v8496.x[22];
-      const float v10770 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10773 = v10770 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10774 = v10773 ? 0.0f : v10770;
-      const float v10775 = v10769 - v10774;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10776 = iron_exp2_approx(v10775);
-      v8496.x[22] = v10776;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10779 = v8496.x[23];
-      const float v10780 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10783 = v10780 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10784 = v10783 ? 0.0f : v10780;
-      const float v10785 = v10779 - v10784;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10786 = iron_exp2_approx(v10785);
-      v8496.x[23] = v10786;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10789 = v8496.x[24];
-      const float v10790 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10793 = v10790 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10794 = v10793 ? 0.0f : v10790;
-      const float v10795 = v10789 - v10794;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10796 = iron_exp2_approx(v10795);
-      v8496.x[24] = v10796;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10799 = v8496.x[25];
-      const float v10800 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10803 = v10800 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10804 = v10803 ? 0.0f : v10800;
-      const float v10805 = v10799 - v10804;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10806 = iron_exp2_approx(v10805);
-      v8496.x[25] = v10806;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10809 = v8496.x[26];
-      const float v10810 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10813 = v10810 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10814 = v10813 ? 0.0f : v10810;
-      const float v10815 = v10809 - v10814;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10816 = iron_exp2_approx(v10815);
-      v8496.x[26] = v10816;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10819 = v8496.x[27];
-      const float v10820 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10823 = v10820 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10824 = v10823 ? 0.0f : v10820;
-      const float v10825 = v10819 - v10824;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10826 = iron_exp2_approx(v10825);
-      v8496.x[27] = v10826;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10829 = v8496.x[28];
-      const float v10830 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10833 = v10830 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10834 = v10833 ? 0.0f : v10830;
-      const float v10835 = v10829 - v10834;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10836 = iron_exp2_approx(v10835);
-      v8496.x[28] = v10836;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10839 = v8496.x[29];
-      const float v10840 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10843 = v10840 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10844 = v10843 ? 0.0f : v10840;
-      const float v10845 = v10839 - v10844;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10846 = iron_exp2_approx(v10845);
-      v8496.x[29] = v10846;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10849 = v8496.x[30];
-      const float v10850 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10853 = v10850 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10854 = v10853 ? 0.0f : v10850;
-      const float v10855 = v10849 - v10854;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10856 = iron_exp2_approx(v10855);
-      v8496.x[30] = v10856;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10859 = v8496.x[31];
-      const float v10860 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10863 = v10860 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10864 = v10863 ? 0.0f : v10860;
-      const float v10865 = v10859 - v10864;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10866 = iron_exp2_approx(v10865);
-      v8496.x[31] = v10866;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10869 = v8496.x[32];
-      const float v10870 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10873 = v10870 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10874 = v10873 ? 0.0f : v10870;
-      const float v10875 = v10869 - v10874;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10876 = iron_exp2_approx(v10875);
-      v8496.x[32] = v10876;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10879 = v8496.x[33];
-      const float v10880 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10883 = v10880 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10884 = v10883 ? 0.0f : v10880;
-      const float v10885 = v10879 - v10884;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10886 = iron_exp2_approx(v10885);
-      v8496.x[33] = v10886;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10889 = v8496.x[34];
-      const float v10890 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10893 = v10890 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10894 = v10893 ? 0.0f : v10890;
-      const float v10895 = v10889 - v10894;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10896 = iron_exp2_approx(v10895);
-      v8496.x[34] = v10896;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10899 = v8496.x[35];
-      const float v10900 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10903 = v10900 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10904 = v10903 ? 0.0f : v10900;
-      const float v10905 = v10899 - v10904;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10906 = iron_exp2_approx(v10905);
-      v8496.x[35] = v10906;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10909 = v8496.x[36];
-      const float v10910 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10913 = v10910 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10914 = v10913 ? 0.0f : v10910;
-      const float v10915 = v10909 - v10914;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10916 = iron_exp2_approx(v10915);
-      v8496.x[36] = v10916;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10919 = v8496.x[37];
-      const float v10920 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10923 = v10920 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10924 = v10923 ? 0.0f : v10920;
-      const float v10925 = v10919 - v10924;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10926 = iron_exp2_approx(v10925);
-      v8496.x[37] = v10926;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10929 = v8496.x[38];
-      const float v10930 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10933 = v10930 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10934 = v10933 ? 0.0f : v10930;
-      const float v10935 = v10929 - v10934;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10936 = iron_exp2_approx(v10935);
-      v8496.x[38] = v10936;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10939 = v8496.x[39];
-      const float v10940 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10943 = v10940 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10944 = v10943 ? 0.0f : v10940;
-      const float v10945 = v10939 - v10944;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10946 = iron_exp2_approx(v10945);
-      v8496.x[39] = v10946;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10949 = v8496.x[40];
-      const float v10950 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10953 = v10950 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10954 = v10953 ? 0.0f : v10950;
-      const float v10955 = v10949 - v10954;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10956 = iron_exp2_approx(v10955);
-      v8496.x[40] = v10956;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10959 = v8496.x[41];
-      const float v10960 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10963 = v10960 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10964 = v10963 ? 0.0f : v10960;
-      const float v10965 = v10959 - v10964;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10966 = iron_exp2_approx(v10965);
-      v8496.x[41] = v10966;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10969 = v8496.x[42];
-      const float v10970 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10973 = v10970 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10974 = v10973 ? 0.0f : v10970;
-      const float v10975 = v10969 - v10974;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10976 = iron_exp2_approx(v10975);
-      v8496.x[42] = v10976;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10979 = v8496.x[43];
-      const float v10980 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10983 = v10980 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10984 = v10983 ? 0.0f : v10980;
-      const float v10985 = v10979 - v10984;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10986 = iron_exp2_approx(v10985);
-      v8496.x[43] = v10986;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10989 = v8496.x[44];
-      const float v10990 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v10993 = v10990 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v10994 = v10993 ? 0.0f : v10990;
-      const float v10995 = v10989 - v10994;  // kernels/sdpa/flash_tile.hpp:190
-      const float v10996 = iron_exp2_approx(v10995);
-      v8496.x[44] = v10996;  // kernels/sdpa/flash_tile.hpp:189
-      const float v10999 = v8496.x[45];
-      const float v11000 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11003 = v11000 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11004 = v11003 ? 0.0f : v11000;
-      const float v11005 = v10999 - v11004;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11006 = iron_exp2_approx(v11005);
-      v8496.x[45] = v11006;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11009 = v8496.x[46];
-      const float v11010 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11013 = v11010 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11014 = v11013 ? 0.0f : v11010;
-      const float v11015 = v11009 - v11014;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11016 = iron_exp2_approx(v11015);
-      v8496.x[46] = v11016;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11019 = v8496.x[47];
-      const float v11020 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11023 = v11020 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11024 = v11023 ? 0.0f : v11020;
-      const float v11025 = v11019 - v11024;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11026 = iron_exp2_approx(v11025);
-      v8496.x[47] = v11026;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11029 = v8496.x[48];
-      const float v11030 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11033 = v11030 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11034 = v11033 ? 0.0f : v11030;
-      const float v11035 = v11029 - v11034;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11036 = iron_exp2_approx(v11035);
-      v8496.x[48] = v11036;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11039 = v8496.x[49];
-      const float v11040 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11043 = v11040 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11044 = v11043 ? 0.0f : v11040;
-      const float v11045 = v11039 - v11044;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11046 = iron_exp2_approx(v11045);
-      v8496.x[49] = v11046;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11049 = v8496.x[50];
-      const float v11050 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11053 = v11050 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11054 = v11053 ? 0.0f : v11050;
-      const float v11055 = v11049 - v11054;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11056 = iron_exp2_approx(v11055);
-      v8496.x[50] = v11056;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11059 = v8496.x[51];
-      const float v11060 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11063 = v11060 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11064 = v11063 ? 0.0f : v11060;
-      const float v11065 = v11059 - v11064;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11066 = iron_exp2_approx(v11065);
-      v8496.x[51] = v11066;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11069 = v8496.x[52];
-      const float v11070 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11073 = v11070 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11074 = v11073 ? 0.0f : v11070;
-      const float v11075 = v11069 - v11074;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11076 = iron_exp2_approx(v11075);
-      v8496.x[52] = v11076;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11079 = v8496.x[53];
-      const float v11080 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11083 = v11080 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11084 = v11083 ? 0.0f : v11080;
-      const float v11085 = v11079 - v11084;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11086 = iron_exp2_approx(v11085);
-      v8496.x[53] = v11086;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11089 = v8496.x[54];
-      const float v11090 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11093 = v11090 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11094 = v11093 ? 0.0f : v11090;
-      const float v11095 = v11089 - v11094;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11096 = iron_exp2_approx(v11095);
-      v8496.x[54] = v11096;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11099 = v8496.x[55];
-      const float v11100 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11103 = v11100 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11104 = v11103 ? 0.0f : v11100;
-      const float v11105 = v11099 - v11104;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11106 = iron_exp2_approx(v11105);
-      v8496.x[55] = v11106;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11109 = v8496.x[56];
-      const float v11110 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11113 = v11110 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11114 = v11113 ? 0.0f : v11110;
-      const float v11115 = v11109 - v11114;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11116 = iron_exp2_approx(v11115);
-      v8496.x[56] = v11116;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11119 = v8496.x[57];
-      const float v11120 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11123 = v11120 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11124 = v11123 ? 0.0f : v11120;
-      const float v11125 = v11119 - v11124;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11126 = iron_exp2_approx(v11125);
-      v8496.x[57] = v11126;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11129 = v8496.x[58];
-      const float v11130 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11133 = v11130 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11134 = v11133 ? 0.0f : v11130;
-      const float v11135 = v11129 - v11134;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11136 = iron_exp2_approx(v11135);
-      v8496.x[58] = v11136;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11139 = v8496.x[59];
-      const float v11140 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11143 = v11140 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11144 = v11143 ? 0.0f : v11140;
-      const float v11145 = v11139 - v11144;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11146 = iron_exp2_approx(v11145);
-      v8496.x[59] = v11146;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11149 = v8496.x[60];
-      const float v11150 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11153 = v11150 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11154 = v11153 ? 0.0f : v11150;
-      const float v11155 = v11149 - v11154;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11156 = iron_exp2_approx(v11155);
-      v8496.x[60] = v11156;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11159 = v8496.x[61];
-      const float v11160 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11163 = v11160 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11164 = v11163 ? 0.0f : v11160;
-      const float v11165 = v11159 - v11164;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11166 = iron_exp2_approx(v11165);
-      v8496.x[61] = v11166;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11169 = v8496.x[62];
-      const float v11170 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11173 = v11170 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11174 = v11173 ? 0.0f : v11170;
-      const float v11175 = v11169 - v11174;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11176 = iron_exp2_approx(v11175);
-      v8496.x[62] = v11176;  // kernels/sdpa/flash_tile.hpp:189
-      const float v11179 = v8496.x[63];
-      const float v11180 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v11183 = v11180 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v11184 = v11183 ? 0.0f : v11180;
-      const float v11185 = v11179 - v11184;  // kernels/sdpa/flash_tile.hpp:190
-      const float v11186 = iron_exp2_approx(v11185);
-      v8496.x[63] = v11186;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 2, 32, 8> v11188;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v11188, 0.0f);
-      iron_frag_row_reduce<true>(v11188, v8496);
-      const float v11191 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v11192 = v11188.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11193 = v10410.x[0];
-      const float v11194 = v11191 * v11193;
-      const float v11195 = v11194 + v11192;
-      v849.x[0] = v11195;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11198 = v849.x[1];
-      const float v11199 = v11188.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11200 = v10410.x[1];
-      const float v11201 = v11198 * v11200;
-      const float v11202 = v11201 + v11199;
-      v849.x[1] = v11202;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11205 = v849.x[2];
-      const float v11206 = v11188.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11207 = v10410.x[2];
-      const float v11208 = v11205 * v11207;
-      const float v11209 = v11208 + v11206;
-      v849.x[2] = v11209;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11212 = v849.x[3];
-      const float v11213 = v11188.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11214 = v10410.x[3];
-      const float v11215 = v11212 * v11214;
-      const float v11216 = v11215 + v11213;
-      v849.x[3] = v11216;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11219 = v849.x[4];
-      const float v11220 = v11188.x[4];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11221 = v10410.x[4];
-      const float v11222 = v11219 * v11221;
-      const float v11223 = v11222 + v11220;
-      v849.x[4] = v11223;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11226 = v849.x[5];
-      const float v11227 = v11188.x[5];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11228 = v10410.x[5];
-      const float v11229 = v11226 * v11228;
-      const float v11230 = v11229 + v11227;
-      v849.x[5] = v11230;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11233 = v849.x[6];
-      const float v11234 = v11188.x[6];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11235 = v10410.x[6];
-      const float v11236 = v11233 * v11235;
-      const float v11237 = v11236 + v11234;
-      v849.x[6] = v11237;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11240 = v849.x[7];
-      const float v11241 = v11188.x[7];  // kernels/sdpa/flash_tile.hpp:194
-      const float v11242 = v10410.x[7];
-      const float v11243 = v11240 * v11242;
-      const float v11244 = v11243 + v11241;
-      v849.x[7] = v11244;  // kernels/sdpa/flash_tile.hpp:193
-      const float v11247 = v851.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v11248 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11249 = v11247 * v11248;
-      v851.x[0] = v11249;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11252 = v851.x[1];
-      const float v11253 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11254 = v11252 * v11253;
-      v851.x[1] = v11254;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11257 = v851.x[2];
-      const float v11258 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11259 = v11257 * v11258;
-      v851.x[2] = v11259;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11262 = v851.x[3];
-      const float v11263 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11264 = v11262 * v11263;
-      v851.x[3] = v11264;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11267 = v851.x[4];
-      const float v11268 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11269 = v11267 * v11268;
-      v851.x[4] = v11269;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11272 = v851.x[5];
-      const float v11273 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11274 = v11272 * v11273;
-      v851.x[5] = v11274;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11277 = v851.x[6];
-      const float v11278 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11279 = v11277 * v11278;
-      v851.x[6] = v11279;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11282 = v851.x[7];
-      const float v11283 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11284 = v11282 * v11283;
-      v851.x[7] = v11284;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11287 = v851.x[8];
-      const float v11288 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11289 = v11287 * v11288;
-      v851.x[8] = v11289;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11292 = v851.x[9];
-      const float v11293 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11294 = v11292 * v11293;
-      v851.x[9] = v11294;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11297 = v851.x[10];
-      const float v11298 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11299 = v11297 * v11298;
-      v851.x[10] = v11299;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11302 = v851.x[11];
-      const float v11303 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11304 = v11302 * v11303;
-      v851.x[11] = v11304;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11307 = v851.x[12];
-      const float v11308 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11309 = v11307 * v11308;
-      v851.x[12] = v11309;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11312 = v851.x[13];
-      const float v11313 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11314 = v11312 * v11313;
-      v851.x[13] = v11314;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11317 = v851.x[14];
-      const float v11318 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11319 = v11317 * v11318;
-      v851.x[14] = v11319;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11322 = v851.x[15];
-      const float v11323 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11324 = v11322 * v11323;
-      v851.x[15] = v11324;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11327 = v851.x[16];
-      const float v11328 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11329 = v11327 * v11328;
-      v851.x[16] = v11329;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11332 = v851.x[17];
-      const float v11333 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11334 = v11332 * v11333;
-      v851.x[17] = v11334;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11337 = v851.x[18];
-      const float v11338 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11339 = v11337 * v11338;
-      v851.x[18] = v11339;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11342 = v851.x[19];
-      const float v11343 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11344 = v11342 * v11343;
-      v851.x[19] = v11344;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11347 = v851.x[20];
-      const float v11348 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11349 = v11347 * v11348;
-      v851.x[20] = v11349;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11352 = v851.x[21];
-      const float v11353 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11354 = v11352 * v11353;
-      v851.x[21] = v11354;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11357 = v851.x[22];
-      const float v11358 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11359 = v11357 * v11358;
-      v851.x[22] = v11359;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11362 = v851.x[23];
-      const float v11363 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11364 = v11362 * v11363;
-      v851.x[23] = v11364;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11367 = v851.x[24];
-      const float v11368 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11369 = v11367 * v11368;
-      v851.x[24] = v11369;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11372 = v851.x[25];
-      const float v11373 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11374 = v11372 * v11373;
-      v851.x[25] = v11374;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11377 = v851.x[26];
-      const float v11378 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11379 = v11377 * v11378;
-      v851.x[26] = v11379;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11382 = v851.x[27];
-      const float v11383 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11384 = v11382 * v11383;
-      v851.x[27] = v11384;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11387 = v851.x[28];
-      const float v11388 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11389 = v11387 * v11388;
-      v851.x[28] = v11389;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11392 = v851.x[29];
-      const float v11393 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11394 = v11392 * v11393;
-      v851.x[29] = v11394;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11397 = v851.x[30];
-      const float v11398 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11399 = v11397 * v11398;
-      v851.x[30] = v11399;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11402 = v851.x[31];
-      const float v11403 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11404 = v11402 * v11403;
-      v851.x[31] = v11404;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11407 = v853.x[0];
-      const float v11408 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11409 = v11407 * v11408;
-      v853.x[0] = v11409;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11412 = v853.x[1];
-      const float v11413 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11414 = v11412 * v11413;
-      v853.x[1] = v11414;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11417 = v853.x[2];
-      const float v11418 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11419 = v11417 * v11418;
-      v853.x[2] = v11419;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11422 = v853.x[3];
-      const float v11423 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11424 = v11422 * v11423;
-      v853.x[3] = v11424;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11427 = v853.x[4];
-      const float v11428 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11429 = v11427 * v11428;
-      v853.x[4] = v11429;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11432 = v853.x[5];
-      const float v11433 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11434 = v11432 * v11433;
-      v853.x[5] = v11434;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11437 = v853.x[6];
-      const float v11438 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11439 = v11437 * v11438;
-      v853.x[6] = v11439;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11442 = v853.x[7];
-      const float v11443 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11444 = v11442 * v11443;
-      v853.x[7] = v11444;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11447 = v853.x[8];
-      const float v11448 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11449 = v11447 * v11448;
-      v853.x[8] = v11449;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11452 = v853.x[9];
-      const float v11453 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11454 = v11452 * v11453;
-      v853.x[9] = v11454;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11457 = v853.x[10];
-      const float v11458 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11459 = v11457 * v11458;
-      v853.x[10] = v11459;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11462 = v853.x[11];
-      const float v11463 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11464 = v11462 * v11463;
-      v853.x[11] = v11464;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11467 = v853.x[12];
-      const float v11468 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11469 = v11467 * v11468;
-      v853.x[12] = v11469;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11472 = v853.x[13];
-      const float v11473 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11474 = v11472 * v11473;
-      v853.x[13] = v11474;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11477 = v853.x[14];
-      const float v11478 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11479 = v11477 * v11478;
-      v853.x[14] = v11479;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11482 = v853.x[15];
-      const float v11483 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11484 = v11482 * v11483;
-      v853.x[15] = v11484;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11487 = v853.x[16];
-      const float v11488 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11489 = v11487 * v11488;
-      v853.x[16] = v11489;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11492 = v853.x[17];
-      const float v11493 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11494 = v11492 * v11493;
-      v853.x[17] = v11494;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11497 = v853.x[18];
-      const float v11498 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11499 = v11497 * v11498;
-      v853.x[18] = v11499;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11502 = v853.x[19];
-      const float v11503 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11504 = v11502 * v11503;
-      v853.x[19] = v11504;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11507 = v853.x[20];
-      const float v11508 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11509 = v11507 * v11508;
-      v853.x[20] = v11509;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11512 = v853.x[21];
-      const float v11513 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11514 = v11512 * v11513;
-      v853.x[21] = v11514;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11517 = v853.x[22];
-      const float v11518 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11519 = v11517 * v11518;
-      v853.x[22] = v11519;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11522 = v853.x[23];
-      const float v11523 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11524 = v11522 * v11523;
-      v853.x[23] = v11524;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11527 = v853.x[24];
-      const float v11528 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11529 = v11527 * v11528;
-      v853.x[24] = v11529;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11532 = v853.x[25];
-      const float v11533 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11534 = v11532 * v11533;
-      v853.x[25] = v11534;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11537 = v853.x[26];
-      const float v11538 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11539 = v11537 * v11538;
-      v853.x[26] = v11539;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11542 = v853.x[27];
-      const float v11543 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11544 = v11542 * v11543;
-      v853.x[27] = v11544;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11547 = v853.x[28];
-      const float v11548 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11549 = v11547 * v11548;
-      v853.x[28] = v11549;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11552 = v853.x[29];
-      const float v11553 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11554 = v11552 * v11553;
-      v853.x[29] = v11554;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11557 = v853.x[30];
-      const float v11558 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11559 = v11557 * v11558;
-      v853.x[30] = v11559;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11562 = v853.x[31];
-      const float v11563 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11564 = v11562 * v11563;
-      v853.x[31] = v11564;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11567 = v855.x[0];
-      const float v11568 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11569 = v11567 * v11568;
-      v855.x[0] = v11569;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11572 = v855.x[1];
-      const float v11573 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11574 = v11572 * v11573;
-      v855.x[1] = v11574;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11577 = v855.x[2];
-      const float v11578 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11579 = v11577 * v11578;
-      v855.x[2] = v11579;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11582 = v855.x[3];
-      const float v11583 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11584 = v11582 * v11583;
-      v855.x[3] = v11584;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11587 = v855.x[4];
-      const float v11588 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11589 = v11587 * v11588;
-      v855.x[4] = v11589;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11592 = v855.x[5];
-      const float v11593 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11594 = v11592 * v11593;
-      v855.x[5] = v11594;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11597 = v855.x[6];
-      const float v11598 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11599 = v11597 * v11598;
-      v855.x[6] = v11599;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11602 = v855.x[7];
-      const float v11603 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11604 = v11602 * v11603;
-      v855.x[7] = v11604;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11607 = v855.x[8];
-      const float v11608 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11609 = v11607 * v11608;
-      v855.x[8] = v11609;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11612 = v855.x[9];
-      const float v11613 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11614 = v11612 * v11613;
-      v855.x[9] = v11614;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11617 = v855.x[10];
-      const float v11618 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11619 = v11617 * v11618;
-      v855.x[10] = v11619;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11622 = v855.x[11];
-      const float v11623 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11624 = v11622 * v11623;
-      v855.x[11] = v11624;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11627 = v855.x[12];
-      const float v11628 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11629 = v11627 * v11628;
-      v855.x[12] = v11629;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11632 = v855.x[13];
-      const float v11633 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11634 = v11632 * v11633;
-      v855.x[13] = v11634;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11637 = v855.x[14];
-      const float v11638 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11639 = v11637 * v11638;
-      v855.x[14] = v11639;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11642 = v855.x[15];
-      const float v11643 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11644 = v11642 * v11643;
-      v855.x[15] = v11644;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11647 = v855.x[16];
-      const float v11648 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11649 = v11647 * v11648;
-      v855.x[16] = v11649;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11652 = v855.x[17];
-      const float v11653 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11654 = v11652 * v11653;
-      v855.x[17] = v11654;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11657 = v855.x[18];
-      const float v11658 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11659 = v11657 * v11658;
-      v855.x[18] = v11659;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11662 = v855.x[19];
-      const float v11663 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11664 = v11662 * v11663;
-      v855.x[19] = v11664;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11667 = v855.x[20];
-      const float v11668 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11669 = v11667 * v11668;
-      v855.x[20] = v11669;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11672 = v855.x[21];
-      const float v11673 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11674 = v11672 * v11673;
-      v855.x[21] = v11674;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11677 = v855.x[22];
-      const float v11678 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11679 = v11677 * v11678;
-      v855.x[22] = v11679;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11682 = v855.x[23];
-      const float v11683 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11684 = v11682 * v11683;
-      v855.x[23] = v11684;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11687 = v855.x[24];
-      const float v11688 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11689 = v11687 * v11688;
-      v855.x[24] = v11689;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11692 = v855.x[25];
-      const float v11693 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11694 = v11692 * v11693;
-      v855.x[25] = v11694;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11697 = v855.x[26];
-      const float v11698 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11699 = v11697 * v11698;
-      v855.x[26] = v11699;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11702 = v855.x[27];
-      const float v11703 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11704 = v11702 * v11703;
-      v855.x[27] = v11704;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11707 = v855.x[28];
-      const float v11708 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11709 = v11707 * v11708;
-      v855.x[28] = v11709;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11712 = v855.x[29];
-      const float v11713 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11714 = v11712 * v11713;
-      v855.x[29] = v11714;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11717 = v855.x[30];
-      const float v11718 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11719 = v11717 * v11718;
-      v855.x[30] = v11719;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11722 = v855.x[31];
-      const float v11723 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11724 = v11722 * v11723;
-      v855.x[31] = v11724;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11727 = v857.x[0];
-      const float v11728 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11729 = v11727 * v11728;
-      v857.x[0] = v11729;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11732 = v857.x[1];
-      const float v11733 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11734 = v11732 * v11733;
-      v857.x[1] = v11734;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11737 = v857.x[2];
-      const float v11738 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11739 = v11737 * v11738;
-      v857.x[2] = v11739;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11742 = v857.x[3];
-      const float v11743 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11744 = v11742 * v11743;
-      v857.x[3] = v11744;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11747 = v857.x[4];
-      const float v11748 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11749 = v11747 * v11748;
-      v857.x[4] = v11749;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11752 = v857.x[5];
-      const float v11753 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11754 = v11752 * v11753;
-      v857.x[5] = v11754;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11757 = v857.x[6];
-      const float v11758 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11759 = v11757 * v11758;
-      v857.x[6] = v11759;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11762 = v857.x[7];
-      const float v11763 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11764 = v11762 * v11763;
-      v857.x[7] = v11764;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11767 = v857.x[8];
-      const float v11768 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11769 = v11767 * v11768;
-      v857.x[8] = v11769;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11772 = v857.x[9];
-      const float v11773 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11774 = v11772 * v11773;
-      v857.x[9] = v11774;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11777 = v857.x[10];
-      const float v11778 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11779 = v11777 * v11778;
-      v857.x[10] = v11779;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11782 = v857.x[11];
-      const float v11783 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11784 = v11782 * v11783;
-      v857.x[11] = v11784;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11787 = v857.x[12];
-      const float v11788 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11789 = v11787 * v11788;
-      v857.x[12] = v11789;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11792 = v857.x[13];
-      const float v11793 = v10410.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11794 = v11792 * v11793;
-      v857.x[13] = v11794;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11797 = v857.x[14];
-      const float v11798 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11799 = v11797 * v11798;
-      v857.x[14] = v11799;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11802 = v857.x[15];
-      const float v11803 = v10410.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11804 = v11802 * v11803;
-      v857.x[15] = v11804;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11807 = v857.x[16];
-      const float v11808 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11809 = v11807 * v11808;
-      v857.x[16] = v11809;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11812 = v857.x[17];
-      const float v11813 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11814 = v11812 * v11813;
-      v857.x[17] = v11814;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11817 = v857.x[18];
-      const float v11818 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11819 = v11817 * v11818;
-      v857.x[18] = v11819;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11822 = v857.x[19];
-      const float v11823 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11824 = v11822 * v11823;
-      v857.x[19] = v11824;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11827 = v857.x[20];
-      const float v11828 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11829 = v11827 * v11828;
-      v857.x[20] = v11829;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11832 = v857.x[21];
-      const float v11833 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11834 = v11832 * v11833;
-      v857.x[21] = v11834;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11837 = v857.x[22];
-      const float v11838 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11839 = v11837 * v11838;
-      v857.x[22] = v11839;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11842 = v857.x[23];
-      const float v11843 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11844 = v11842 * v11843;
-      v857.x[23] = v11844;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11847 = v857.x[24];
-      const float v11848 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11849 = v11847 * v11848;
-      v857.x[24] = v11849;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11852 = v857.x[25];
-      const float v11853 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11854 = v11852 * v11853;
-      v857.x[25] = v11854;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11857 = v857.x[26];
-      const float v11858 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11859 = v11857 * v11858;
-      v857.x[26] = v11859;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11862 = v857.x[27];
-      const float v11863 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11864 = v11862 * v11863;
-      v857.x[27] = v11864;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11867 = v857.x[28];
-      const float v11868 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11869 = v11867 * v11868;
-      v857.x[28] = v11869;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11872 = v857.x[29];
-      const float v11873 = v10410.x[4];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11874 = v11872 * v11873;
-      v857.x[29] = v11874;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11877 = v857.x[30];
-      const float v11878 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11879 = v11877 * v11878;
-      v857.x[30] = v11879;  // kernels/sdpa/flash_tile.hpp:197
-      const float v11882 = v857.x[31];
-      const float v11883 = v10410.x[6];  // kernels/sdpa/flash_tile.hpp:198
-      const float v11884 = v11882 * v11883;
-      v857.x[31] = v11884;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<float, 0, 32, 64> v11886;  // kernels/sdpa/flash_tile.hpp:202
-      iron_frag_fill(v11886, 0.0f);
-      iron_frag_convert(v11886, v8496);
-      iron_frag<float, 1, 64, 32> v11888;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v11888, 0.0f);
-      iron_frag_load_shared<false>(v11888, shm2, v8502, 132u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_software(v851, v11886, v11888);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<float, 1, 64, 32> v11895;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v11895, 0.0f);
-      iron_frag_load_shared<false>(v11895, shm2, v8527, 132u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_software(v853, v11886, v11895);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<float, 1, 64, 32> v11902;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v11902, 0.0f);
-      iron_frag_load_shared<false>(v11902, shm2, v8551, 132u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_software(v855, v11886, v11902);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<float, 1, 64, 32> v11909;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v11909, 0.0f);
-      iron_frag_load_shared<false>(v11909, shm2, v8575, 132u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_software(v857, v11886, v11909);  // kernels/sdpa/flash_tile.hpp:206
-      const unsigned int v11919 = v8492 + 1u;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v11920 = v11919 & 1u;
-      const bool v11921 = v8594 < v827;
-      if (v11921) {
-        const unsigned int v11923 = v11920 * 8448u;  // kernels/sdpa/flash_tile.hpp:146
-        const unsigned int v11933 = v8594 + v47;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11934 = v11933 < v35;
-        const unsigned int v11937 = v11934 ? v11933 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11938 = v11937 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v11939 = v32 + v11938;
-        const unsigned int v11940 = block_table[v11939];
-        const unsigned int v11942 = v11937 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v11943 = v11940 * v2;
-        const unsigned int v11944 = v11943 + v30;
-        const unsigned int v11945 = v11944 * v6;
-        const unsigned int v11946 = v11945 + v11942;
-        const unsigned int v11947 = v11946 << 7u;
-        const unsigned int v11948 = v11947 + v51;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11951 = v11923 + v64;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11952 = v11951 + v51;
-        iron_copy_async<16>(shm1 + v11952, k_pages + v11948, v11934);
-        const unsigned int v11962 = v8594 + v71;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11963 = v11962 < v35;
-        const unsigned int v11966 = v11963 ? v11962 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11967 = v11966 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v11968 = v32 + v11967;
-        const unsigned int v11969 = block_table[v11968];
-        const unsigned int v11971 = v11966 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v11972 = v11969 * v2;
-        const unsigned int v11973 = v11972 + v30;
-        const unsigned int v11974 = v11973 * v6;
-        const unsigned int v11975 = v11974 + v11971;
-        const unsigned int v11976 = v11975 << 7u;
-        const unsigned int v11977 = v11976 + v75;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11980 = v11923 + v88;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v11981 = v11980 + v75;
-        iron_copy_async<16>(shm1 + v11981, k_pages + v11977, v11963);
-        const unsigned int v11991 = v8594 + v95;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v11992 = v11991 < v35;
-        const unsigned int v11995 = v11992 ? v11991 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v11996 = v11995 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v11997 = v32 + v11996;
-        const unsigned int v11998 = block_table[v11997];
-        const unsigned int v12000 = v11995 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12001 = v11998 * v2;
-        const unsigned int v12002 = v12001 + v30;
-        const unsigned int v12003 = v12002 * v6;
-        const unsigned int v12004 = v12003 + v12000;
-        const unsigned int v12005 = v12004 << 7u;
-        const unsigned int v12006 = v12005 + v99;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12009 = v11923 + v112;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12010 = v12009 + v99;
-        iron_copy_async<16>(shm1 + v12010, k_pages + v12006, v11992);
-        const unsigned int v12020 = v8594 + v119;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12021 = v12020 < v35;
-        const unsigned int v12024 = v12021 ? v12020 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12025 = v12024 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12026 = v32 + v12025;
-        const unsigned int v12027 = block_table[v12026];
-        const unsigned int v12029 = v12024 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12030 = v12027 * v2;
-        const unsigned int v12031 = v12030 + v30;
-        const unsigned int v12032 = v12031 * v6;
-        const unsigned int v12033 = v12032 + v12029;
-        const unsigned int v12034 = v12033 << 7u;
-        const unsigned int v12035 = v12034 + v123;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12038 = v11923 + v136;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12039 = v12038 + v123;
-        iron_copy_async<16>(shm1 + v12039, k_pages + v12035, v12021);
-        const unsigned int v12049 = v8594 + v143;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12050 = v12049 < v35;
-        const unsigned int v12053 = v12050 ? v12049 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12054 = v12053 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12055 = v32 + v12054;
-        const unsigned int v12056 = block_table[v12055];
-        const unsigned int v12058 = v12053 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12059 = v12056 * v2;
-        const unsigned int v12060 = v12059 + v30;
-        const unsigned int v12061 = v12060 * v6;
-        const unsigned int v12062 = v12061 + v12058;
-        const unsigned int v12063 = v12062 << 7u;
-        const unsigned int v12064 = v12063 + v147;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12067 = v11923 + v160;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12068 = v12067 + v147;
-        iron_copy_async<16>(shm1 + v12068, k_pages + v12064, v12050);
-        const unsigned int v12078 = v8594 + v167;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12079 = v12078 < v35;
-        const unsigned int v12082 = v12079 ? v12078 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12083 = v12082 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12084 = v32 + v12083;
-        const unsigned int v12085 = block_table[v12084];
-        const unsigned int v12087 = v12082 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12088 = v12085 * v2;
-        const unsigned int v12089 = v12088 + v30;
-        const unsigned int v12090 = v12089 * v6;
-        const unsigned int v12091 = v12090 + v12087;
-        const unsigned int v12092 = v12091 << 7u;
-        const unsigned int v12093 = v12092 + v171;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12096 = v11923 + v184;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12097 = v12096 + v171;
-        iron_copy_async<16>(shm1 + v12097, k_pages + v12093, v12079);
-        const unsigned int v12107 = v8594 + v191;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12108 = v12107 < v35;
-        const unsigned int v12111 = v12108 ? v12107 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12112 = v12111 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12113 = v32 + v12112;
-        const unsigned int v12114 = block_table[v12113];
-        const unsigned int v12116 = v12111 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12117 = v12114 * v2;
-        const unsigned int v12118 = v12117 + v30;
-        const unsigned int v12119 = v12118 * v6;
-        const unsigned int v12120 = v12119 + v12116;
-        const unsigned int v12121 = v12120 << 7u;
-        const unsigned int v12122 = v12121 + v195;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12125 = v11923 + v208;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12126 = v12125 + v195;
-        iron_copy_async<16>(shm1 + v12126, k_pages + v12122, v12108);
-        const unsigned int v12136 = v8594 + v215;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12137 = v12136 < v35;
-        const unsigned int v12140 = v12137 ? v12136 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12141 = v12140 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12142 = v32 + v12141;
-        const unsigned int v12143 = block_table[v12142];
-        const unsigned int v12145 = v12140 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12146 = v12143 * v2;
-        const unsigned int v12147 = v12146 + v30;
-        const unsigned int v12148 = v12147 * v6;
-        const unsigned int v12149 = v12148 + v12145;
-        const unsigned int v12150 = v12149 << 7u;
-        const unsigned int v12151 = v12150 + v219;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12154 = v11923 + v232;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12155 = v12154 + v219;
-        iron_copy_async<16>(shm1 + v12155, k_pages + v12151, v12137);
-        const unsigned int v12165 = v8594 + v239;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12166 = v12165 < v35;
-        const unsigned int v12169 = v12166 ? v12165 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12170 = v12169 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12171 = v32 + v12170;
-        const unsigned int v12172 = block_table[v12171];
-        const unsigned int v12174 = v12169 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12175 = v12172 * v2;
-        const unsigned int v12176 = v12175 + v30;
-        const unsigned int v12177 = v12176 * v6;
-        const unsigned int v12178 = v12177 + v12174;
-        const unsigned int v12179 = v12178 << 7u;
-        const unsigned int v12180 = v12179 + v243;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12183 = v11923 + v256;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12184 = v12183 + v243;
-        iron_copy_async<16>(shm1 + v12184, k_pages + v12180, v12166);
-        const unsigned int v12194 = v8594 + v263;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12195 = v12194 < v35;
-        const unsigned int v12198 = v12195 ? v12194 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12199 = v12198 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12200 = v32 + v12199;
-        const unsigned int v12201 = block_table[v12200];
-        const unsigned int v12203 = v12198 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12204 = v12201 * v2;
-        const unsigned int v12205 = v12204 + v30;
-        const unsigned int v12206 = v12205 * v6;
-        const unsigned int v12207 = v12206 + v12203;
-        const unsigned int v12208 = v12207 << 7u;
-        const unsigned int v12209 = v12208 + v267;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12212 = v11923 + v280;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12213 = v12212 + v267;
-        iron_copy_async<16>(shm1 + v12213, k_pages + v12209, v12195);
-        const unsigned int v12223 = v8594 + v287;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12224 = v12223 < v35;
-        const unsigned int v12227 = v12224 ? v12223 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12228 = v12227 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12229 = v32 + v12228;
-        const unsigned int v12230 = block_table[v12229];
-        const unsigned int v12232 = v12227 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12233 = v12230 * v2;
-        const unsigned int v12234 = v12233 + v30;
-        const unsigned int v12235 = v12234 * v6;
-        const unsigned int v12236 = v12235 + v12232;
-        const unsigned int v12237 = v12236 << 7u;
-        const unsigned int v12238 = v12237 + v291;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12241 = v11923 + v304;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12242 = v12241 + v291;
-        iron_copy_async<16>(shm1 + v12242, k_pages + v12238, v12224);
-        const unsigned int v12252 = v8594 + v311;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12253 = v12252 < v35;
-        const unsigned int v12256 = v12253 ? v12252 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12257 = v12256 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12258 = v32 + v12257;
-        const unsigned int v12259 = block_table[v12258];
-        const unsigned int v12261 = v12256 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12262 = v12259 * v2;
-        const unsigned int v12263 = v12262 + v30;
-        const unsigned int v12264 = v12263 * v6;
-        const unsigned int v12265 = v12264 + v12261;
-        const unsigned int v12266 = v12265 << 7u;
-        const unsigned int v12267 = v12266 + v315;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12270 = v11923 + v328;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12271 = v12270 + v315;
-        iron_copy_async<16>(shm1 + v12271, k_pages + v12267, v12253);
-        const unsigned int v12281 = v8594 + v335;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12282 = v12281 < v35;
-        const unsigned int v12285 = v12282 ? v12281 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12286 = v12285 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12287 = v32 + v12286;
-        const unsigned int v12288 = block_table[v12287];
-        const unsigned int v12290 = v12285 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12291 = v12288 * v2;
-        const unsigned int v12292 = v12291 + v30;
-        const unsigned int v12293 = v12292 * v6;
-        const unsigned int v12294 = v12293 + v12290;
-        const unsigned int v12295 = v12294 << 7u;
-        const unsigned int v12296 = v12295 + v339;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12299 = v11923 + v352;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12300 = v12299 + v339;
-        iron_copy_async<16>(shm1 + v12300, k_pages + v12296, v12282);
-        const unsigned int v12310 = v8594 + v359;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12311 = v12310 < v35;
-        const unsigned int v12314 = v12311 ? v12310 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12315 = v12314 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12316 = v32 + v12315;
-        const unsigned int v12317 = block_table[v12316];
-        const unsigned int v12319 = v12314 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12320 = v12317 * v2;
-        const unsigned int v12321 = v12320 + v30;
-        const unsigned int v12322 = v12321 * v6;
-        const unsigned int v12323 = v12322 + v12319;
-        const unsigned int v12324 = v12323 << 7u;
-        const unsigned int v12325 = v12324 + v363;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12328 = v11923 + v376;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12329 = v12328 + v363;
-        iron_copy_async<16>(shm1 + v12329, k_pages + v12325, v12311);
-        const unsigned int v12339 = v8594 + v383;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12340 = v12339 < v35;
-        const unsigned int v12343 = v12340 ? v12339 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12344 = v12343 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12345 = v32 + v12344;
-        const unsigned int v12346 = block_table[v12345];
-        const unsigned int v12348 = v12343 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12349 = v12346 * v2;
-        const unsigned int v12350 = v12349 + v30;
-        const unsigned int v12351 = v12350 * v6;
-        const unsigned int v12352 = v12351 + v12348;
-        const unsigned int v12353 = v12352 << 7u;
-        const unsigned int v12354 = v12353 + v387;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12357 = v11923 + v400;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12358 = v12357 + v387;
-        iron_copy_async<16>(shm1 + v12358, k_pages + v12354, v12340);
-        const unsigned int v12368 = v8594 + v407;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v12369 = v12368 < v35;
-        const unsigned int v12372 = v12369 ? v12368 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12373 = v12372 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12374 = v32 + v12373;
-        const unsigned int v12375 = block_table[v12374];
-        const unsigned int v12377 = v12372 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12378 = v12375 * v2;
-        const unsigned int v12379 = v12378 + v30;
-        const unsigned int v12380 = v12379 * v6;
-        const unsigned int v12381 = v12380 + v12377;
-        const unsigned int v12382 = v12381 << 7u;
-        const unsigned int v12383 = v12382 + v411;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v12386 = v11923 + v424;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12387 = v12386 + v411;
-        iron_copy_async<16>(shm1 + v12387, k_pages + v12383, v12369);
-        const unsigned int v12406 = block_table[v11939];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12409 = v12406 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12410 = v12409 + v30;
-        const unsigned int v12411 = v12410 * v6;
-        const unsigned int v12412 = v12411 + v11942;
-        const unsigned int v12413 = v12412 << 7u;
-        const unsigned int v12414 = v12413 + v51;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v11952, v_pages + v12414, v11934);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12435 = block_table[v11968];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12438 = v12435 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12439 = v12438 + v30;
-        const unsigned int v12440 = v12439 * v6;
-        const unsigned int v12441 = v12440 + v11971;
-        const unsigned int v12442 = v12441 << 7u;
-        const unsigned int v12443 = v12442 + v75;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v11981, v_pages + v12443, v11963);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12464 = block_table[v11997];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12467 = v12464 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12468 = v12467 + v30;
-        const unsigned int v12469 = v12468 * v6;
-        const unsigned int v12470 = v12469 + v12000;
-        const unsigned int v12471 = v12470 << 7u;
-        const unsigned int v12472 = v12471 + v99;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12010, v_pages + v12472, v11992);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12493 = block_table[v12026];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12496 = v12493 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12497 = v12496 + v30;
-        const unsigned int v12498 = v12497 * v6;
-        const unsigned int v12499 = v12498 + v12029;
-        const unsigned int v12500 = v12499 << 7u;
-        const unsigned int v12501 = v12500 + v123;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12039, v_pages + v12501, v12021);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12522 = block_table[v12055];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12525 = v12522 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12526 = v12525 + v30;
-        const unsigned int v12527 = v12526 * v6;
-        const unsigned int v12528 = v12527 + v12058;
-        const unsigned int v12529 = v12528 << 7u;
-        const unsigned int v12530 = v12529 + v147;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12068, v_pages + v12530, v12050);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12551 = block_table[v12084];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12554 = v12551 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12555 = v12554 + v30;
-        const unsigned int v12556 = v12555 * v6;
-        const unsigned int v12557 = v12556 + v12087;
-        const unsigned int v12558 = v12557 << 7u;
-        const unsigned int v12559 = v12558 + v171;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12097, v_pages + v12559, v12079);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12580 = block_table[v12113];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12583 = v12580 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12584 = v12583 + v30;
-        const unsigned int v12585 = v12584 * v6;
-        const unsigned int v12586 = v12585 + v12116;
-        const unsigned int v12587 = v12586 << 7u;
-        const unsigned int v12588 = v12587 + v195;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12126, v_pages + v12588, v12108);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12609 = block_table[v12142];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12612 = v12609 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12613 = v12612 + v30;
-        const unsigned int v12614 = v12613 * v6;
-        const unsigned int v12615 = v12614 + v12145;
-        const unsigned int v12616 = v12615 << 7u;
-        const unsigned int v12617 = v12616 + v219;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12155, v_pages + v12617, v12137);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12638 = block_table[v12171];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12641 = v12638 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12642 = v12641 + v30;
-        const unsigned int v12643 = v12642 * v6;
-        const unsigned int v12644 = v12643 + v12174;
-        const unsigned int v12645 = v12644 << 7u;
-        const unsigned int v12646 = v12645 + v243;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12184, v_pages + v12646, v12166);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12667 = block_table[v12200];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12670 = v12667 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12671 = v12670 + v30;
-        const unsigned int v12672 = v12671 * v6;
-        const unsigned int v12673 = v12672 + v12203;
-        const unsigned int v12674 = v12673 << 7u;
-        const unsigned int v12675 = v12674 + v267;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12213, v_pages + v12675, v12195);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12696 = block_table[v12229];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12699 = v12696 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12700 = v12699 + v30;
-        const unsigned int v12701 = v12700 * v6;
-        const unsigned int v12702 = v12701 + v12232;
-        const unsigned int v12703 = v12702 << 7u;
-        const unsigned int v12704 = v12703 + v291;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12242, v_pages + v12704, v12224);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12725 = block_table[v12258];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12728 = v12725 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12729 = v12728 + v30;
-        const unsigned int v12730 = v12729 * v6;
-        const unsigned int v12731 = v12730 + v12261;
-        const unsigned int v12732 = v12731 << 7u;
-        const unsigned int v12733 = v12732 + v315;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12271, v_pages + v12733, v12253);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12754 = block_table[v12287];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12757 = v12754 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12758 = v12757 + v30;
-        const unsigned int v12759 = v12758 * v6;
-        const unsigned int v12760 = v12759 + v12290;
-        const unsigned int v12761 = v12760 << 7u;
-        const unsigned int v12762 = v12761 + v339;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12300, v_pages + v12762, v12282);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12783 = block_table[v12316];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12786 = v12783 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12787 = v12786 + v30;
-        const unsigned int v12788 = v12787 * v6;
-        const unsigned int v12789 = v12788 + v12319;
-        const unsigned int v12790 = v12789 << 7u;
-        const unsigned int v12791 = v12790 + v363;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12329, v_pages + v12791, v12311);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12812 = block_table[v12345];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12815 = v12812 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12816 = v12815 + v30;
-        const unsigned int v12817 = v12816 * v6;
-        const unsigned int v12818 = v12817 + v12348;
-        const unsigned int v12819 = v12818 << 7u;
-        const unsigned int v12820 = v12819 + v387;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12358, v_pages + v12820, v12340);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v12841 = block_table[v12374];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v12844 = v12841 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v12845 = v12844 + v30;
-        const unsigned int v12846 = v12845 * v6;
-        const unsigned int v12847 = v12846 + v12377;
-        const unsigned int v12848 = v12847 << 7u;
-        const unsigned int v12849 = v12848 + v411;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + v12387, v_pages + v12849, v12369);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8497 = v8490 + 64u;
+      const unsigned int v8499 = v8492 + 1u;
+      const unsigned int v8500 = v8499 & 1u;
+      const bool v8501 = v8497 < v827;
+      if (v8501) {
+        const unsigned int v8503 = v8500 * 8448u;  // kernels/sdpa/flash_tile.hpp:146
+        const unsigned int v8513 = v8497 + v47;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8514 = v8513 < v35;
+        const unsigned int v8517 = v8514 ? v8513 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8518 = v8517 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8519 = v32 + v8518;
+        const unsigned int v8520 = block_table[v8519];
+        const unsigned int v8522 = v8517 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8523 = v8520 * v2;
+        const unsigned int v8524 = v8523 + v30;
+        const unsigned int v8525 = v8524 * v6;
+        const unsigned int v8526 = v8525 + v8522;
+        const unsigned int v8527 = v8526 << 7u;
+        const unsigned int v8528 = v8527 + v51;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8531 = v8503 + v64;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8532 = v8531 + v51;
+        iron_copy_async<16>(shm1 + v8532, k_pages + v8528, v8514);
+        const unsigned int v8542 = v8497 + v71;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8543 = v8542 < v35;
+        const unsigned int v8546 = v8543 ? v8542 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8547 = v8546 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8548 = v32 + v8547;
+        const unsigned int v8549 = block_table[v8548];
+        const unsigned int v8551 = v8546 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8552 = v8549 * v2;
+        const unsigned int v8553 = v8552 + v30;
+        const unsigned int v8554 = v8553 * v6;
+        const unsigned int v8555 = v8554 + v8551;
+        const unsigned int v8556 = v8555 << 7u;
+        const unsigned int v8557 = v8556 + v75;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8560 = v8503 + v88;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8561 = v8560 + v75;
+        iron_copy_async<16>(shm1 + v8561, k_pages + v8557, v8543);
+        const unsigned int v8571 = v8497 + v95;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8572 = v8571 < v35;
+        const unsigned int v8575 = v8572 ? v8571 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8576 = v8575 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8577 = v32 + v8576;
+        const unsigned int v8578 = block_table[v8577];
+        const unsigned int v8580 = v8575 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8581 = v8578 * v2;
+        const unsigned int v8582 = v8581 + v30;
+        const unsigned int v8583 = v8582 * v6;
+        const unsigned int v8584 = v8583 + v8580;
+        const unsigned int v8585 = v8584 << 7u;
+        const unsigned int v8586 = v8585 + v99;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8589 = v8503 + v112;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8590 = v8589 + v99;
+        iron_copy_async<16>(shm1 + v8590, k_pages + v8586, v8572);
+        const unsigned int v8600 = v8497 + v119;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8601 = v8600 < v35;
+        const unsigned int v8604 = v8601 ? v8600 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8605 = v8604 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8606 = v32 + v8605;
+        const unsigned int v8607 = block_table[v8606];
+        const unsigned int v8609 = v8604 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8610 = v8607 * v2;
+        const unsigned int v8611 = v8610 + v30;
+        const unsigned int v8612 = v8611 * v6;
+        const unsigned int v8613 = v8612 + v8609;
+        const unsigned int v8614 = v8613 << 7u;
+        const unsigned int v8615 = v8614 + v123;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8618 = v8503 + v136;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8619 = v8618 + v123;
+        iron_copy_async<16>(shm1 + v8619, k_pages + v8615, v8601);
+        const unsigned int v8629 = v8497 + v143;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8630 = v8629 < v35;
+        const unsigned int v8633 = v8630 ? v8629 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8634 = v8633 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8635 = v32 + v8634;
+        const unsigned int v8636 = block_table[v8635];
+        const unsigned int v8638 = v8633 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8639 = v8636 * v2;
+        const unsigned int v8640 = v8639 + v30;
+        const unsigned int v8641 = v8640 * v6;
+        const unsigned int v8642 = v8641 + v8638;
+        const unsigned int v8643 = v8642 << 7u;
+        const unsigned int v8644 = v8643 + v147;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8647 = v8503 + v160;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8648 = v8647 + v147;
+        iron_copy_async<16>(shm1 + v8648, k_pages + v8644, v8630);
+        const unsigned int v8658 = v8497 + v167;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8659 = v8658 < v35;
+        const unsigned int v8662 = v8659 ? v8658 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8663 = v8662 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8664 = v32 + v8663;
+        const unsigned int v8665 = block_table[v8664];
+        const unsigned int v8667 = v8662 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8668 = v8665 * v2;
+        const unsigned int v8669 = v8668 + v30;
+        const unsigned int v8670 = v8669 * v6;
+        const unsigned int v8671 = v8670 + v8667;
+        const unsigned int v8672 = v8671 << 7u;
+        const unsigned int v8673 = v8672 + v171;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8676 = v8503 + v184;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8677 = v8676 + v171;
+        iron_copy_async<16>(shm1 + v8677, k_pages + v8673, v8659);
+        const unsigned int v8687 = v8497 + v191;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8688 = v8687 < v35;
+        const unsigned int v8691 = v8688 ? v8687 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8692 = v8691 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8693 = v32 + v8692;
+        const unsigned int v8694 = block_table[v8693];
+        const unsigned int v8696 = v8691 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8697 = v8694 * v2;
+        const unsigned int v8698 = v8697 + v30;
+        const unsigned int v8699 = v8698 * v6;
+        const unsigned int v8700 = v8699 + v8696;
+        const unsigned int v8701 = v8700 << 7u;
+        const unsigned int v8702 = v8701 + v195;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8705 = v8503 + v208;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8706 = v8705 + v195;
+        iron_copy_async<16>(shm1 + v8706, k_pages + v8702, v8688);
+        const unsigned int v8716 = v8497 + v215;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8717 = v8716 < v35;
+        const unsigned int v8720 = v8717 ? v8716 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8721 = v8720 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8722 = v32 + v8721;
+        const unsigned int v8723 = block_table[v8722];
+        const unsigned int v8725 = v8720 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8726 = v8723 * v2;
+        const unsigned int v8727 = v8726 + v30;
+        const unsigned int v8728 = v8727 * v6;
+        const unsigned int v8729 = v8728 + v8725;
+        const unsigned int v8730 = v8729 << 7u;
+        const unsigned int v8731 = v8730 + v219;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8734 = v8503 + v232;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8735 = v8734 + v219;
+        iron_copy_async<16>(shm1 + v8735, k_pages + v8731, v8717);
+        const unsigned int v8745 = v8497 + v239;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8746 = v8745 < v35;
+        const unsigned int v8749 = v8746 ? v8745 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8750 = v8749 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8751 = v32 + v8750;
+        const unsigned int v8752 = block_table[v8751];
+        const unsigned int v8754 = v8749 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8755 = v8752 * v2;
+        const unsigned int v8756 = v8755 + v30;
+        const unsigned int v8757 = v8756 * v6;
+        const unsigned int v8758 = v8757 + v8754;
+        const unsigned int v8759 = v8758 << 7u;
+        const unsigned int v8760 = v8759 + v243;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8763 = v8503 + v256;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8764 = v8763 + v243;
+        iron_copy_async<16>(shm1 + v8764, k_pages + v8760, v8746);
+        const unsigned int v8774 = v8497 + v263;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8775 = v8774 < v35;
+        const unsigned int v8778 = v8775 ? v8774 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8779 = v8778 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8780 = v32 + v8779;
+        const unsigned int v8781 = block_table[v8780];
+        const unsigned int v8783 = v8778 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8784 = v8781 * v2;
+        const unsigned int v8785 = v8784 + v30;
+        const unsigned int v8786 = v8785 * v6;
+        const unsigned int v8787 = v8786 + v8783;
+        const unsigned int v8788 = v8787 << 7u;
+        const unsigned int v8789 = v8788 + v267;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8792 = v8503 + v280;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8793 = v8792 + v267;
+        iron_copy_async<16>(shm1 + v8793, k_pages + v8789, v8775);
+        const unsigned int v8803 = v8497 + v287;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8804 = v8803 < v35;
+        const unsigned int v8807 = v8804 ? v8803 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8808 = v8807 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8809 = v32 + v8808;
+        const unsigned int v8810 = block_table[v8809];
+        const unsigned int v8812 = v8807 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8813 = v8810 * v2;
+        const unsigned int v8814 = v8813 + v30;
+        const unsigned int v8815 = v8814 * v6;
+        const unsigned int v8816 = v8815 + v8812;
+        const unsigned int v8817 = v8816 << 7u;
+        const unsigned int v8818 = v8817 + v291;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8821 = v8503 + v304;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8822 = v8821 + v291;
+        iron_copy_async<16>(shm1 + v8822, k_pages + v8818, v8804);
+        const unsigned int v8832 = v8497 + v311;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8833 = v8832 < v35;
+        const unsigned int v8836 = v8833 ? v8832 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8837 = v8836 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8838 = v32 + v8837;
+        const unsigned int v8839 = block_table[v8838];
+        const unsigned int v8841 = v8836 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8842 = v8839 * v2;
+        const unsigned int v8843 = v8842 + v30;
+        const unsigned int v8844 = v8843 * v6;
+        const unsigned int v8845 = v8844 + v8841;
+        const unsigned int v8846 = v8845 << 7u;
+        const unsigned int v8847 = v8846 + v315;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8850 = v8503 + v328;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8851 = v8850 + v315;
+        iron_copy_async<16>(shm1 + v8851, k_pages + v8847, v8833);
+        const unsigned int v8861 = v8497 + v335;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8862 = v8861 < v35;
+        const unsigned int v8865 = v8862 ? v8861 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8866 = v8865 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8867 = v32 + v8866;
+        const unsigned int v8868 = block_table[v8867];
+        const unsigned int v8870 = v8865 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8871 = v8868 * v2;
+        const unsigned int v8872 = v8871 + v30;
+        const unsigned int v8873 = v8872 * v6;
+        const unsigned int v8874 = v8873 + v8870;
+        const unsigned int v8875 = v8874 << 7u;
+        const unsigned int v8876 = v8875 + v339;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8879 = v8503 + v352;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8880 = v8879 + v339;
+        iron_copy_async<16>(shm1 + v8880, k_pages + v8876, v8862);
+        const unsigned int v8890 = v8497 + v359;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8891 = v8890 < v35;
+        const unsigned int v8894 = v8891 ? v8890 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8895 = v8894 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8896 = v32 + v8895;
+        const unsigned int v8897 = block_table[v8896];
+        const unsigned int v8899 = v8894 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8900 = v8897 * v2;
+        const unsigned int v8901 = v8900 + v30;
+        const unsigned int v8902 = v8901 * v6;
+        const unsigned int v8903 = v8902 + v8899;
+        const unsigned int v8904 = v8903 << 7u;
+        const unsigned int v8905 = v8904 + v363;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8908 = v8503 + v376;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8909 = v8908 + v363;
+        iron_copy_async<16>(shm1 + v8909, k_pages + v8905, v8891);
+        const unsigned int v8919 = v8497 + v383;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8920 = v8919 < v35;
+        const unsigned int v8923 = v8920 ? v8919 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8924 = v8923 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8925 = v32 + v8924;
+        const unsigned int v8926 = block_table[v8925];
+        const unsigned int v8928 = v8923 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8929 = v8926 * v2;
+        const unsigned int v8930 = v8929 + v30;
+        const unsigned int v8931 = v8930 * v6;
+        const unsigned int v8932 = v8931 + v8928;
+        const unsigned int v8933 = v8932 << 7u;
+        const unsigned int v8934 = v8933 + v387;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8937 = v8503 + v400;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8938 = v8937 + v387;
+        iron_copy_async<16>(shm1 + v8938, k_pages + v8934, v8920);
+        const unsigned int v8948 = v8497 + v407;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8949 = v8948 < v35;
+        const unsigned int v8952 = v8949 ? v8948 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8953 = v8952 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8954 = v32 + v8953;
+        const unsigned int v8955 = block_table[v8954];
+        const unsigned int v8957 = v8952 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8958 = v8955 * v2;
+        const unsigned int v8959 = v8958 + v30;
+        const unsigned int v8960 = v8959 * v6;
+        const unsigned int v8961 = v8960 + v8957;
+        const unsigned int v8962 = v8961 << 7u;
+        const unsigned int v8963 = v8962 + v411;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8966 = v8503 + v424;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8967 = v8966 + v411;
+        iron_copy_async<16>(shm1 + v8967, k_pages + v8963, v8949);
+        const unsigned int v8986 = block_table[v8519];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v8989 = v8986 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v8990 = v8989 + v30;
+        const unsigned int v8991 = v8990 * v6;
+        const unsigned int v8992 = v8991 + v8522;
+        const unsigned int v8993 = v8992 << 7u;
+        const unsigned int v8994 = v8993 + v51;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8532, v_pages + v8994, v8514);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9015 = block_table[v8548];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9018 = v9015 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9019 = v9018 + v30;
+        const unsigned int v9020 = v9019 * v6;
+        const unsigned int v9021 = v9020 + v8551;
+        const unsigned int v9022 = v9021 << 7u;
+        const unsigned int v9023 = v9022 + v75;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8561, v_pages + v9023, v8543);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9044 = block_table[v8577];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9047 = v9044 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9048 = v9047 + v30;
+        const unsigned int v9049 = v9048 * v6;
+        const unsigned int v9050 = v9049 + v8580;
+        const unsigned int v9051 = v9050 << 7u;
+        const unsigned int v9052 = v9051 + v99;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8590, v_pages + v9052, v8572);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9073 = block_table[v8606];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9076 = v9073 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9077 = v9076 + v30;
+        const unsigned int v9078 = v9077 * v6;
+        const unsigned int v9079 = v9078 + v8609;
+        const unsigned int v9080 = v9079 << 7u;
+        const unsigned int v9081 = v9080 + v123;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8619, v_pages + v9081, v8601);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9102 = block_table[v8635];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9105 = v9102 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9106 = v9105 + v30;
+        const unsigned int v9107 = v9106 * v6;
+        const unsigned int v9108 = v9107 + v8638;
+        const unsigned int v9109 = v9108 << 7u;
+        const unsigned int v9110 = v9109 + v147;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8648, v_pages + v9110, v8630);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9131 = block_table[v8664];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9134 = v9131 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9135 = v9134 + v30;
+        const unsigned int v9136 = v9135 * v6;
+        const unsigned int v9137 = v9136 + v8667;
+        const unsigned int v9138 = v9137 << 7u;
+        const unsigned int v9139 = v9138 + v171;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8677, v_pages + v9139, v8659);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9160 = block_table[v8693];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9163 = v9160 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9164 = v9163 + v30;
+        const unsigned int v9165 = v9164 * v6;
+        const unsigned int v9166 = v9165 + v8696;
+        const unsigned int v9167 = v9166 << 7u;
+        const unsigned int v9168 = v9167 + v195;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8706, v_pages + v9168, v8688);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9189 = block_table[v8722];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9192 = v9189 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9193 = v9192 + v30;
+        const unsigned int v9194 = v9193 * v6;
+        const unsigned int v9195 = v9194 + v8725;
+        const unsigned int v9196 = v9195 << 7u;
+        const unsigned int v9197 = v9196 + v219;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8735, v_pages + v9197, v8717);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9218 = block_table[v8751];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9221 = v9218 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9222 = v9221 + v30;
+        const unsigned int v9223 = v9222 * v6;
+        const unsigned int v9224 = v9223 + v8754;
+        const unsigned int v9225 = v9224 << 7u;
+        const unsigned int v9226 = v9225 + v243;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8764, v_pages + v9226, v8746);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9247 = block_table[v8780];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9250 = v9247 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9251 = v9250 + v30;
+        const unsigned int v9252 = v9251 * v6;
+        const unsigned int v9253 = v9252 + v8783;
+        const unsigned int v9254 = v9253 << 7u;
+        const unsigned int v9255 = v9254 + v267;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8793, v_pages + v9255, v8775);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9276 = block_table[v8809];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9279 = v9276 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9280 = v9279 + v30;
+        const unsigned int v9281 = v9280 * v6;
+        const unsigned int v9282 = v9281 + v8812;
+        const unsigned int v9283 = v9282 << 7u;
+        const unsigned int v9284 = v9283 + v291;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8822, v_pages + v9284, v8804);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9305 = block_table[v8838];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9308 = v9305 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9309 = v9308 + v30;
+        const unsigned int v9310 = v9309 * v6;
+        const unsigned int v9311 = v9310 + v8841;
+        const unsigned int v9312 = v9311 << 7u;
+        const unsigned int v9313 = v9312 + v315;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8851, v_pages + v9313, v8833);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9334 = block_table[v8867];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9337 = v9334 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9338 = v9337 + v30;
+        const unsigned int v9339 = v9338 * v6;
+        const unsigned int v9340 = v9339 + v8870;
+        const unsigned int v9341 = v9340 << 7u;
+        const unsigned int v9342 = v9341 + v339;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8880, v_pages + v9342, v8862);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9363 = block_table[v8896];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9366 = v9363 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9367 = v9366 + v30;
+        const unsigned int v9368 = v9367 * v6;
+        const unsigned int v9369 = v9368 + v8899;
+        const unsigned int v9370 = v9369 << 7u;
+        const unsigned int v9371 = v9370 + v363;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8909, v_pages + v9371, v8891);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9392 = block_table[v8925];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9395 = v9392 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9396 = v9395 + v30;
+        const unsigned int v9397 = v9396 * v6;
+        const unsigned int v9398 = v9397 + v8928;
+        const unsigned int v9399 = v9398 << 7u;
+        const unsigned int v9400 = v9399 + v387;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8938, v_pages + v9400, v8920);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9421 = block_table[v8954];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9424 = v9421 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9425 = v9424 + v30;
+        const unsigned int v9426 = v9425 * v6;
+        const unsigned int v9427 = v9426 + v8957;
+        const unsigned int v9428 = v9427 << 7u;
+        const unsigned int v9429 = v9428 + v411;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + v8967, v_pages + v9429, v8949);  // kernels/sdpa/flash_tile.hpp:77
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
+      iron_frag<float, 2, 32, 64> v9435;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v9435, 0.0f);
+      iron_frag<float, 1, 16, 64> v9437;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9437, 0.0f);
+      const unsigned int v9441 = v8494 * 8448u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9437, shm1, v9441, 132u);
+      iron_frag<float, 0, 32, 16> v9444;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9444, 0.0f);
+      iron_frag_load_shared<false>(v9444, shm0, v815, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9435, v9444, v9437);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9449;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9449, 0.0f);
+      const unsigned int v9454 = v9441 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9449, shm1, v9454, 132u);
+      iron_frag<float, 0, 32, 16> v9456;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9456, 0.0f);
+      iron_frag_load_shared<false>(v9456, shm0, v9459, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9435, v9456, v9449);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9461;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9461, 0.0f);
+      const unsigned int v9466 = v9441 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9461, shm1, v9466, 132u);
+      iron_frag<float, 0, 32, 16> v9468;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9468, 0.0f);
+      iron_frag_load_shared<false>(v9468, shm0, v9471, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9435, v9468, v9461);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9473;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9473, 0.0f);
+      const unsigned int v9478 = v9441 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9473, shm1, v9478, 132u);
+      iron_frag<float, 0, 32, 16> v9480;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9480, 0.0f);
+      iron_frag_load_shared<false>(v9480, shm0, v9483, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9435, v9480, v9473);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9485;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9485, 0.0f);
+      const unsigned int v9490 = v9441 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9485, shm1, v9490, 132u);
+      iron_frag<float, 0, 32, 16> v9492;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9492, 0.0f);
+      iron_frag_load_shared<false>(v9492, shm0, v9495, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9435, v9492, v9485);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9497;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9497, 0.0f);
+      const unsigned int v9502 = v9441 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9497, shm1, v9502, 132u);
+      iron_frag<float, 0, 32, 16> v9504;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9504, 0.0f);
+      iron_frag_load_shared<false>(v9504, shm0, v9507, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9435, v9504, v9497);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9509;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9509, 0.0f);
+      const unsigned int v9514 = v9441 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9509, shm1, v9514, 132u);
+      iron_frag<float, 0, 32, 16> v9516;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9516, 0.0f);
+      iron_frag_load_shared<false>(v9516, shm0, v9519, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9435, v9516, v9509);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9521;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9521, 0.0f);
+      const unsigned int v9526 = v9441 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9521, shm1, v9526, 132u);
+      iron_frag<float, 0, 32, 16> v9528;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9528, 0.0f);
+      iron_frag_load_shared<false>(v9528, shm0, v9531, 132u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9435, v9528, v9521);  // kernels/sdpa/flash_tile.hpp:160
+      const bool v9534 = v8497 <= v35;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v9542 = v8497 + v20;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v9543 = v9542 <= v830;
+      const bool v9544 = v826 || v9543;
+      const bool v9545 = v9534 && v9544;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v9548 = v8490 + v9;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v9549 = v9548 + v20;
+      const bool v9551 = v819 <= v9549;
+      const bool v9552 = v9547 || v9551;
+      const bool v9553 = v9545 && v9552;  // kernels/sdpa/flash_tile.hpp:165
+      if (v9553) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v9556 = v9435.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v9557 = v9556 * v845;
+        v9435.x[0] = v9557;
+        const float v9560 = v9435.x[1];
+        const float v9561 = v9560 * v845;
+        v9435.x[1] = v9561;
+        const float v9564 = v9435.x[2];
+        const float v9565 = v9564 * v845;
+        v9435.x[2] = v9565;
+        const float v9568 = v9435.x[3];
+        const float v9569 = v9568 * v845;
+        v9435.x[3] = v9569;
+        const float v9572 = v9435.x[4];
+        const float v9573 = v9572 * v845;
+        v9435.x[4] = v9573;
+        const float v9576 = v9435.x[5];
+        const float v9577 = v9576 * v845;
+        v9435.x[5] = v9577;
+        const float v9580 = v9435.x[6];
+        const float v9581 = v9580 * v845;
+        v9435.x[6] = v9581;
+        const float v9584 = v9435.x[7];
+        const float v9585 = v9584 * v845;
+        v9435.x[7] = v9585;
+        const float v9588 = v9435.x[8];
+        const float v9589 = v9588 * v845;
+        v9435.x[8] = v9589;
+        const float v9592 = v9435.x[9];
+        const float v9593 = v9592 * v845;
+        v9435.x[9] = v9593;
+        const float v9596 = v9435.x[10];
+        const float v9597 = v9596 * v845;
+        v9435.x[10] = v9597;
+        const float v9600 = v9435.x[11];
+        const float v9601 = v9600 * v845;
+        v9435.x[11] = v9601;
+        const float v9604 = v9435.x[12];
+        const float v9605 = v9604 * v845;
+        v9435.x[12] = v9605;
+        const float v9608 = v9435.x[13];
+        const float v9609 = v9608 * v845;
+        v9435.x[13] = v9609;
+        const float v9612 = v9435.x[14];
+        const float v9613 = v9612 * v845;
+        v9435.x[14] = v9613;
+        const float v9616 = v9435.x[15];
+        const float v9617 = v9616 * v845;
+        v9435.x[15] = v9617;
+        const float v9620 = v9435.x[16];
+        const float v9621 = v9620 * v845;
+        v9435.x[16] = v9621;
+        const float v9624 = v9435.x[17];
+        const float v9625 = v9624 * v845;
+        v9435.x[17] = v9625;
+        const float v9628 = v9435.x[18];
+        const float v9629 = v9628 * v845;
+        v9435.x[18] = v9629;
+        const float v9632 = v9435.x[19];
+        const float v9633 = v9632 * v845;
+        v9435.x[19] = v9633;
+        const float v9636 = v9435.x[20];
+        const float v9637 = v9636 * v845;
+        v9435.x[20] = v9637;
+        const float v9640 = v9435.x[21];
+        const float v9641 = v9640 * v845;
+        v9435.x[21] = v9641;
+        const float v9644 = v9435.x[22];
+        const float v9645 = v9644 * v845;
+        v9435.x[22] = v9645;
+        const float v9648 = v9435.x[23];
+        const float v9649 = v9648 * v845;
+        v9435.x[23] = v9649;
+        const float v9652 = v9435.x[24];
+        const float v9653 = v9652 * v845;
+        v9435.x[24] = v9653;
+        const float v9656 = v9435.x[25];
+        const float v9657 = v9656 * v845;
+        v9435.x[25] = v9657;
+        const float v9660 = v9435.x[26];
+        const float v9661 = v9660 * v845;
+        v9435.x[26] = v9661;
+        const float v9664 = v9435.x[27];
+        const float v9665 = v9664 * v845;
+        v9435.x[27] = v9665;
+        const float v9668 = v9435.x[28];
+        const float v9669 = v9668 * v845;
+        v9435.x[28] = v9669;
+        const float v9672 = v9435.x[29];
+        const float v9673 = v9672 * v845;
+        v9435.x[29] = v9673;
+        const float v9676 = v9435.x[30];
+        const float v9677 = v9676 * v845;
+        v9435.x[30] = v9677;
+        const float v9680 = v9435.x[31];
+        const float v9681 = v9680 * v845;
+        v9435.x[31] = v9681;
+        const float v9684 = v9435.x[32];
+        const float v9685 = v9684 * v845;
+        v9435.x[32] = v9685;
+        const float v9688 = v9435.x[33];
+        const float v9689 = v9688 * v845;
+        v9435.x[33] = v9689;
+        const float v9692 = v9435.x[34];
+        const float v9693 = v9692 * v845;
+        v9435.x[34] = v9693;
+        const float v9696 = v9435.x[35];
+        const float v9697 = v9696 * v845;
+        v9435.x[35] = v9697;
+        const float v9700 = v9435.x[36];
+        const float v9701 = v9700 * v845;
+        v9435.x[36] = v9701;
+        const float v9704 = v9435.x[37];
+        const float v9705 = v9704 * v845;
+        v9435.x[37] = v9705;
+        const float v9708 = v9435.x[38];
+        const float v9709 = v9708 * v845;
+        v9435.x[38] = v9709;
+        const float v9712 = v9435.x[39];
+        const float v9713 = v9712 * v845;
+        v9435.x[39] = v9713;
+        const float v9716 = v9435.x[40];
+        const float v9717 = v9716 * v845;
+        v9435.x[40] = v9717;
+        const float v9720 = v9435.x[41];
+        const float v9721 = v9720 * v845;
+        v9435.x[41] = v9721;
+        const float v9724 = v9435.x[42];
+        const float v9725 = v9724 * v845;
+        v9435.x[42] = v9725;
+        const float v9728 = v9435.x[43];
+        const float v9729 = v9728 * v845;
+        v9435.x[43] = v9729;
+        const float v9732 = v9435.x[44];
+        const float v9733 = v9732 * v845;
+        v9435.x[44] = v9733;
+        const float v9736 = v9435.x[45];
+        const float v9737 = v9736 * v845;
+        v9435.x[45] = v9737;
+        const float v9740 = v9435.x[46];
+        const float v9741 = v9740 * v845;
+        v9435.x[46] = v9741;
+        const float v9744 = v9435.x[47];
+        const float v9745 = v9744 * v845;
+        v9435.x[47] = v9745;
+        const float v9748 = v9435.x[48];
+        const float v9749 = v9748 * v845;
+        v9435.x[48] = v9749;
+        const float v9752 = v9435.x[49];
+        const float v9753 = v9752 * v845;
+        v9435.x[49] = v9753;
+        const float v9756 = v9435.x[50];
+        const float v9757 = v9756 * v845;
+        v9435.x[50] = v9757;
+        const float v9760 = v9435.x[51];
+        const float v9761 = v9760 * v845;
+        v9435.x[51] = v9761;
+        const float v9764 = v9435.x[52];
+        const float v9765 = v9764 * v845;
+        v9435.x[52] = v9765;
+        const float v9768 = v9435.x[53];
+        const float v9769 = v9768 * v845;
+        v9435.x[53] = v9769;
+        const float v9772 = v9435.x[54];
+        const float v9773 = v9772 * v845;
+        v9435.x[54] = v9773;
+        const float v9776 = v9435.x[55];
+        const float v9777 = v9776 * v845;
+        v9435.x[55] = v9777;
+        const float v9780 = v9435.x[56];
+        const float v9781 = v9780 * v845;
+        v9435.x[56] = v9781;
+        const float v9784 = v9435.x[57];
+        const float v9785 = v9784 * v845;
+        v9435.x[57] = v9785;
+        const float v9788 = v9435.x[58];
+        const float v9789 = v9788 * v845;
+        v9435.x[58] = v9789;
+        const float v9792 = v9435.x[59];
+        const float v9793 = v9792 * v845;
+        v9435.x[59] = v9793;
+        const float v9796 = v9435.x[60];
+        const float v9797 = v9796 * v845;
+        v9435.x[60] = v9797;
+        const float v9800 = v9435.x[61];
+        const float v9801 = v9800 * v845;
+        v9435.x[61] = v9801;
+        const float v9804 = v9435.x[62];
+        const float v9805 = v9804 * v845;
+        v9435.x[62] = v9805;
+        const float v9808 = v9435.x[63];
+        const float v9809 = v9808 * v845;
+        v9435.x[63] = v9809;
+      } else {
+        const unsigned int v9810 = static_cast<unsigned int>(v9435.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9811 = static_cast<unsigned int>(v9435.row(0, iron_linear_thread() & 31u));
+        const float v9812 = v9435.x[0];
+        const unsigned int v9813 = v41 + v9811;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9814 = v8490 + v9810;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9815 = v9814 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9818 = v9813 + v35;
+        const unsigned int v9819 = v9814 + v20;
+        const bool v9820 = v9819 <= v9818;
+        const bool v9821 = v826 || v9820;
+        const bool v9822 = v9815 && v9821;
+        const unsigned int v9825 = v9814 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9826 = v9825 + v20;
+        const bool v9828 = v9818 < v9826;
+        const bool v9829 = v9547 || v9828;
+        const bool v9830 = v9822 && v9829;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9832 = v9812 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9833 = v9830 ? v9832 : __uint_as_float(0xff800000u);
+        v9435.x[0] = v9833;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9834 = static_cast<unsigned int>(v9435.col(1, iron_linear_thread() & 31u));
+        const unsigned int v9835 = static_cast<unsigned int>(v9435.row(1, iron_linear_thread() & 31u));
+        const float v9836 = v9435.x[1];
+        const unsigned int v9837 = v41 + v9835;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9838 = v8490 + v9834;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9839 = v9838 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9842 = v9837 + v35;
+        const unsigned int v9843 = v9838 + v20;
+        const bool v9844 = v9843 <= v9842;
+        const bool v9845 = v826 || v9844;
+        const bool v9846 = v9839 && v9845;
+        const unsigned int v9849 = v9838 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9850 = v9849 + v20;
+        const bool v9852 = v9842 < v9850;
+        const bool v9853 = v9547 || v9852;
+        const bool v9854 = v9846 && v9853;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9856 = v9836 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9857 = v9854 ? v9856 : __uint_as_float(0xff800000u);
+        v9435.x[1] = v9857;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9858 = static_cast<unsigned int>(v9435.col(2, iron_linear_thread() & 31u));
+        const unsigned int v9859 = static_cast<unsigned int>(v9435.row(2, iron_linear_thread() & 31u));
+        const float v9860 = v9435.x[2];
+        const unsigned int v9861 = v41 + v9859;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9862 = v8490 + v9858;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9863 = v9862 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9866 = v9861 + v35;
+        const unsigned int v9867 = v9862 + v20;
+        const bool v9868 = v9867 <= v9866;
+        const bool v9869 = v826 || v9868;
+        const bool v9870 = v9863 && v9869;
+        const unsigned int v9873 = v9862 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9874 = v9873 + v20;
+        const bool v9876 = v9866 < v9874;
+        const bool v9877 = v9547 || v9876;
+        const bool v9878 = v9870 && v9877;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9880 = v9860 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9881 = v9878 ? v9880 : __uint_as_float(0xff800000u);
+        v9435.x[2] = v9881;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9882 = static_cast<unsigned int>(v9435.col(3, iron_linear_thread() & 31u));
+        const unsigned int v9883 = static_cast<unsigned int>(v9435.row(3, iron_linear_thread() & 31u));
+        const float v9884 = v9435.x[3];
+        const unsigned int v9885 = v41 + v9883;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9886 = v8490 + v9882;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9887 = v9886 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9890 = v9885 + v35;
+        const unsigned int v9891 = v9886 + v20;
+        const bool v9892 = v9891 <= v9890;
+        const bool v9893 = v826 || v9892;
+        const bool v9894 = v9887 && v9893;
+        const unsigned int v9897 = v9886 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9898 = v9897 + v20;
+        const bool v9900 = v9890 < v9898;
+        const bool v9901 = v9547 || v9900;
+        const bool v9902 = v9894 && v9901;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9904 = v9884 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9905 = v9902 ? v9904 : __uint_as_float(0xff800000u);
+        v9435.x[3] = v9905;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9906 = static_cast<unsigned int>(v9435.col(4, iron_linear_thread() & 31u));
+        const unsigned int v9907 = static_cast<unsigned int>(v9435.row(4, iron_linear_thread() & 31u));
+        const float v9908 = v9435.x[4];
+        const unsigned int v9909 = v41 + v9907;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9910 = v8490 + v9906;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9911 = v9910 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9914 = v9909 + v35;
+        const unsigned int v9915 = v9910 + v20;
+        const bool v9916 = v9915 <= v9914;
+        const bool v9917 = v826 || v9916;
+        const bool v9918 = v9911 && v9917;
+        const unsigned int v9921 = v9910 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9922 = v9921 + v20;
+        const bool v9924 = v9914 < v9922;
+        const bool v9925 = v9547 || v9924;
+        const bool v9926 = v9918 && v9925;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9928 = v9908 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9929 = v9926 ? v9928 : __uint_as_float(0xff800000u);
+        v9435.x[4] = v9929;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9930 = static_cast<unsigned int>(v9435.col(5, iron_linear_thread() & 31u));
+        const unsigned int v9931 = static_cast<unsigned int>(v9435.row(5, iron_linear_thread() & 31u));
+        const float v9932 = v9435.x[5];
+        const unsigned int v9933 = v41 + v9931;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9934 = v8490 + v9930;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9935 = v9934 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9938 = v9933 + v35;
+        const unsigned int v9939 = v9934 + v20;
+        const bool v9940 = v9939 <= v9938;
+        const bool v9941 = v826 || v9940;
+        const bool v9942 = v9935 && v9941;
+        const unsigned int v9945 = v9934 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9946 = v9945 + v20;
+        const bool v9948 = v9938 < v9946;
+        const bool v9949 = v9547 || v9948;
+        const bool v9950 = v9942 && v9949;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9952 = v9932 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9953 = v9950 ? v9952 : __uint_as_float(0xff800000u);
+        v9435.x[5] = v9953;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9954 = static_cast<unsigned int>(v9435.col(6, iron_linear_thread() & 31u));
+        const unsigned int v9955 = static_cast<unsigned int>(v9435.row(6, iron_linear_thread() & 31u));
+        const float v9956 = v9435.x[6];
+        const unsigned int v9957 = v41 + v9955;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9958 = v8490 + v9954;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9959 = v9958 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9962 = v9957 + v35;
+        const unsigned int v9963 = v9958 + v20;
+        const bool v9964 = v9963 <= v9962;
+        const bool v9965 = v826 || v9964;
+        const bool v9966 = v9959 && v9965;
+        const unsigned int v9969 = v9958 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9970 = v9969 + v20;
+        const bool v9972 = v9962 < v9970;
+        const bool v9973 = v9547 || v9972;
+        const bool v9974 = v9966 && v9973;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9976 = v9956 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9977 = v9974 ? v9976 : __uint_as_float(0xff800000u);
+        v9435.x[6] = v9977;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9978 = static_cast<unsigned int>(v9435.col(7, iron_linear_thread() & 31u));
+        const unsigned int v9979 = static_cast<unsigned int>(v9435.row(7, iron_linear_thread() & 31u));
+        const float v9980 = v9435.x[7];
+        const unsigned int v9981 = v41 + v9979;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9982 = v8490 + v9978;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9983 = v9982 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9986 = v9981 + v35;
+        const unsigned int v9987 = v9982 + v20;
+        const bool v9988 = v9987 <= v9986;
+        const bool v9989 = v826 || v9988;
+        const bool v9990 = v9983 && v9989;
+        const unsigned int v9993 = v9982 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9994 = v9993 + v20;
+        const bool v9996 = v9986 < v9994;
+        const bool v9997 = v9547 || v9996;
+        const bool v9998 = v9990 && v9997;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10000 = v9980 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10001 = v9998 ? v10000 : __uint_as_float(0xff800000u);
+        v9435.x[7] = v10001;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10002 = static_cast<unsigned int>(v9435.col(8, iron_linear_thread() & 31u));
+        const unsigned int v10003 = static_cast<unsigned int>(v9435.row(8, iron_linear_thread() & 31u));
+        const float v10004 = v9435.x[8];
+        const unsigned int v10005 = v41 + v10003;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10006 = v8490 + v10002;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10007 = v10006 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10010 = v10005 + v35;
+        const unsigned int v10011 = v10006 + v20;
+        const bool v10012 = v10011 <= v10010;
+        const bool v10013 = v826 || v10012;
+        const bool v10014 = v10007 && v10013;
+        const unsigned int v10017 = v10006 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10018 = v10017 + v20;
+        const bool v10020 = v10010 < v10018;
+        const bool v10021 = v9547 || v10020;
+        const bool v10022 = v10014 && v10021;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10024 = v10004 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10025 = v10022 ? v10024 : __uint_as_float(0xff800000u);
+        v9435.x[8] = v10025;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10026 = static_cast<unsigned int>(v9435.col(9, iron_linear_thread() & 31u));
+        const unsigned int v10027 = static_cast<unsigned int>(v9435.row(9, iron_linear_thread() & 31u));
+        const float v10028 = v9435.x[9];
+        const unsigned int v10029 = v41 + v10027;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10030 = v8490 + v10026;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10031 = v10030 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10034 = v10029 + v35;
+        const unsigned int v10035 = v10030 + v20;
+        const bool v10036 = v10035 <= v10034;
+        const bool v10037 = v826 || v10036;
+        const bool v10038 = v10031 && v10037;
+        const unsigned int v10041 = v10030 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10042 = v10041 + v20;
+        const bool v10044 = v10034 < v10042;
+        const bool v10045 = v9547 || v10044;
+        const bool v10046 = v10038 && v10045;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10048 = v10028 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10049 = v10046 ? v10048 : __uint_as_float(0xff800000u);
+        v9435.x[9] = v10049;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10050 = static_cast<unsigned int>(v9435.col(10, iron_linear_thread() & 31u));
+        const unsigned int v10051 = static_cast<unsigned int>(v9435.row(10, iron_linear_thread() & 31u));
+        const float v10052 = v9435.x[10];
+        const unsigned int v10053 = v41 + v10051;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10054 = v8490 + v10050;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10055 = v10054 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10058 = v10053 + v35;
+        const unsigned int v10059 = v10054 + v20;
+        const bool v10060 = v10059 <= v10058;
+        const bool v10061 = v826 || v10060;
+        const bool v10062 = v10055 && v10061;
+        const unsigned int v10065 = v10054 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10066 = v10065 + v20;
+        const bool v10068 = v10058 < v10066;
+        const bool v10069 = v9547 || v10068;
+        const bool v10070 = v10062 && v10069;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10072 = v10052 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10073 = v10070 ? v10072 : __uint_as_float(0xff800000u);
+        v9435.x[10] = v10073;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10074 = static_cast<unsigned int>(v9435.col(11, iron_linear_thread() & 31u));
+        const unsigned int v10075 = static_cast<unsigned int>(v9435.row(11, iron_linear_thread() & 31u));
+        const float v10076 = v9435.x[11];
+        const unsigned int v10077 = v41 + v10075;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10078 = v8490 + v10074;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10079 = v10078 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10082 = v10077 + v35;
+        const unsigned int v10083 = v10078 + v20;
+        const bool v10084 = v10083 <= v10082;
+        const bool v10085 = v826 || v10084;
+        const bool v10086 = v10079 && v10085;
+        const unsigned int v10089 = v10078 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10090 = v10089 + v20;
+        const bool v10092 = v10082 < v10090;
+        const bool v10093 = v9547 || v10092;
+        const bool v10094 = v10086 && v10093;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10096 = v10076 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10097 = v10094 ? v10096 : __uint_as_float(0xff800000u);
+        v9435.x[11] = v10097;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10098 = static_cast<unsigned int>(v9435.col(12, iron_linear_thread() & 31u));
+        const unsigned int v10099 = static_cast<unsigned int>(v9435.row(12, iron_linear_thread() & 31u));
+        const float v10100 = v9435.x[12];
+        const unsigned int v10101 = v41 + v10099;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10102 = v8490 + v10098;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10103 = v10102 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10106 = v10101 + v35;
+        const unsigned int v10107 = v10102 + v20;
+        const bool v10108 = v10107 <= v10106;
+        const bool v10109 = v826 || v10108;
+        const bool v10110 = v10103 && v10109;
+        const unsigned int v10113 = v10102 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10114 = v10113 + v20;
+        const bool v10116 = v10106 < v10114;
+        const bool v10117 = v9547 || v10116;
+        const bool v10118 = v10110 && v10117;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10120 = v10100 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10121 = v10118 ? v10120 : __uint_as_float(0xff800000u);
+        v9435.x[12] = v10121;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10122 = static_cast<unsigned int>(v9435.col(13, iron_linear_thread() & 31u));
+        const unsigned int v10123 = static_cast<unsigned int>(v9435.row(13, iron_linear_thread() & 31u));
+        const float v10124 = v9435.x[13];
+        const unsigned int v10125 = v41 + v10123;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10126 = v8490 + v10122;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10127 = v10126 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10130 = v10125 + v35;
+        const unsigned int v10131 = v10126 + v20;
+        const bool v10132 = v10131 <= v10130;
+        const bool v10133 = v826 || v10132;
+        const bool v10134 = v10127 && v10133;
+        const unsigned int v10137 = v10126 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10138 = v10137 + v20;
+        const bool v10140 = v10130 < v10138;
+        const bool v10141 = v9547 || v10140;
+        const bool v10142 = v10134 && v10141;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10144 = v10124 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10145 = v10142 ? v10144 : __uint_as_float(0xff800000u);
+        v9435.x[13] = v10145;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10146 = static_cast<unsigned int>(v9435.col(14, iron_linear_thread() & 31u));
+        const unsigned int v10147 = static_cast<unsigned int>(v9435.row(14, iron_linear_thread() & 31u));
+        const float v10148 = v9435.x[14];
+        const unsigned int v10149 = v41 + v10147;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10150 = v8490 + v10146;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10151 = v10150 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10154 = v10149 + v35;
+        const unsigned int v10155 = v10150 + v20;
+        const bool v10156 = v10155 <= v10154;
+        const bool v10157 = v826 || v10156;
+        const bool v10158 = v10151 && v10157;
+        const unsigned int v10161 = v10150 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10162 = v10161 + v20;
+        const bool v10164 = v10154 < v10162;
+        const bool v10165 = v9547 || v10164;
+        const bool v10166 = v10158 && v10165;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10168 = v10148 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10169 = v10166 ? v10168 : __uint_as_float(0xff800000u);
+        v9435.x[14] = v10169;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10170 = static_cast<unsigned int>(v9435.col(15, iron_linear_thread() & 31u));
+        const unsigned int v10171 = static_cast<unsigned int>(v9435.row(15, iron_linear_thread() & 31u));
+        const float v10172 = v9435.x[15];
+        const unsigned int v10173 = v41 + v10171;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10174 = v8490 + v10170;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10175 = v10174 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10178 = v10173 + v35;
+        const unsigned int v10179 = v10174 + v20;
+        const bool v10180 = v10179 <= v10178;
+        const bool v10181 = v826 || v10180;
+        const bool v10182 = v10175 && v10181;
+        const unsigned int v10185 = v10174 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10186 = v10185 + v20;
+        const bool v10188 = v10178 < v10186;
+        const bool v10189 = v9547 || v10188;
+        const bool v10190 = v10182 && v10189;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10192 = v10172 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10193 = v10190 ? v10192 : __uint_as_float(0xff800000u);
+        v9435.x[15] = v10193;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10194 = static_cast<unsigned int>(v9435.col(16, iron_linear_thread() & 31u));
+        const unsigned int v10195 = static_cast<unsigned int>(v9435.row(16, iron_linear_thread() & 31u));
+        const float v10196 = v9435.x[16];
+        const unsigned int v10197 = v41 + v10195;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10198 = v8490 + v10194;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10199 = v10198 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10202 = v10197 + v35;
+        const unsigned int v10203 = v10198 + v20;
+        const bool v10204 = v10203 <= v10202;
+        const bool v10205 = v826 || v10204;
+        const bool v10206 = v10199 && v10205;
+        const unsigned int v10209 = v10198 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10210 = v10209 + v20;
+        const bool v10212 = v10202 < v10210;
+        const bool v10213 = v9547 || v10212;
+        const bool v10214 = v10206 && v10213;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10216 = v10196 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10217 = v10214 ? v10216 : __uint_as_float(0xff800000u);
+        v9435.x[16] = v10217;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10218 = static_cast<unsigned int>(v9435.col(17, iron_linear_thread() & 31u));
+        const unsigned int v10219 = static_cast<unsigned int>(v9435.row(17, iron_linear_thread() & 31u));
+        const float v10220 = v9435.x[17];
+        const unsigned int v10221 = v41 + v10219;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10222 = v8490 + v10218;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10223 = v10222 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10226 = v10221 + v35;
+        const unsigned int v10227 = v10222 + v20;
+        const bool v10228 = v10227 <= v10226;
+        const bool v10229 = v826 || v10228;
+        const bool v10230 = v10223 && v10229;
+        const unsigned int v10233 = v10222 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10234 = v10233 + v20;
+        const bool v10236 = v10226 < v10234;
+        const bool v10237 = v9547 || v10236;
+        const bool v10238 = v10230 && v10237;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10240 = v10220 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10241 = v10238 ? v10240 : __uint_as_float(0xff800000u);
+        v9435.x[17] = v10241;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10242 = static_cast<unsigned int>(v9435.col(18, iron_linear_thread() & 31u));
+        const unsigned int v10243 = static_cast<unsigned int>(v9435.row(18, iron_linear_thread() & 31u));
+        const float v10244 = v9435.x[18];
+        const unsigned int v10245 = v41 + v10243;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10246 = v8490 + v10242;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10247 = v10246 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10250 = v10245 + v35;
+        const unsigned int v10251 = v10246 + v20;
+        const bool v10252 = v10251 <= v10250;
+        const bool v10253 = v826 || v10252;
+        const bool v10254 = v10247 && v10253;
+        const unsigned int v10257 = v10246 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10258 = v10257 + v20;
+        const bool v10260 = v10250 < v10258;
+        const bool v10261 = v9547 || v10260;
+        const bool v10262 = v10254 && v10261;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10264 = v10244 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10265 = v10262 ? v10264 : __uint_as_float(0xff800000u);
+        v9435.x[18] = v10265;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10266 = static_cast<unsigned int>(v9435.col(19, iron_linear_thread() & 31u));
+        const unsigned int v10267 = static_cast<unsigned int>(v9435.row(19, iron_linear_thread() & 31u));
+        const float v10268 = v9435.x[19];
+        const unsigned int v10269 = v41 + v10267;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10270 = v8490 + v10266;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10271 = v10270 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10274 = v10269 + v35;
+        const unsigned int v10275 = v10270 + v20;
+        const bool v10276 = v10275 <= v10274;
+        const bool v10277 = v826 || v10276;
+        const bool v10278 = v10271 && v10277;
+        const unsigned int v10281 = v10270 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10282 = v10281 + v20;
+        const bool v10284 = v10274 < v10282;
+        const bool v10285 = v9547 || v10284;
+        const bool v10286 = v10278 && v10285;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10288 = v10268 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10289 = v10286 ? v10288 : __uint_as_float(0xff800000u);
+        v9435.x[19] = v10289;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10290 = static_cast<unsigned int>(v9435.col(20, iron_linear_thread() & 31u));
+        const unsigned int v10291 = static_cast<unsigned int>(v9435.row(20, iron_linear_thread() & 31u));
+        const float v10292 = v9435.x[20];
+        const unsigned int v10293 = v41 + v10291;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10294 = v8490 + v10290;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10295 = v10294 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10298 = v10293 + v35;
+        const unsigned int v10299 = v10294 + v20;
+        const bool v10300 = v10299 <= v10298;
+        const bool v10301 = v826 || v10300;
+        const bool v10302 = v10295 && v10301;
+        const unsigned int v10305 = v10294 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10306 = v10305 + v20;
+        const bool v10308 = v10298 < v10306;
+        const bool v10309 = v9547 || v10308;
+        const bool v10310 = v10302 && v10309;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10312 = v10292 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10313 = v10310 ? v10312 : __uint_as_float(0xff800000u);
+        v9435.x[20] = v10313;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10314 = static_cast<unsigned int>(v9435.col(21, iron_linear_thread() & 31u));
+        const unsigned int v10315 = static_cast<unsigned int>(v9435.row(21, iron_linear_thread() & 31u));
+        const float v10316 = v9435.x[21];
+        const unsigned int v10317 = v41 + v10315;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10318 = v8490 + v10314;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10319 = v10318 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10322 = v10317 + v35;
+        const unsigned int v10323 = v10318 + v20;
+        const bool v10324 = v10323 <= v10322;
+        const bool v10325 = v826 || v10324;
+        const bool v10326 = v10319 && v10325;
+        const unsigned int v10329 = v10318 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10330 = v10329 + v20;
+        const bool v10332 = v10322 < v10330;
+        const bool v10333 = v9547 || v10332;
+        const bool v10334 = v10326 && v10333;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10336 = v10316 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10337 = v10334 ? v10336 : __uint_as_float(0xff800000u);
+        v9435.x[21] = v10337;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10338 = static_cast<unsigned int>(v9435.col(22, iron_linear_thread() & 31u));
+        const unsigned int v10339 = static_cast<unsigned int>(v9435.row(22, iron_linear_thread() & 31u));
+        const float v10340 = v9435.x[22];
+        const unsigned int v10341 = v41 + v10339;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10342 = v8490 + v10338;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10343 = v10342 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10346 = v10341 + v35;
+        const unsigned int v10347 = v10342 + v20;
+        const bool v10348 = v10347 <= v10346;
+        const bool v10349 = v826 || v10348;
+        const bool v10350 = v10343 && v10349;
+        const unsigned int v10353 = v10342 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10354 = v10353 + v20;
+        const bool v10356 = v10346 < v10354;
+        const bool v10357 = v9547 || v10356;
+        const bool v10358 = v10350 && v10357;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10360 = v10340 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10361 = v10358 ? v10360 : __uint_as_float(0xff800000u);
+        v9435.x[22] = v10361;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10362 = static_cast<unsigned int>(v9435.col(23, iron_linear_thread() & 31u));
+        const unsigned int v10363 = static_cast<unsigned int>(v9435.row(23, iron_linear_thread() & 31u));
+        const float v10364 = v9435.x[23];
+        const unsigned int v10365 = v41 + v10363;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10366 = v8490 + v10362;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10367 = v10366 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10370 = v10365 + v35;
+        const unsigned int v10371 = v10366 + v20;
+        const bool v10372 = v10371 <= v10370;
+        const bool v10373 = v826 || v10372;
+        const bool v10374 = v10367 && v10373;
+        const unsigned int v10377 = v10366 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10378 = v10377 + v20;
+        const bool v10380 = v10370 < v10378;
+        const bool v10381 = v9547 || v10380;
+        const bool v10382 = v10374 && v10381;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10384 = v10364 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10385 = v10382 ? v10384 : __uint_as_float(0xff800000u);
+        v9435.x[23] = v10385;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10386 = static_cast<unsigned int>(v9435.col(24, iron_linear_thread() & 31u));
+        const unsigned int v10387 = static_cast<unsigned int>(v9435.row(24, iron_linear_thread() & 31u));
+        const float v10388 = v9435.x[24];
+        const unsigned int v10389 = v41 + v10387;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10390 = v8490 + v10386;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10391 = v10390 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10394 = v10389 + v35;
+        const unsigned int v10395 = v10390 + v20;
+        const bool v10396 = v10395 <= v10394;
+        const bool v10397 = v826 || v10396;
+        const bool v10398 = v10391 && v10397;
+        const unsigned int v10401 = v10390 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10402 = v10401 + v20;
+        const bool v10404 = v10394 < v10402;
+        const bool v10405 = v9547 || v10404;
+        const bool v10406 = v10398 && v10405;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10408 = v10388 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10409 = v10406 ? v10408 : __uint_as_float(0xff800000u);
+        v9435.x[24] = v10409;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10410 = static_cast<unsigned int>(v9435.col(25, iron_linear_thread() & 31u));
+        const unsigned int v10411 = static_cast<unsigned int>(v9435.row(25, iron_linear_thread() & 31u));
+        const float v10412 = v9435.x[25];
+        const unsigned int v10413 = v41 + v10411;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10414 = v8490 + v10410;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10415 = v10414 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10418 = v10413 + v35;
+        const unsigned int v10419 = v10414 + v20;
+        const bool v10420 = v10419 <= v10418;
+        const bool v10421 = v826 || v10420;
+        const bool v10422 = v10415 && v10421;
+        const unsigned int v10425 = v10414 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10426 = v10425 + v20;
+        const bool v10428 = v10418 < v10426;
+        const bool v10429 = v9547 || v10428;
+        const bool v10430 = v10422 && v10429;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10432 = v10412 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10433 = v10430 ? v10432 : __uint_as_float(0xff800000u);
+        v9435.x[25] = v10433;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10434 = static_cast<unsigned int>(v9435.col(26, iron_linear_thread() & 31u));
+        const unsigned int v10435 = static_cast<unsigned int>(v9435.row(26, iron_linear_thread() & 31u));
+        const float v10436 = v9435.x[26];
+        const unsigned int v10437 = v41 + v10435;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10438 = v8490 + v10434;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10439 = v10438 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10442 = v10437 + v35;
+        const unsigned int v10443 = v10438 + v20;
+        const bool v10444 = v10443 <= v10442;
+        const bool v10445 = v826 || v10444;
+        const bool v10446 = v10439 && v10445;
+        const unsigned int v10449 = v10438 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10450 = v10449 + v20;
+        const bool v10452 = v10442 < v10450;
+        const bool v10453 = v9547 || v10452;
+        const bool v10454 = v10446 && v10453;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10456 = v10436 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10457 = v10454 ? v10456 : __uint_as_float(0xff800000u);
+        v9435.x[26] = v10457;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10458 = static_cast<unsigned int>(v9435.col(27, iron_linear_thread() & 31u));
+        const unsigned int v10459 = static_cast<unsigned int>(v9435.row(27, iron_linear_thread() & 31u));
+        const float v10460 = v9435.x[27];
+        const unsigned int v10461 = v41 + v10459;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10462 = v8490 + v10458;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10463 = v10462 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10466 = v10461 + v35;
+        const unsigned int v10467 = v10462 + v20;
+        const bool v10468 = v10467 <= v10466;
+        const bool v10469 = v826 || v10468;
+        const bool v10470 = v10463 && v10469;
+        const unsigned int v10473 = v10462 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10474 = v10473 + v20;
+        const bool v10476 = v10466 < v10474;
+        const bool v10477 = v9547 || v10476;
+        const bool v10478 = v10470 && v10477;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10480 = v10460 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10481 = v10478 ? v10480 : __uint_as_float(0xff800000u);
+        v9435.x[27] = v10481;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10482 = static_cast<unsigned int>(v9435.col(28, iron_linear_thread() & 31u));
+        const unsigned int v10483 = static_cast<unsigned int>(v9435.row(28, iron_linear_thread() & 31u));
+        const float v10484 = v9435.x[28];
+        const unsigned int v10485 = v41 + v10483;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10486 = v8490 + v10482;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10487 = v10486 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10490 = v10485 + v35;
+        const unsigned int v10491 = v10486 + v20;
+        const bool v10492 = v10491 <= v10490;
+        const bool v10493 = v826 || v10492;
+        const bool v10494 = v10487 && v10493;
+        const unsigned int v10497 = v10486 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10498 = v10497 + v20;
+        const bool v10500 = v10490 < v10498;
+        const bool v10501 = v9547 || v10500;
+        const bool v10502 = v10494 && v10501;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10504 = v10484 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10505 = v10502 ? v10504 : __uint_as_float(0xff800000u);
+        v9435.x[28] = v10505;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10506 = static_cast<unsigned int>(v9435.col(29, iron_linear_thread() & 31u));
+        const unsigned int v10507 = static_cast<unsigned int>(v9435.row(29, iron_linear_thread() & 31u));
+        const float v10508 = v9435.x[29];
+        const unsigned int v10509 = v41 + v10507;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10510 = v8490 + v10506;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10511 = v10510 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10514 = v10509 + v35;
+        const unsigned int v10515 = v10510 + v20;
+        const bool v10516 = v10515 <= v10514;
+        const bool v10517 = v826 || v10516;
+        const bool v10518 = v10511 && v10517;
+        const unsigned int v10521 = v10510 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10522 = v10521 + v20;
+        const bool v10524 = v10514 < v10522;
+        const bool v10525 = v9547 || v10524;
+        const bool v10526 = v10518 && v10525;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10528 = v10508 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10529 = v10526 ? v10528 : __uint_as_float(0xff800000u);
+        v9435.x[29] = v10529;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10530 = static_cast<unsigned int>(v9435.col(30, iron_linear_thread() & 31u));
+        const unsigned int v10531 = static_cast<unsigned int>(v9435.row(30, iron_linear_thread() & 31u));
+        const float v10532 = v9435.x[30];
+        const unsigned int v10533 = v41 + v10531;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10534 = v8490 + v10530;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10535 = v10534 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10538 = v10533 + v35;
+        const unsigned int v10539 = v10534 + v20;
+        const bool v10540 = v10539 <= v10538;
+        const bool v10541 = v826 || v10540;
+        const bool v10542 = v10535 && v10541;
+        const unsigned int v10545 = v10534 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10546 = v10545 + v20;
+        const bool v10548 = v10538 < v10546;
+        const bool v10549 = v9547 || v10548;
+        const bool v10550 = v10542 && v10549;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10552 = v10532 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10553 = v10550 ? v10552 : __uint_as_float(0xff800000u);
+        v9435.x[30] = v10553;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10554 = static_cast<unsigned int>(v9435.col(31, iron_linear_thread() & 31u));
+        const unsigned int v10555 = static_cast<unsigned int>(v9435.row(31, iron_linear_thread() & 31u));
+        const float v10556 = v9435.x[31];
+        const unsigned int v10557 = v41 + v10555;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10558 = v8490 + v10554;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10559 = v10558 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10562 = v10557 + v35;
+        const unsigned int v10563 = v10558 + v20;
+        const bool v10564 = v10563 <= v10562;
+        const bool v10565 = v826 || v10564;
+        const bool v10566 = v10559 && v10565;
+        const unsigned int v10569 = v10558 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10570 = v10569 + v20;
+        const bool v10572 = v10562 < v10570;
+        const bool v10573 = v9547 || v10572;
+        const bool v10574 = v10566 && v10573;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10576 = v10556 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10577 = v10574 ? v10576 : __uint_as_float(0xff800000u);
+        v9435.x[31] = v10577;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10578 = static_cast<unsigned int>(v9435.col(32, iron_linear_thread() & 31u));
+        const unsigned int v10579 = static_cast<unsigned int>(v9435.row(32, iron_linear_thread() & 31u));
+        const float v10580 = v9435.x[32];
+        const unsigned int v10581 = v41 + v10579;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10582 = v8490 + v10578;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10583 = v10582 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10586 = v10581 + v35;
+        const unsigned int v10587 = v10582 + v20;
+        const bool v10588 = v10587 <= v10586;
+        const bool v10589 = v826 || v10588;
+        const bool v10590 = v10583 && v10589;
+        const unsigned int v10593 = v10582 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10594 = v10593 + v20;
+        const bool v10596 = v10586 < v10594;
+        const bool v10597 = v9547 || v10596;
+        const bool v10598 = v10590 && v10597;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10600 = v10580 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10601 = v10598 ? v10600 : __uint_as_float(0xff800000u);
+        v9435.x[32] = v10601;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10602 = static_cast<unsigned int>(v9435.col(33, iron_linear_thread() & 31u));
+        const unsigned int v10603 = static_cast<unsigned int>(v9435.row(33, iron_linear_thread() & 31u));
+        const float v10604 = v9435.x[33];
+        const unsigned int v10605 = v41 + v10603;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10606 = v8490 + v10602;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10607 = v10606 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10610 = v10605 + v35;
+        const unsigned int v10611 = v10606 + v20;
+        const bool v10612 = v10611 <= v10610;
+        const bool v10613 = v826 || v10612;
+        const bool v10614 = v10607 && v10613;
+        const unsigned int v10617 = v10606 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10618 = v10617 + v20;
+        const bool v10620 = v10610 < v10618;
+        const bool v10621 = v9547 || v10620;
+        const bool v10622 = v10614 && v10621;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10624 = v10604 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10625 = v10622 ? v10624 : __uint_as_float(0xff800000u);
+        v9435.x[33] = v10625;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10626 = static_cast<unsigned int>(v9435.col(34, iron_linear_thread() & 31u));
+        const unsigned int v10627 = static_cast<unsigned int>(v9435.row(34, iron_linear_thread() & 31u));
+        const float v10628 = v9435.x[34];
+        const unsigned int v10629 = v41 + v10627;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10630 = v8490 + v10626;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10631 = v10630 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10634 = v10629 + v35;
+        const unsigned int v10635 = v10630 + v20;
+        const bool v10636 = v10635 <= v10634;
+        const bool v10637 = v826 || v10636;
+        const bool v10638 = v10631 && v10637;
+        const unsigned int v10641 = v10630 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10642 = v10641 + v20;
+        const bool v10644 = v10634 < v10642;
+        const bool v10645 = v9547 || v10644;
+        const bool v10646 = v10638 && v10645;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10648 = v10628 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10649 = v10646 ? v10648 : __uint_as_float(0xff800000u);
+        v9435.x[34] = v10649;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10650 = static_cast<unsigned int>(v9435.col(35, iron_linear_thread() & 31u));
+        const unsigned int v10651 = static_cast<unsigned int>(v9435.row(35, iron_linear_thread() & 31u));
+        const float v10652 = v9435.x[35];
+        const unsigned int v10653 = v41 + v10651;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10654 = v8490 + v10650;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10655 = v10654 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10658 = v10653 + v35;
+        const unsigned int v10659 = v10654 + v20;
+        const bool v10660 = v10659 <= v10658;
+        const bool v10661 = v826 || v10660;
+        const bool v10662 = v10655 && v10661;
+        const unsigned int v10665 = v10654 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10666 = v10665 + v20;
+        const bool v10668 = v10658 < v10666;
+        const bool v10669 = v9547 || v10668;
+        const bool v10670 = v10662 && v10669;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10672 = v10652 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10673 = v10670 ? v10672 : __uint_as_float(0xff800000u);
+        v9435.x[35] = v10673;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10674 = static_cast<unsigned int>(v9435.col(36, iron_linear_thread() & 31u));
+        const unsigned int v10675 = static_cast<unsigned int>(v9435.row(36, iron_linear_thread() & 31u));
+        const float v10676 = v9435.x[36];
+        const unsigned int v10677 = v41 + v10675;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10678 = v8490 + v10674;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10679 = v10678 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10682 = v10677 + v35;
+        const unsigned int v10683 = v10678 + v20;
+        const bool v10684 = v10683 <= v10682;
+        const bool v10685 = v826 || v10684;
+        const bool v10686 = v10679 && v10685;
+        const unsigned int v10689 = v10678 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10690 = v10689 + v20;
+        const bool v10692 = v10682 < v10690;
+        const bool v10693 = v9547 || v10692;
+        const bool v10694 = v10686 && v10693;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10696 = v10676 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10697 = v10694 ? v10696 : __uint_as_float(0xff800000u);
+        v9435.x[36] = v10697;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10698 = static_cast<unsigned int>(v9435.col(37, iron_linear_thread() & 31u));
+        const unsigned int v10699 = static_cast<unsigned int>(v9435.row(37, iron_linear_thread() & 31u));
+        const float v10700 = v9435.x[37];
+        const unsigned int v10701 = v41 + v10699;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10702 = v8490 + v10698;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10703 = v10702 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10706 = v10701 + v35;
+        const unsigned int v10707 = v10702 + v20;
+        const bool v10708 = v10707 <= v10706;
+        const bool v10709 = v826 || v10708;
+        const bool v10710 = v10703 && v10709;
+        const unsigned int v10713 = v10702 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10714 = v10713 + v20;
+        const bool v10716 = v10706 < v10714;
+        const bool v10717 = v9547 || v10716;
+        const bool v10718 = v10710 && v10717;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10720 = v10700 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10721 = v10718 ? v10720 : __uint_as_float(0xff800000u);
+        v9435.x[37] = v10721;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10722 = static_cast<unsigned int>(v9435.col(38, iron_linear_thread() & 31u));
+        const unsigned int v10723 = static_cast<unsigned int>(v9435.row(38, iron_linear_thread() & 31u));
+        const float v10724 = v9435.x[38];
+        const unsigned int v10725 = v41 + v10723;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10726 = v8490 + v10722;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10727 = v10726 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10730 = v10725 + v35;
+        const unsigned int v10731 = v10726 + v20;
+        const bool v10732 = v10731 <= v10730;
+        const bool v10733 = v826 || v10732;
+        const bool v10734 = v10727 && v10733;
+        const unsigned int v10737 = v10726 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10738 = v10737 + v20;
+        const bool v10740 = v10730 < v10738;
+        const bool v10741 = v9547 || v10740;
+        const bool v10742 = v10734 && v10741;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10744 = v10724 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10745 = v10742 ? v10744 : __uint_as_float(0xff800000u);
+        v9435.x[38] = v10745;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10746 = static_cast<unsigned int>(v9435.col(39, iron_linear_thread() & 31u));
+        const unsigned int v10747 = static_cast<unsigned int>(v9435.row(39, iron_linear_thread() & 31u));
+        const float v10748 = v9435.x[39];
+        const unsigned int v10749 = v41 + v10747;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10750 = v8490 + v10746;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10751 = v10750 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10754 = v10749 + v35;
+        const unsigned int v10755 = v10750 + v20;
+        const bool v10756 = v10755 <= v10754;
+        const bool v10757 = v826 || v10756;
+        const bool v10758 = v10751 && v10757;
+        const unsigned int v10761 = v10750 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10762 = v10761 + v20;
+        const bool v10764 = v10754 < v10762;
+        const bool v10765 = v9547 || v10764;
+        const bool v10766 = v10758 && v10765;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10768 = v10748 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10769 = v10766 ? v10768 : __uint_as_float(0xff800000u);
+        v9435.x[39] = v10769;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10770 = static_cast<unsigned int>(v9435.col(40, iron_linear_thread() & 31u));
+        const unsigned int v10771 = static_cast<unsigned int>(v9435.row(40, iron_linear_thread() & 31u));
+        const float v10772 = v9435.x[40];
+        const unsigned int v10773 = v41 + v10771;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10774 = v8490 + v10770;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10775 = v10774 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10778 = v10773 + v35;
+        const unsigned int v10779 = v10774 + v20;
+        const bool v10780 = v10779 <= v10778;
+        const bool v10781 = v826 || v10780;
+        const bool v10782 = v10775 && v10781;
+        const unsigned int v10785 = v10774 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10786 = v10785 + v20;
+        const bool v10788 = v10778 < v10786;
+        const bool v10789 = v9547 || v10788;
+        const bool v10790 = v10782 && v10789;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10792 = v10772 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10793 = v10790 ? v10792 : __uint_as_float(0xff800000u);
+        v9435.x[40] = v10793;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10794 = static_cast<unsigned int>(v9435.col(41, iron_linear_thread() & 31u));
+        const unsigned int v10795 = static_cast<unsigned int>(v9435.row(41, iron_linear_thread() & 31u));
+        const float v10796 = v9435.x[41];
+        const unsigned int v10797 = v41 + v10795;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10798 = v8490 + v10794;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10799 = v10798 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10802 = v10797 + v35;
+        const unsigned int v10803 = v10798 + v20;
+        const bool v10804 = v10803 <= v10802;
+        const bool v10805 = v826 || v10804;
+        const bool v10806 = v10799 && v10805;
+        const unsigned int v10809 = v10798 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10810 = v10809 + v20;
+        const bool v10812 = v10802 < v10810;
+        const bool v10813 = v9547 || v10812;
+        const bool v10814 = v10806 && v10813;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10816 = v10796 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10817 = v10814 ? v10816 : __uint_as_float(0xff800000u);
+        v9435.x[41] = v10817;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10818 = static_cast<unsigned int>(v9435.col(42, iron_linear_thread() & 31u));
+        const unsigned int v10819 = static_cast<unsigned int>(v9435.row(42, iron_linear_thread() & 31u));
+        const float v10820 = v9435.x[42];
+        const unsigned int v10821 = v41 + v10819;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10822 = v8490 + v10818;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10823 = v10822 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10826 = v10821 + v35;
+        const unsigned int v10827 = v10822 + v20;
+        const bool v10828 = v10827 <= v10826;
+        const bool v10829 = v826 || v10828;
+        const bool v10830 = v10823 && v10829;
+        const unsigned int v10833 = v10822 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10834 = v10833 + v20;
+        const bool v10836 = v10826 < v10834;
+        const bool v10837 = v9547 || v10836;
+        const bool v10838 = v10830 && v10837;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10840 = v10820 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10841 = v10838 ? v10840 : __uint_as_float(0xff800000u);
+        v9435.x[42] = v10841;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10842 = static_cast<unsigned int>(v9435.col(43, iron_linear_thread() & 31u));
+        const unsigned int v10843 = static_cast<unsigned int>(v9435.row(43, iron_linear_thread() & 31u));
+        const float v10844 = v9435.x[43];
+        const unsigned int v10845 = v41 + v10843;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10846 = v8490 + v10842;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10847 = v10846 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10850 = v10845 + v35;
+        const unsigned int v10851 = v10846 + v20;
+        const bool v10852 = v10851 <= v10850;
+        const bool v10853 = v826 || v10852;
+        const bool v10854 = v10847 && v10853;
+        const unsigned int v10857 = v10846 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10858 = v10857 + v20;
+        const bool v10860 = v10850 < v10858;
+        const bool v10861 = v9547 || v10860;
+        const bool v10862 = v10854 && v10861;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10864 = v10844 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10865 = v10862 ? v10864 : __uint_as_float(0xff800000u);
+        v9435.x[43] = v10865;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10866 = static_cast<unsigned int>(v9435.col(44, iron_linear_thread() & 31u));
+        const unsigned int v10867 = static_cast<unsigned int>(v9435.row(44, iron_linear_thread() & 31u));
+        const float v10868 = v9435.x[44];
+        const unsigned int v10869 = v41 + v10867;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10870 = v8490 + v10866;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10871 = v10870 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10874 = v10869 + v35;
+        const unsigned int v10875 = v10870 + v20;
+        const bool v10876 = v10875 <= v10874;
+        const bool v10877 = v826 || v10876;
+        const bool v10878 = v10871 && v10877;
+        const unsigned int v10881 = v10870 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10882 = v10881 + v20;
+        const bool v10884 = v10874 < v10882;
+        const bool v10885 = v9547 || v10884;
+        const bool v10886 = v10878 && v10885;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10888 = v10868 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10889 = v10886 ? v10888 : __uint_as_float(0xff800000u);
+        v9435.x[44] = v10889;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10890 = static_cast<unsigned int>(v9435.col(45, iron_linear_thread() & 31u));
+        const unsigned int v10891 = static_cast<unsigned int>(v9435.row(45, iron_linear_thread() & 31u));
+        const float v10892 = v9435.x[45];
+        const unsigned int v10893 = v41 + v10891;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10894 = v8490 + v10890;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10895 = v10894 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10898 = v10893 + v35;
+        const unsigned int v10899 = v10894 + v20;
+        const bool v10900 = v10899 <= v10898;
+        const bool v10901 = v826 || v10900;
+        const bool v10902 = v10895 && v10901;
+        const unsigned int v10905 = v10894 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10906 = v10905 + v20;
+        const bool v10908 = v10898 < v10906;
+        const bool v10909 = v9547 || v10908;
+        const bool v10910 = v10902 && v10909;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10912 = v10892 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10913 = v10910 ? v10912 : __uint_as_float(0xff800000u);
+        v9435.x[45] = v10913;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10914 = static_cast<unsigned int>(v9435.col(46, iron_linear_thread() & 31u));
+        const unsigned int v10915 = static_cast<unsigned int>(v9435.row(46, iron_linear_thread() & 31u));
+        const float v10916 = v9435.x[46];
+        const unsigned int v10917 = v41 + v10915;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10918 = v8490 + v10914;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10919 = v10918 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10922 = v10917 + v35;
+        const unsigned int v10923 = v10918 + v20;
+        const bool v10924 = v10923 <= v10922;
+        const bool v10925 = v826 || v10924;
+        const bool v10926 = v10919 && v10925;
+        const unsigned int v10929 = v10918 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10930 = v10929 + v20;
+        const bool v10932 = v10922 < v10930;
+        const bool v10933 = v9547 || v10932;
+        const bool v10934 = v10926 && v10933;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10936 = v10916 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10937 = v10934 ? v10936 : __uint_as_float(0xff800000u);
+        v9435.x[46] = v10937;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10938 = static_cast<unsigned int>(v9435.col(47, iron_linear_thread() & 31u));
+        const unsigned int v10939 = static_cast<unsigned int>(v9435.row(47, iron_linear_thread() & 31u));
+        const float v10940 = v9435.x[47];
+        const unsigned int v10941 = v41 + v10939;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10942 = v8490 + v10938;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10943 = v10942 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10946 = v10941 + v35;
+        const unsigned int v10947 = v10942 + v20;
+        const bool v10948 = v10947 <= v10946;
+        const bool v10949 = v826 || v10948;
+        const bool v10950 = v10943 && v10949;
+        const unsigned int v10953 = v10942 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10954 = v10953 + v20;
+        const bool v10956 = v10946 < v10954;
+        const bool v10957 = v9547 || v10956;
+        const bool v10958 = v10950 && v10957;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10960 = v10940 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10961 = v10958 ? v10960 : __uint_as_float(0xff800000u);
+        v9435.x[47] = v10961;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10962 = static_cast<unsigned int>(v9435.col(48, iron_linear_thread() & 31u));
+        const unsigned int v10963 = static_cast<unsigned int>(v9435.row(48, iron_linear_thread() & 31u));
+        const float v10964 = v9435.x[48];
+        const unsigned int v10965 = v41 + v10963;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10966 = v8490 + v10962;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10967 = v10966 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10970 = v10965 + v35;
+        const unsigned int v10971 = v10966 + v20;
+        const bool v10972 = v10971 <= v10970;
+        const bool v10973 = v826 || v10972;
+        const bool v10974 = v10967 && v10973;
+        const unsigned int v10977 = v10966 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10978 = v10977 + v20;
+        const bool v10980 = v10970 < v10978;
+        const bool v10981 = v9547 || v10980;
+        const bool v10982 = v10974 && v10981;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10984 = v10964 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10985 = v10982 ? v10984 : __uint_as_float(0xff800000u);
+        v9435.x[48] = v10985;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10986 = static_cast<unsigned int>(v9435.col(49, iron_linear_thread() & 31u));
+        const unsigned int v10987 = static_cast<unsigned int>(v9435.row(49, iron_linear_thread() & 31u));
+        const float v10988 = v9435.x[49];
+        const unsigned int v10989 = v41 + v10987;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10990 = v8490 + v10986;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10991 = v10990 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10994 = v10989 + v35;
+        const unsigned int v10995 = v10990 + v20;
+        const bool v10996 = v10995 <= v10994;
+        const bool v10997 = v826 || v10996;
+        const bool v10998 = v10991 && v10997;
+        const unsigned int v11001 = v10990 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11002 = v11001 + v20;
+        const bool v11004 = v10994 < v11002;
+        const bool v11005 = v9547 || v11004;
+        const bool v11006 = v10998 && v11005;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11008 = v10988 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11009 = v11006 ? v11008 : __uint_as_float(0xff800000u);
+        v9435.x[49] = v11009;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11010 = static_cast<unsigned int>(v9435.col(50, iron_linear_thread() & 31u));
+        const unsigned int v11011 = static_cast<unsigned int>(v9435.row(50, iron_linear_thread() & 31u));
+        const float v11012 = v9435.x[50];
+        const unsigned int v11013 = v41 + v11011;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11014 = v8490 + v11010;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11015 = v11014 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11018 = v11013 + v35;
+        const unsigned int v11019 = v11014 + v20;
+        const bool v11020 = v11019 <= v11018;
+        const bool v11021 = v826 || v11020;
+        const bool v11022 = v11015 && v11021;
+        const unsigned int v11025 = v11014 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11026 = v11025 + v20;
+        const bool v11028 = v11018 < v11026;
+        const bool v11029 = v9547 || v11028;
+        const bool v11030 = v11022 && v11029;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11032 = v11012 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11033 = v11030 ? v11032 : __uint_as_float(0xff800000u);
+        v9435.x[50] = v11033;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11034 = static_cast<unsigned int>(v9435.col(51, iron_linear_thread() & 31u));
+        const unsigned int v11035 = static_cast<unsigned int>(v9435.row(51, iron_linear_thread() & 31u));
+        const float v11036 = v9435.x[51];
+        const unsigned int v11037 = v41 + v11035;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11038 = v8490 + v11034;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11039 = v11038 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11042 = v11037 + v35;
+        const unsigned int v11043 = v11038 + v20;
+        const bool v11044 = v11043 <= v11042;
+        const bool v11045 = v826 || v11044;
+        const bool v11046 = v11039 && v11045;
+        const unsigned int v11049 = v11038 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11050 = v11049 + v20;
+        const bool v11052 = v11042 < v11050;
+        const bool v11053 = v9547 || v11052;
+        const bool v11054 = v11046 && v11053;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11056 = v11036 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11057 = v11054 ? v11056 : __uint_as_float(0xff800000u);
+        v9435.x[51] = v11057;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11058 = static_cast<unsigned int>(v9435.col(52, iron_linear_thread() & 31u));
+        const unsigned int v11059 = static_cast<unsigned int>(v9435.row(52, iron_linear_thread() & 31u));
+        const float v11060 = v9435.x[52];
+        const unsigned int v11061 = v41 + v11059;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11062 = v8490 + v11058;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11063 = v11062 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11066 = v11061 + v35;
+        const unsigned int v11067 = v11062 + v20;
+        const bool v11068 = v11067 <= v11066;
+        const bool v11069 = v826 || v11068;
+        const bool v11070 = v11063 && v11069;
+        const unsigned int v11073 = v11062 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11074 = v11073 + v20;
+        const bool v11076 = v11066 < v11074;
+        const bool v11077 = v9547 || v11076;
+        const bool v11078 = v11070 && v11077;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11080 = v11060 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11081 = v11078 ? v11080 : __uint_as_float(0xff800000u);
+        v9435.x[52] = v11081;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11082 = static_cast<unsigned int>(v9435.col(53, iron_linear_thread() & 31u));
+        const unsigned int v11083 = static_cast<unsigned int>(v9435.row(53, iron_linear_thread() & 31u));
+        const float v11084 = v9435.x[53];
+        const unsigned int v11085 = v41 + v11083;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11086 = v8490 + v11082;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11087 = v11086 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11090 = v11085 + v35;
+        const unsigned int v11091 = v11086 + v20;
+        const bool v11092 = v11091 <= v11090;
+        const bool v11093 = v826 || v11092;
+        const bool v11094 = v11087 && v11093;
+        const unsigned int v11097 = v11086 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11098 = v11097 + v20;
+        const bool v11100 = v11090 < v11098;
+        const bool v11101 = v9547 || v11100;
+        const bool v11102 = v11094 && v11101;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11104 = v11084 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11105 = v11102 ? v11104 : __uint_as_float(0xff800000u);
+        v9435.x[53] = v11105;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11106 = static_cast<unsigned int>(v9435.col(54, iron_linear_thread() & 31u));
+        const unsigned int v11107 = static_cast<unsigned int>(v9435.row(54, iron_linear_thread() & 31u));
+        const float v11108 = v9435.x[54];
+        const unsigned int v11109 = v41 + v11107;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11110 = v8490 + v11106;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11111 = v11110 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11114 = v11109 + v35;
+        const unsigned int v11115 = v11110 + v20;
+        const bool v11116 = v11115 <= v11114;
+        const bool v11117 = v826 || v11116;
+        const bool v11118 = v11111 && v11117;
+        const unsigned int v11121 = v11110 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11122 = v11121 + v20;
+        const bool v11124 = v11114 < v11122;
+        const bool v11125 = v9547 || v11124;
+        const bool v11126 = v11118 && v11125;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11128 = v11108 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11129 = v11126 ? v11128 : __uint_as_float(0xff800000u);
+        v9435.x[54] = v11129;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11130 = static_cast<unsigned int>(v9435.col(55, iron_linear_thread() & 31u));
+        const unsigned int v11131 = static_cast<unsigned int>(v9435.row(55, iron_linear_thread() & 31u));
+        const float v11132 = v9435.x[55];
+        const unsigned int v11133 = v41 + v11131;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11134 = v8490 + v11130;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11135 = v11134 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11138 = v11133 + v35;
+        const unsigned int v11139 = v11134 + v20;
+        const bool v11140 = v11139 <= v11138;
+        const bool v11141 = v826 || v11140;
+        const bool v11142 = v11135 && v11141;
+        const unsigned int v11145 = v11134 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11146 = v11145 + v20;
+        const bool v11148 = v11138 < v11146;
+        const bool v11149 = v9547 || v11148;
+        const bool v11150 = v11142 && v11149;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11152 = v11132 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11153 = v11150 ? v11152 : __uint_as_float(0xff800000u);
+        v9435.x[55] = v11153;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11154 = static_cast<unsigned int>(v9435.col(56, iron_linear_thread() & 31u));
+        const unsigned int v11155 = static_cast<unsigned int>(v9435.row(56, iron_linear_thread() & 31u));
+        const float v11156 = v9435.x[56];
+        const unsigned int v11157 = v41 + v11155;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11158 = v8490 + v11154;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11159 = v11158 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11162 = v11157 + v35;
+        const unsigned int v11163 = v11158 + v20;
+        const bool v11164 = v11163 <= v11162;
+        const bool v11165 = v826 || v11164;
+        const bool v11166 = v11159 && v11165;
+        const unsigned int v11169 = v11158 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11170 = v11169 + v20;
+        const bool v11172 = v11162 < v11170;
+        const bool v11173 = v9547 || v11172;
+        const bool v11174 = v11166 && v11173;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11176 = v11156 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11177 = v11174 ? v11176 : __uint_as_float(0xff800000u);
+        v9435.x[56] = v11177;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11178 = static_cast<unsigned int>(v9435.col(57, iron_linear_thread() & 31u));
+        const unsigned int v11179 = static_cast<unsigned int>(v9435.row(57, iron_linear_thread() & 31u));
+        const float v11180 = v9435.x[57];
+        const unsigned int v11181 = v41 + v11179;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11182 = v8490 + v11178;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11183 = v11182 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11186 = v11181 + v35;
+        const unsigned int v11187 = v11182 + v20;
+        const bool v11188 = v11187 <= v11186;
+        const bool v11189 = v826 || v11188;
+        const bool v11190 = v11183 && v11189;
+        const unsigned int v11193 = v11182 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11194 = v11193 + v20;
+        const bool v11196 = v11186 < v11194;
+        const bool v11197 = v9547 || v11196;
+        const bool v11198 = v11190 && v11197;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11200 = v11180 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11201 = v11198 ? v11200 : __uint_as_float(0xff800000u);
+        v9435.x[57] = v11201;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11202 = static_cast<unsigned int>(v9435.col(58, iron_linear_thread() & 31u));
+        const unsigned int v11203 = static_cast<unsigned int>(v9435.row(58, iron_linear_thread() & 31u));
+        const float v11204 = v9435.x[58];
+        const unsigned int v11205 = v41 + v11203;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11206 = v8490 + v11202;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11207 = v11206 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11210 = v11205 + v35;
+        const unsigned int v11211 = v11206 + v20;
+        const bool v11212 = v11211 <= v11210;
+        const bool v11213 = v826 || v11212;
+        const bool v11214 = v11207 && v11213;
+        const unsigned int v11217 = v11206 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11218 = v11217 + v20;
+        const bool v11220 = v11210 < v11218;
+        const bool v11221 = v9547 || v11220;
+        const bool v11222 = v11214 && v11221;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11224 = v11204 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11225 = v11222 ? v11224 : __uint_as_float(0xff800000u);
+        v9435.x[58] = v11225;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11226 = static_cast<unsigned int>(v9435.col(59, iron_linear_thread() & 31u));
+        const unsigned int v11227 = static_cast<unsigned int>(v9435.row(59, iron_linear_thread() & 31u));
+        const float v11228 = v9435.x[59];
+        const unsigned int v11229 = v41 + v11227;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11230 = v8490 + v11226;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11231 = v11230 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11234 = v11229 + v35;
+        const unsigned int v11235 = v11230 + v20;
+        const bool v11236 = v11235 <= v11234;
+        const bool v11237 = v826 || v11236;
+        const bool v11238 = v11231 && v11237;
+        const unsigned int v11241 = v11230 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11242 = v11241 + v20;
+        const bool v11244 = v11234 < v11242;
+        const bool v11245 = v9547 || v11244;
+        const bool v11246 = v11238 && v11245;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11248 = v11228 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11249 = v11246 ? v11248 : __uint_as_float(0xff800000u);
+        v9435.x[59] = v11249;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11250 = static_cast<unsigned int>(v9435.col(60, iron_linear_thread() & 31u));
+        const unsigned int v11251 = static_cast<unsigned int>(v9435.row(60, iron_linear_thread() & 31u));
+        const float v11252 = v9435.x[60];
+        const unsigned int v11253 = v41 + v11251;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11254 = v8490 + v11250;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11255 = v11254 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11258 = v11253 + v35;
+        const unsigned int v11259 = v11254 + v20;
+        const bool v11260 = v11259 <= v11258;
+        const bool v11261 = v826 || v11260;
+        const bool v11262 = v11255 && v11261;
+        const unsigned int v11265 = v11254 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11266 = v11265 + v20;
+        const bool v11268 = v11258 < v11266;
+        const bool v11269 = v9547 || v11268;
+        const bool v11270 = v11262 && v11269;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11272 = v11252 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11273 = v11270 ? v11272 : __uint_as_float(0xff800000u);
+        v9435.x[60] = v11273;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11274 = static_cast<unsigned int>(v9435.col(61, iron_linear_thread() & 31u));
+        const unsigned int v11275 = static_cast<unsigned int>(v9435.row(61, iron_linear_thread() & 31u));
+        const float v11276 = v9435.x[61];
+        const unsigned int v11277 = v41 + v11275;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11278 = v8490 + v11274;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11279 = v11278 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11282 = v11277 + v35;
+        const unsigned int v11283 = v11278 + v20;
+        const bool v11284 = v11283 <= v11282;
+        const bool v11285 = v826 || v11284;
+        const bool v11286 = v11279 && v11285;
+        const unsigned int v11289 = v11278 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11290 = v11289 + v20;
+        const bool v11292 = v11282 < v11290;
+        const bool v11293 = v9547 || v11292;
+        const bool v11294 = v11286 && v11293;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11296 = v11276 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11297 = v11294 ? v11296 : __uint_as_float(0xff800000u);
+        v9435.x[61] = v11297;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11298 = static_cast<unsigned int>(v9435.col(62, iron_linear_thread() & 31u));
+        const unsigned int v11299 = static_cast<unsigned int>(v9435.row(62, iron_linear_thread() & 31u));
+        const float v11300 = v9435.x[62];
+        const unsigned int v11301 = v41 + v11299;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11302 = v8490 + v11298;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11303 = v11302 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11306 = v11301 + v35;
+        const unsigned int v11307 = v11302 + v20;
+        const bool v11308 = v11307 <= v11306;
+        const bool v11309 = v826 || v11308;
+        const bool v11310 = v11303 && v11309;
+        const unsigned int v11313 = v11302 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11314 = v11313 + v20;
+        const bool v11316 = v11306 < v11314;
+        const bool v11317 = v9547 || v11316;
+        const bool v11318 = v11310 && v11317;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11320 = v11300 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11321 = v11318 ? v11320 : __uint_as_float(0xff800000u);
+        v9435.x[62] = v11321;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v11322 = static_cast<unsigned int>(v9435.col(63, iron_linear_thread() & 31u));
+        const unsigned int v11323 = static_cast<unsigned int>(v9435.row(63, iron_linear_thread() & 31u));
+        const float v11324 = v9435.x[63];
+        const unsigned int v11325 = v41 + v11323;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v11326 = v8490 + v11322;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v11327 = v11326 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v11330 = v11325 + v35;
+        const unsigned int v11331 = v11326 + v20;
+        const bool v11332 = v11331 <= v11330;
+        const bool v11333 = v826 || v11332;
+        const bool v11334 = v11327 && v11333;
+        const unsigned int v11337 = v11326 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v11338 = v11337 + v20;
+        const bool v11340 = v11330 < v11338;
+        const bool v11341 = v9547 || v11340;
+        const bool v11342 = v11334 && v11341;  // kernels/sdpa/flash_tile.hpp:174
+        const float v11344 = v11324 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v11345 = v11342 ? v11344 : __uint_as_float(0xff800000u);
+        v9435.x[63] = v11345;  // kernels/sdpa/flash_tile.hpp:171
+      }
+      iron_frag<float, 2, 32, 8> v11347;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v11347, 0.0f);
+      iron_frag_row_reduce<false>(v11347, v9435);
+      iron_frag<float, 2, 32, 8> v11349;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v11349, 0.0f);
+      const float v11353 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11354 = v11347.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11355 = fmaxf(v11353, v11354);
+      const bool v11358 = v11355 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11359 = v11358 ? 0.0f : v11355;
+      const float v11360 = v11353 - v11359;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11361 = iron_exp2_approx(v11360);
+      v11349.x[0] = v11361;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11365 = v847.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11366 = v11347.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11367 = fmaxf(v11365, v11366);
+      const bool v11370 = v11367 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11371 = v11370 ? 0.0f : v11367;
+      const float v11372 = v11365 - v11371;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11373 = iron_exp2_approx(v11372);
+      v11349.x[1] = v11373;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11377 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11378 = v11347.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11379 = fmaxf(v11377, v11378);
+      const bool v11382 = v11379 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11383 = v11382 ? 0.0f : v11379;
+      const float v11384 = v11377 - v11383;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11385 = iron_exp2_approx(v11384);
+      v11349.x[2] = v11385;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11389 = v847.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11390 = v11347.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11391 = fmaxf(v11389, v11390);
+      const bool v11394 = v11391 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11395 = v11394 ? 0.0f : v11391;
+      const float v11396 = v11389 - v11395;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11397 = iron_exp2_approx(v11396);
+      v11349.x[3] = v11397;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11401 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11402 = v11347.x[4];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11403 = fmaxf(v11401, v11402);
+      const bool v11406 = v11403 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11407 = v11406 ? 0.0f : v11403;
+      const float v11408 = v11401 - v11407;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11409 = iron_exp2_approx(v11408);
+      v11349.x[4] = v11409;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11413 = v847.x[5];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11414 = v11347.x[5];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11415 = fmaxf(v11413, v11414);
+      const bool v11418 = v11415 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11419 = v11418 ? 0.0f : v11415;
+      const float v11420 = v11413 - v11419;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11421 = iron_exp2_approx(v11420);
+      v11349.x[5] = v11421;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11425 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11426 = v11347.x[6];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11427 = fmaxf(v11425, v11426);
+      const bool v11430 = v11427 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11431 = v11430 ? 0.0f : v11427;
+      const float v11432 = v11425 - v11431;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11433 = iron_exp2_approx(v11432);
+      v11349.x[6] = v11433;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11437 = v847.x[7];  // kernels/sdpa/flash_tile.hpp:183
+      const float v11438 = v11347.x[7];  // kernels/sdpa/flash_tile.hpp:184
+      const float v11439 = fmaxf(v11437, v11438);
+      const bool v11442 = v11439 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11443 = v11442 ? 0.0f : v11439;
+      const float v11444 = v11437 - v11443;  // kernels/sdpa/flash_tile.hpp:184
+      const float v11445 = iron_exp2_approx(v11444);
+      v11349.x[7] = v11445;  // kernels/sdpa/flash_tile.hpp:182
+      const float v11448 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v11449 = v11347.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11450 = fmaxf(v11448, v11449);
+      v847.x[0] = v11450;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11453 = v847.x[1];
+      const float v11454 = v11347.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11455 = fmaxf(v11453, v11454);
+      v847.x[1] = v11455;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11458 = v847.x[2];
+      const float v11459 = v11347.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11460 = fmaxf(v11458, v11459);
+      v847.x[2] = v11460;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11463 = v847.x[3];
+      const float v11464 = v11347.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11465 = fmaxf(v11463, v11464);
+      v847.x[3] = v11465;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11468 = v847.x[4];
+      const float v11469 = v11347.x[4];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11470 = fmaxf(v11468, v11469);
+      v847.x[4] = v11470;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11473 = v847.x[5];
+      const float v11474 = v11347.x[5];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11475 = fmaxf(v11473, v11474);
+      v847.x[5] = v11475;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11478 = v847.x[6];
+      const float v11479 = v11347.x[6];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11480 = fmaxf(v11478, v11479);
+      v847.x[6] = v11480;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11483 = v847.x[7];
+      const float v11484 = v11347.x[7];  // kernels/sdpa/flash_tile.hpp:187
+      const float v11485 = fmaxf(v11483, v11484);
+      v847.x[7] = v11485;  // kernels/sdpa/flash_tile.hpp:186
+      const float v11488 = v9435.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v11489 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11492 = v11489 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11493 = v11492 ? 0.0f : v11489;
+      const float v11494 = v11488 - v11493;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11495 = iron_exp2_approx(v11494);
+      v9435.x[0] = v11495;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11498 = v9435.x[1];
+      const float v11499 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11502 = v11499 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11503 = v11502 ? 0.0f : v11499;
+      const float v11504 = v11498 - v11503;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11505 = iron_exp2_approx(v11504);
+      v9435.x[1] = v11505;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11508 = v9435.x[2];
+      const float v11509 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11512 = v11509 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11513 = v11512 ? 0.0f : v11509;
+      const float v11514 = v11508 - v11513;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11515 = iron_exp2_approx(v11514);
+      v9435.x[2] = v11515;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11518 = v9435.x[3];
+      const float v11519 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11522 = v11519 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11523 = v11522 ? 0.0f : v11519;
+      const float v11524 = v11518 - v11523;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11525 = iron_exp2_approx(v11524);
+      v9435.x[3] = v11525;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11528 = v9435.x[4];
+      const float v11529 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11532 = v11529 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11533 = v11532 ? 0.0f : v11529;
+      const float v11534 = v11528 - v11533;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11535 = iron_exp2_approx(v11534);
+      v9435.x[4] = v11535;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11538 = v9435.x[5];
+      const float v11539 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11542 = v11539 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11543 = v11542 ? 0.0f : v11539;
+      const float v11544 = v11538 - v11543;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11545 = iron_exp2_approx(v11544);
+      v9435.x[5] = v11545;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11548 = v9435.x[6];
+      const float v11549 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11552 = v11549 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11553 = v11552 ? 0.0f : v11549;
+      const float v11554 = v11548 - v11553;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11555 = iron_exp2_approx(v11554);
+      v9435.x[6] = v11555;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11558 = v9435.x[7];
+      const float v11559 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11562 = v11559 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11563 = v11562 ? 0.0f : v11559;
+      const float v11564 = v11558 - v11563;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11565 = iron_exp2_approx(v11564);
+      v9435.x[7] = v11565;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11568 = v9435.x[8];
+      const float v11569 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11572 = v11569 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11573 = v11572 ? 0.0f : v11569;
+      const float v11574 = v11568 - v11573;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11575 = iron_exp2_approx(v11574);
+      v9435.x[8] = v11575;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11578 = v9435.x[9];
+      const float v11579 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11582 = v11579 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11583 = v11582 ? 0.0f : v11579;
+      const float v11584 = v11578 - v11583;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11585 = iron_exp2_approx(v11584);
+      v9435.x[9] = v11585;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11588 = v9435.x[10];
+      const float v11589 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11592 = v11589 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11593 = v11592 ? 0.0f : v11589;
+      const float v11594 = v11588 - v11593;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11595 = iron_exp2_approx(v11594);
+      v9435.x[10] = v11595;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11598 = v9435.x[11];
+      const float v11599 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11602 = v11599 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11603 = v11602 ? 0.0f : v11599;
+      const float v11604 = v11598 - v11603;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11605 = iron_exp2_approx(v11604);
+      v9435.x[11] = v11605;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11608 = v9435.x[12];
+      const float v11609 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11612 = v11609 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11613 = v11612 ? 0.0f : v11609;
+      const float v11614 = v11608 - v11613;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11615 = iron_exp2_approx(v11614);
+      v9435.x[12] = v11615;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11618 = v9435.x[13];
+      const float v11619 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11622 = v11619 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11623 = v11622 ? 0.0f : v11619;
+      const float v11624 = v11618 - v11623;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11625 = iron_exp2_approx(v11624);
+      v9435.x[13] = v11625;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11628 = v9435.x[14];
+      const float v11629 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11632 = v11629 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11633 = v11632 ? 0.0f : v11629;
+      const float v11634 = v11628 - v11633;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11635 = iron_exp2_approx(v11634);
+      v9435.x[14] = v11635;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11638 = v9435.x[15];
+      const float v11639 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11642 = v11639 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11643 = v11642 ? 0.0f : v11639;
+      const float v11644 = v11638 - v11643;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11645 = iron_exp2_approx(v11644);
+      v9435.x[15] = v11645;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11648 = v9435.x[16];
+      const float v11649 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11652 = v11649 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11653 = v11652 ? 0.0f : v11649;
+      const float v11654 = v11648 - v11653;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11655 = iron_exp2_approx(v11654);
+      v9435.x[16] = v11655;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11658 = v9435.x[17];
+      const float v11659 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11662 = v11659 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11663 = v11662 ? 0.0f : v11659;
+      const float v11664 = v11658 - v11663;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11665 = iron_exp2_approx(v11664);
+      v9435.x[17] = v11665;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11668 = v9435.x[18];
+      const float v11669 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11672 = v11669 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11673 = v11672 ? 0.0f : v11669;
+      const float v11674 = v11668 - v11673;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11675 = iron_exp2_approx(v11674);
+      v9435.x[18] = v11675;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11678 = v9435.x[19];
+      const float v11679 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11682 = v11679 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11683 = v11682 ? 0.0f : v11679;
+      const float v11684 = v11678 - v11683;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11685 = iron_exp2_approx(v11684);
+      v9435.x[19] = v11685;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11688 = v9435.x[20];
+      const float v11689 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11692 = v11689 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11693 = v11692 ? 0.0f : v11689;
+      const float v11694 = v11688 - v11693;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11695 = iron_exp2_approx(v11694);
+      v9435.x[20] = v11695;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11698 = v9435.x[21];
+      const float v11699 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11702 = v11699 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11703 = v11702 ? 0.0f : v11699;
+      const float v11704 = v11698 - v11703;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11705 = iron_exp2_approx(v11704);
+      v9435.x[21] = v11705;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11708 = v9435.x[22];
+      const float v11709 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11712 = v11709 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11713 = v11712 ? 0.0f : v11709;
+      const float v11714 = v11708 - v11713;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11715 = iron_exp2_approx(v11714);
+      v9435.x[22] = v11715;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11718 = v9435.x[23];
+      const float v11719 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11722 = v11719 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11723 = v11722 ? 0.0f : v11719;
+      const float v11724 = v11718 - v11723;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11725 = iron_exp2_approx(v11724);
+      v9435.x[23] = v11725;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11728 = v9435.x[24];
+      const float v11729 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11732 = v11729 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11733 = v11732 ? 0.0f : v11729;
+      const float v11734 = v11728 - v11733;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11735 = iron_exp2_approx(v11734);
+      v9435.x[24] = v11735;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11738 = v9435.x[25];
+      const float v11739 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11742 = v11739 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11743 = v11742 ? 0.0f : v11739;
+      const float v11744 = v11738 - v11743;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11745 = iron_exp2_approx(v11744);
+      v9435.x[25] = v11745;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11748 = v9435.x[26];
+      const float v11749 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11752 = v11749 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11753 = v11752 ? 0.0f : v11749;
+      const float v11754 = v11748 - v11753;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11755 = iron_exp2_approx(v11754);
+      v9435.x[26] = v11755;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11758 = v9435.x[27];
+      const float v11759 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11762 = v11759 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11763 = v11762 ? 0.0f : v11759;
+      const float v11764 = v11758 - v11763;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11765 = iron_exp2_approx(v11764);
+      v9435.x[27] = v11765;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11768 = v9435.x[28];
+      const float v11769 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11772 = v11769 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11773 = v11772 ? 0.0f : v11769;
+      const float v11774 = v11768 - v11773;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11775 = iron_exp2_approx(v11774);
+      v9435.x[28] = v11775;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11778 = v9435.x[29];
+      const float v11779 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11782 = v11779 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11783 = v11782 ? 0.0f : v11779;
+      const float v11784 = v11778 - v11783;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11785 = iron_exp2_approx(v11784);
+      v9435.x[29] = v11785;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11788 = v9435.x[30];
+      const float v11789 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11792 = v11789 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11793 = v11792 ? 0.0f : v11789;
+      const float v11794 = v11788 - v11793;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11795 = iron_exp2_approx(v11794);
+      v9435.x[30] = v11795;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11798 = v9435.x[31];
+      const float v11799 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11802 = v11799 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11803 = v11802 ? 0.0f : v11799;
+      const float v11804 = v11798 - v11803;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11805 = iron_exp2_approx(v11804);
+      v9435.x[31] = v11805;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11808 = v9435.x[32];
+      const float v11809 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11812 = v11809 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11813 = v11812 ? 0.0f : v11809;
+      const float v11814 = v11808 - v11813;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11815 = iron_exp2_approx(v11814);
+      v9435.x[32] = v11815;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11818 = v9435.x[33];
+      const float v11819 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11822 = v11819 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11823 = v11822 ? 0.0f : v11819;
+      const float v11824 = v11818 - v11823;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11825 = iron_exp2_approx(v11824);
+      v9435.x[33] = v11825;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11828 = v9435.x[34];
+      const float v11829 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11832 = v11829 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11833 = v11832 ? 0.0f : v11829;
+      const float v11834 = v11828 - v11833;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11835 = iron_exp2_approx(v11834);
+      v9435.x[34] = v11835;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11838 = v9435.x[35];
+      const float v11839 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11842 = v11839 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11843 = v11842 ? 0.0f : v11839;
+      const float v11844 = v11838 - v11843;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11845 = iron_exp2_approx(v11844);
+      v9435.x[35] = v11845;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11848 = v9435.x[36];
+      const float v11849 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11852 = v11849 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11853 = v11852 ? 0.0f : v11849;
+      const float v11854 = v11848 - v11853;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11855 = iron_exp2_approx(v11854);
+      v9435.x[36] = v11855;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11858 = v9435.x[37];
+      const float v11859 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11862 = v11859 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11863 = v11862 ? 0.0f : v11859;
+      const float v11864 = v11858 - v11863;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11865 = iron_exp2_approx(v11864);
+      v9435.x[37] = v11865;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11868 = v9435.x[38];
+      const float v11869 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11872 = v11869 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11873 = v11872 ? 0.0f : v11869;
+      const float v11874 = v11868 - v11873;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11875 = iron_exp2_approx(v11874);
+      v9435.x[38] = v11875;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11878 = v9435.x[39];
+      const float v11879 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11882 = v11879 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11883 = v11882 ? 0.0f : v11879;
+      const float v11884 = v11878 - v11883;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11885 = iron_exp2_approx(v11884);
+      v9435.x[39] = v11885;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11888 = v9435.x[40];
+      const float v11889 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11892 = v11889 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11893 = v11892 ? 0.0f : v11889;
+      const float v11894 = v11888 - v11893;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11895 = iron_exp2_approx(v11894);
+      v9435.x[40] = v11895;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11898 = v9435.x[41];
+      const float v11899 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11902 = v11899 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11903 = v11902 ? 0.0f : v11899;
+      const float v11904 = v11898 - v11903;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11905 = iron_exp2_approx(v11904);
+      v9435.x[41] = v11905;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11908 = v9435.x[42];
+      const float v11909 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11912 = v11909 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11913 = v11912 ? 0.0f : v11909;
+      const float v11914 = v11908 - v11913;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11915 = iron_exp2_approx(v11914);
+      v9435.x[42] = v11915;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11918 = v9435.x[43];
+      const float v11919 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11922 = v11919 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11923 = v11922 ? 0.0f : v11919;
+      const float v11924 = v11918 - v11923;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11925 = iron_exp2_approx(v11924);
+      v9435.x[43] = v11925;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11928 = v9435.x[44];
+      const float v11929 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11932 = v11929 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11933 = v11932 ? 0.0f : v11929;
+      const float v11934 = v11928 - v11933;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11935 = iron_exp2_approx(v11934);
+      v9435.x[44] = v11935;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11938 = v9435.x[45];
+      const float v11939 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11942 = v11939 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11943 = v11942 ? 0.0f : v11939;
+      const float v11944 = v11938 - v11943;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11945 = iron_exp2_approx(v11944);
+      v9435.x[45] = v11945;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11948 = v9435.x[46];
+      const float v11949 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11952 = v11949 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11953 = v11952 ? 0.0f : v11949;
+      const float v11954 = v11948 - v11953;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11955 = iron_exp2_approx(v11954);
+      v9435.x[46] = v11955;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11958 = v9435.x[47];
+      const float v11959 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11962 = v11959 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11963 = v11962 ? 0.0f : v11959;
+      const float v11964 = v11958 - v11963;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11965 = iron_exp2_approx(v11964);
+      v9435.x[47] = v11965;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11968 = v9435.x[48];
+      const float v11969 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11972 = v11969 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11973 = v11972 ? 0.0f : v11969;
+      const float v11974 = v11968 - v11973;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11975 = iron_exp2_approx(v11974);
+      v9435.x[48] = v11975;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11978 = v9435.x[49];
+      const float v11979 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11982 = v11979 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11983 = v11982 ? 0.0f : v11979;
+      const float v11984 = v11978 - v11983;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11985 = iron_exp2_approx(v11984);
+      v9435.x[49] = v11985;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11988 = v9435.x[50];
+      const float v11989 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v11992 = v11989 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v11993 = v11992 ? 0.0f : v11989;
+      const float v11994 = v11988 - v11993;  // kernels/sdpa/flash_tile.hpp:190
+      const float v11995 = iron_exp2_approx(v11994);
+      v9435.x[50] = v11995;  // kernels/sdpa/flash_tile.hpp:189
+      const float v11998 = v9435.x[51];
+      const float v11999 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v12002 = v11999 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v12003 = v12002 ? 0.0f : v11999;
+      const float v12004 = v11998 - v12003;  // kernels/sdpa/flash_tile.hpp:190
+      const float v12005 = iron_exp2_approx(v12004);
+      v9435.x[51] = v12005;  // kernels/sdpa/flash_tile.hpp:189
+      const float v12008 = v9435.x[52];
+      const float v12009 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v12012 = v12009 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v12013 = v12012 ? 0.0f : v12009;
+      const float v12014 = v12008 - v12013;  // kernels/sdpa/flash_tile.hpp:190
+      const float v12015 = iron_exp2_approx(v12014);
+      v9435.x[52] = v12015;  // kernels/sdpa/flash_tile.hpp:189
+      const float v12018 = v9435.x[53];
+      const float v12019 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v12022 = v12019 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v12023 = v12022 ? 0.0f : v12019;
+      const float v12024 = v12018 - v12023;  // kernels/sdpa/flash_tile.hpp:190
+      const float v12025 = iron_exp2_approx(v12024);
+      v9435.x[53] = v12025;  // kernels/sdpa/flash_tile.hpp:189
+      const float v12028 = v9435.x[54];
+      const float v12029 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v12032 = v12029 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v12033 = v12032 ? 0.0f : v12029;
+      const float v12034 = v12028 - v12033;  // kernels/sdpa/flash_tile.hpp:190
+      const float v12035 = iron_exp2_approx(v12034);
+      v9435.x[54] = v12035;  // kernels/sdpa/flash_tile.hpp:189
+      const float v12038 = v9435.x[55];
+      const float v12039 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v12042 = v12039 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v12043 = v12042 ? 0.0f : v12039;
+      const float v12044 = v12038 - v12043;  // kernels/sdpa/flash_tile.hpp:190
+      const float v12045 = iron_exp2_approx(v12044);
+      v9435.x[55] = v12045;  // kernels/sdpa/flash_tile.hpp:189
+      const float v12048 = v9435.x[56];
+      const float v12049 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v12052 = v12049 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v12053 = v12052 ? 0.0f : v12049;
+      const float v12054 = v12048 - v12053;  // kernels/sdpa/flash_tile.hpp:190
+      const float v12055 = iron_exp2_approx(v12054);
+      v9435.x[56] = v12055;  // kernels/sdpa/flash_tile.hpp:189
+      const float v12058 = v9435.x[57];
+      const float v12059 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v12062 = v12059 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v12063 = v12062 ? 0.0f : v12059;
+      const float v12064 = v12058 - v12063;  // kernels/sdpa/flash_tile.hpp:190
+      const float v12065 = iron_exp2_approx(v12064);
+      v9435.x[57] = v12065;  // kernels/sdpa/flash_tile.hpp:189
+      const float v12068 = v9435.x[58];
+      const float v12069 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v12072 = v12069 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v12073 = v12072 ? 0.0f : v12069;
+      const float v12074 = v12068 - v12073;  // kernels/sdpa/flash_tile.hpp:190
+      const float v12075 = iron_exp2_approx(v12074);
+      v9435.x[58] = v12075;  // kernels/sdpa/flash_tile.hpp:189
+      const float v12078 = v9435.x[59];
+      const float v12079 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v12082 = v12079 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v12083 = v12082 ? 0.0f : v12079;
+      const float v12084 = v12078 - v12083;  // kernels/sdpa/flash_tile.hpp:190
+      const float v12085 = iron_exp2_approx(v12084);
+      v9435.x[59] = v12085;  // kernels/sdpa/flash_tile.hpp:189
+      const float v12088 = v9435.x[60];
+      const float v12089 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v12092 = v12089 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v12093 = v12092 ? 0.0f : v12089;
+      const float v12094 = v12088 - v12093;  // kernels/sdpa/flash_tile.hpp:190
+      const float v12095 = iron_exp2_approx(v12094);
+      v9435.x[60] = v12095;  // kernels/sdpa/flash_tile.hpp:189
+      const float v12098 = v9435.x[61];
+      const float v12099 = v847.x[4];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v12102 = v12099 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v12103 = v12102 ? 0.0f : v12099;
+      const float v12104 = v12098 - v12103;  // kernels/sdpa/flash_tile.hpp:190
+      const float v12105 = iron_exp2_approx(v12104);
+      v9435.x[61] = v12105;  // kernels/sdpa/flash_tile.hpp:189
+      const float v12108 = v9435.x[62];
+      const float v12109 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v12112 = v12109 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v12113 = v12112 ? 0.0f : v12109;
+      const float v12114 = v12108 - v12113;  // kernels/sdpa/flash_tile.hpp:190
+      const float v12115 = iron_exp2_approx(v12114);
+      v9435.x[62] = v12115;  // kernels/sdpa/flash_tile.hpp:189
+      const float v12118 = v9435.x[63];
+      const float v12119 = v847.x[6];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v12122 = v12119 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v12123 = v12122 ? 0.0f : v12119;
+      const float v12124 = v12118 - v12123;  // kernels/sdpa/flash_tile.hpp:190
+      const float v12125 = iron_exp2_approx(v12124);
+      v9435.x[63] = v12125;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 32, 8> v12127;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v12127, 0.0f);
+      iron_frag_row_reduce<true>(v12127, v9435);
+      const float v12130 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v12131 = v12127.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v12132 = v11349.x[0];
+      const float v12133 = v12130 * v12132;
+      const float v12134 = v12133 + v12131;
+      v849.x[0] = v12134;  // kernels/sdpa/flash_tile.hpp:193
+      const float v12137 = v849.x[1];
+      const float v12138 = v12127.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v12139 = v11349.x[1];
+      const float v12140 = v12137 * v12139;
+      const float v12141 = v12140 + v12138;
+      v849.x[1] = v12141;  // kernels/sdpa/flash_tile.hpp:193
+      const float v12144 = v849.x[2];
+      const float v12145 = v12127.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v12146 = v11349.x[2];
+      const float v12147 = v12144 * v12146;
+      const float v12148 = v12147 + v12145;
+      v849.x[2] = v12148;  // kernels/sdpa/flash_tile.hpp:193
+      const float v12151 = v849.x[3];
+      const float v12152 = v12127.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v12153 = v11349.x[3];
+      const float v12154 = v12151 * v12153;
+      const float v12155 = v12154 + v12152;
+      v849.x[3] = v12155;  // kernels/sdpa/flash_tile.hpp:193
+      const float v12158 = v849.x[4];
+      const float v12159 = v12127.x[4];  // kernels/sdpa/flash_tile.hpp:194
+      const float v12160 = v11349.x[4];
+      const float v12161 = v12158 * v12160;
+      const float v12162 = v12161 + v12159;
+      v849.x[4] = v12162;  // kernels/sdpa/flash_tile.hpp:193
+      const float v12165 = v849.x[5];
+      const float v12166 = v12127.x[5];  // kernels/sdpa/flash_tile.hpp:194
+      const float v12167 = v11349.x[5];
+      const float v12168 = v12165 * v12167;
+      const float v12169 = v12168 + v12166;
+      v849.x[5] = v12169;  // kernels/sdpa/flash_tile.hpp:193
+      const float v12172 = v849.x[6];
+      const float v12173 = v12127.x[6];  // kernels/sdpa/flash_tile.hpp:194
+      const float v12174 = v11349.x[6];
+      const float v12175 = v12172 * v12174;
+      const float v12176 = v12175 + v12173;
+      v849.x[6] = v12176;  // kernels/sdpa/flash_tile.hpp:193
+      const float v12179 = v849.x[7];
+      const float v12180 = v12127.x[7];  // kernels/sdpa/flash_tile.hpp:194
+      const float v12181 = v11349.x[7];
+      const float v12182 = v12179 * v12181;
+      const float v12183 = v12182 + v12180;
+      v849.x[7] = v12183;  // kernels/sdpa/flash_tile.hpp:193
+      const float v12186 = v851.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v12187 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12188 = v12186 * v12187;
+      v851.x[0] = v12188;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12191 = v851.x[1];
+      const float v12192 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12193 = v12191 * v12192;
+      v851.x[1] = v12193;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12196 = v851.x[2];
+      const float v12197 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12198 = v12196 * v12197;
+      v851.x[2] = v12198;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12201 = v851.x[3];
+      const float v12202 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12203 = v12201 * v12202;
+      v851.x[3] = v12203;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12206 = v851.x[4];
+      const float v12207 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12208 = v12206 * v12207;
+      v851.x[4] = v12208;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12211 = v851.x[5];
+      const float v12212 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12213 = v12211 * v12212;
+      v851.x[5] = v12213;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12216 = v851.x[6];
+      const float v12217 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12218 = v12216 * v12217;
+      v851.x[6] = v12218;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12221 = v851.x[7];
+      const float v12222 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12223 = v12221 * v12222;
+      v851.x[7] = v12223;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12226 = v851.x[8];
+      const float v12227 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12228 = v12226 * v12227;
+      v851.x[8] = v12228;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12231 = v851.x[9];
+      const float v12232 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12233 = v12231 * v12232;
+      v851.x[9] = v12233;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12236 = v851.x[10];
+      const float v12237 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12238 = v12236 * v12237;
+      v851.x[10] = v12238;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12241 = v851.x[11];
+      const float v12242 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12243 = v12241 * v12242;
+      v851.x[11] = v12243;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12246 = v851.x[12];
+      const float v12247 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12248 = v12246 * v12247;
+      v851.x[12] = v12248;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12251 = v851.x[13];
+      const float v12252 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12253 = v12251 * v12252;
+      v851.x[13] = v12253;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12256 = v851.x[14];
+      const float v12257 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12258 = v12256 * v12257;
+      v851.x[14] = v12258;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12261 = v851.x[15];
+      const float v12262 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12263 = v12261 * v12262;
+      v851.x[15] = v12263;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12266 = v851.x[16];
+      const float v12267 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12268 = v12266 * v12267;
+      v851.x[16] = v12268;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12271 = v851.x[17];
+      const float v12272 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12273 = v12271 * v12272;
+      v851.x[17] = v12273;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12276 = v851.x[18];
+      const float v12277 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12278 = v12276 * v12277;
+      v851.x[18] = v12278;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12281 = v851.x[19];
+      const float v12282 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12283 = v12281 * v12282;
+      v851.x[19] = v12283;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12286 = v851.x[20];
+      const float v12287 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12288 = v12286 * v12287;
+      v851.x[20] = v12288;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12291 = v851.x[21];
+      const float v12292 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12293 = v12291 * v12292;
+      v851.x[21] = v12293;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12296 = v851.x[22];
+      const float v12297 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12298 = v12296 * v12297;
+      v851.x[22] = v12298;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12301 = v851.x[23];
+      const float v12302 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12303 = v12301 * v12302;
+      v851.x[23] = v12303;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12306 = v851.x[24];
+      const float v12307 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12308 = v12306 * v12307;
+      v851.x[24] = v12308;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12311 = v851.x[25];
+      const float v12312 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12313 = v12311 * v12312;
+      v851.x[25] = v12313;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12316 = v851.x[26];
+      const float v12317 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12318 = v12316 * v12317;
+      v851.x[26] = v12318;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12321 = v851.x[27];
+      const float v12322 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12323 = v12321 * v12322;
+      v851.x[27] = v12323;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12326 = v851.x[28];
+      const float v12327 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12328 = v12326 * v12327;
+      v851.x[28] = v12328;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12331 = v851.x[29];
+      const float v12332 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12333 = v12331 * v12332;
+      v851.x[29] = v12333;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12336 = v851.x[30];
+      const float v12337 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12338 = v12336 * v12337;
+      v851.x[30] = v12338;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12341 = v851.x[31];
+      const float v12342 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12343 = v12341 * v12342;
+      v851.x[31] = v12343;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12346 = v853.x[0];
+      const float v12347 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12348 = v12346 * v12347;
+      v853.x[0] = v12348;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12351 = v853.x[1];
+      const float v12352 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12353 = v12351 * v12352;
+      v853.x[1] = v12353;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12356 = v853.x[2];
+      const float v12357 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12358 = v12356 * v12357;
+      v853.x[2] = v12358;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12361 = v853.x[3];
+      const float v12362 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12363 = v12361 * v12362;
+      v853.x[3] = v12363;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12366 = v853.x[4];
+      const float v12367 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12368 = v12366 * v12367;
+      v853.x[4] = v12368;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12371 = v853.x[5];
+      const float v12372 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12373 = v12371 * v12372;
+      v853.x[5] = v12373;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12376 = v853.x[6];
+      const float v12377 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12378 = v12376 * v12377;
+      v853.x[6] = v12378;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12381 = v853.x[7];
+      const float v12382 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12383 = v12381 * v12382;
+      v853.x[7] = v12383;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12386 = v853.x[8];
+      const float v12387 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12388 = v12386 * v12387;
+      v853.x[8] = v12388;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12391 = v853.x[9];
+      const float v12392 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12393 = v12391 * v12392;
+      v853.x[9] = v12393;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12396 = v853.x[10];
+      const float v12397 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12398 = v12396 * v12397;
+      v853.x[10] = v12398;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12401 = v853.x[11];
+      const float v12402 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12403 = v12401 * v12402;
+      v853.x[11] = v12403;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12406 = v853.x[12];
+      const float v12407 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12408 = v12406 * v12407;
+      v853.x[12] = v12408;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12411 = v853.x[13];
+      const float v12412 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12413 = v12411 * v12412;
+      v853.x[13] = v12413;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12416 = v853.x[14];
+      const float v12417 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12418 = v12416 * v12417;
+      v853.x[14] = v12418;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12421 = v853.x[15];
+      const float v12422 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12423 = v12421 * v12422;
+      v853.x[15] = v12423;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12426 = v853.x[16];
+      const float v12427 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12428 = v12426 * v12427;
+      v853.x[16] = v12428;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12431 = v853.x[17];
+      const float v12432 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12433 = v12431 * v12432;
+      v853.x[17] = v12433;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12436 = v853.x[18];
+      const float v12437 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12438 = v12436 * v12437;
+      v853.x[18] = v12438;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12441 = v853.x[19];
+      const float v12442 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12443 = v12441 * v12442;
+      v853.x[19] = v12443;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12446 = v853.x[20];
+      const float v12447 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12448 = v12446 * v12447;
+      v853.x[20] = v12448;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12451 = v853.x[21];
+      const float v12452 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12453 = v12451 * v12452;
+      v853.x[21] = v12453;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12456 = v853.x[22];
+      const float v12457 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12458 = v12456 * v12457;
+      v853.x[22] = v12458;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12461 = v853.x[23];
+      const float v12462 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12463 = v12461 * v12462;
+      v853.x[23] = v12463;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12466 = v853.x[24];
+      const float v12467 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12468 = v12466 * v12467;
+      v853.x[24] = v12468;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12471 = v853.x[25];
+      const float v12472 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12473 = v12471 * v12472;
+      v853.x[25] = v12473;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12476 = v853.x[26];
+      const float v12477 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12478 = v12476 * v12477;
+      v853.x[26] = v12478;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12481 = v853.x[27];
+      const float v12482 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12483 = v12481 * v12482;
+      v853.x[27] = v12483;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12486 = v853.x[28];
+      const float v12487 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12488 = v12486 * v12487;
+      v853.x[28] = v12488;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12491 = v853.x[29];
+      const float v12492 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12493 = v12491 * v12492;
+      v853.x[29] = v12493;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12496 = v853.x[30];
+      const float v12497 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12498 = v12496 * v12497;
+      v853.x[30] = v12498;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12501 = v853.x[31];
+      const float v12502 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12503 = v12501 * v12502;
+      v853.x[31] = v12503;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12506 = v855.x[0];
+      const float v12507 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12508 = v12506 * v12507;
+      v855.x[0] = v12508;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12511 = v855.x[1];
+      const float v12512 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12513 = v12511 * v12512;
+      v855.x[1] = v12513;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12516 = v855.x[2];
+      const float v12517 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12518 = v12516 * v12517;
+      v855.x[2] = v12518;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12521 = v855.x[3];
+      const float v12522 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12523 = v12521 * v12522;
+      v855.x[3] = v12523;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12526 = v855.x[4];
+      const float v12527 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12528 = v12526 * v12527;
+      v855.x[4] = v12528;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12531 = v855.x[5];
+      const float v12532 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12533 = v12531 * v12532;
+      v855.x[5] = v12533;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12536 = v855.x[6];
+      const float v12537 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12538 = v12536 * v12537;
+      v855.x[6] = v12538;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12541 = v855.x[7];
+      const float v12542 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12543 = v12541 * v12542;
+      v855.x[7] = v12543;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12546 = v855.x[8];
+      const float v12547 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12548 = v12546 * v12547;
+      v855.x[8] = v12548;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12551 = v855.x[9];
+      const float v12552 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12553 = v12551 * v12552;
+      v855.x[9] = v12553;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12556 = v855.x[10];
+      const float v12557 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12558 = v12556 * v12557;
+      v855.x[10] = v12558;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12561 = v855.x[11];
+      const float v12562 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12563 = v12561 * v12562;
+      v855.x[11] = v12563;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12566 = v855.x[12];
+      const float v12567 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12568 = v12566 * v12567;
+      v855.x[12] = v12568;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12571 = v855.x[13];
+      const float v12572 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12573 = v12571 * v12572;
+      v855.x[13] = v12573;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12576 = v855.x[14];
+      const float v12577 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12578 = v12576 * v12577;
+      v855.x[14] = v12578;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12581 = v855.x[15];
+      const float v12582 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12583 = v12581 * v12582;
+      v855.x[15] = v12583;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12586 = v855.x[16];
+      const float v12587 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12588 = v12586 * v12587;
+      v855.x[16] = v12588;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12591 = v855.x[17];
+      const float v12592 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12593 = v12591 * v12592;
+      v855.x[17] = v12593;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12596 = v855.x[18];
+      const float v12597 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12598 = v12596 * v12597;
+      v855.x[18] = v12598;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12601 = v855.x[19];
+      const float v12602 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12603 = v12601 * v12602;
+      v855.x[19] = v12603;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12606 = v855.x[20];
+      const float v12607 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12608 = v12606 * v12607;
+      v855.x[20] = v12608;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12611 = v855.x[21];
+      const float v12612 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12613 = v12611 * v12612;
+      v855.x[21] = v12613;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12616 = v855.x[22];
+      const float v12617 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12618 = v12616 * v12617;
+      v855.x[22] = v12618;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12621 = v855.x[23];
+      const float v12622 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12623 = v12621 * v12622;
+      v855.x[23] = v12623;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12626 = v855.x[24];
+      const float v12627 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12628 = v12626 * v12627;
+      v855.x[24] = v12628;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12631 = v855.x[25];
+      const float v12632 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12633 = v12631 * v12632;
+      v855.x[25] = v12633;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12636 = v855.x[26];
+      const float v12637 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12638 = v12636 * v12637;
+      v855.x[26] = v12638;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12641 = v855.x[27];
+      const float v12642 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12643 = v12641 * v12642;
+      v855.x[27] = v12643;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12646 = v855.x[28];
+      const float v12647 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12648 = v12646 * v12647;
+      v855.x[28] = v12648;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12651 = v855.x[29];
+      const float v12652 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12653 = v12651 * v12652;
+      v855.x[29] = v12653;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12656 = v855.x[30];
+      const float v12657 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12658 = v12656 * v12657;
+      v855.x[30] = v12658;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12661 = v855.x[31];
+      const float v12662 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12663 = v12661 * v12662;
+      v855.x[31] = v12663;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12666 = v857.x[0];
+      const float v12667 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12668 = v12666 * v12667;
+      v857.x[0] = v12668;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12671 = v857.x[1];
+      const float v12672 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12673 = v12671 * v12672;
+      v857.x[1] = v12673;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12676 = v857.x[2];
+      const float v12677 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12678 = v12676 * v12677;
+      v857.x[2] = v12678;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12681 = v857.x[3];
+      const float v12682 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12683 = v12681 * v12682;
+      v857.x[3] = v12683;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12686 = v857.x[4];
+      const float v12687 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12688 = v12686 * v12687;
+      v857.x[4] = v12688;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12691 = v857.x[5];
+      const float v12692 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12693 = v12691 * v12692;
+      v857.x[5] = v12693;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12696 = v857.x[6];
+      const float v12697 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12698 = v12696 * v12697;
+      v857.x[6] = v12698;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12701 = v857.x[7];
+      const float v12702 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12703 = v12701 * v12702;
+      v857.x[7] = v12703;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12706 = v857.x[8];
+      const float v12707 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12708 = v12706 * v12707;
+      v857.x[8] = v12708;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12711 = v857.x[9];
+      const float v12712 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12713 = v12711 * v12712;
+      v857.x[9] = v12713;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12716 = v857.x[10];
+      const float v12717 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12718 = v12716 * v12717;
+      v857.x[10] = v12718;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12721 = v857.x[11];
+      const float v12722 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12723 = v12721 * v12722;
+      v857.x[11] = v12723;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12726 = v857.x[12];
+      const float v12727 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12728 = v12726 * v12727;
+      v857.x[12] = v12728;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12731 = v857.x[13];
+      const float v12732 = v11349.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12733 = v12731 * v12732;
+      v857.x[13] = v12733;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12736 = v857.x[14];
+      const float v12737 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12738 = v12736 * v12737;
+      v857.x[14] = v12738;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12741 = v857.x[15];
+      const float v12742 = v11349.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12743 = v12741 * v12742;
+      v857.x[15] = v12743;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12746 = v857.x[16];
+      const float v12747 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12748 = v12746 * v12747;
+      v857.x[16] = v12748;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12751 = v857.x[17];
+      const float v12752 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12753 = v12751 * v12752;
+      v857.x[17] = v12753;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12756 = v857.x[18];
+      const float v12757 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12758 = v12756 * v12757;
+      v857.x[18] = v12758;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12761 = v857.x[19];
+      const float v12762 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12763 = v12761 * v12762;
+      v857.x[19] = v12763;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12766 = v857.x[20];
+      const float v12767 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12768 = v12766 * v12767;
+      v857.x[20] = v12768;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12771 = v857.x[21];
+      const float v12772 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12773 = v12771 * v12772;
+      v857.x[21] = v12773;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12776 = v857.x[22];
+      const float v12777 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12778 = v12776 * v12777;
+      v857.x[22] = v12778;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12781 = v857.x[23];
+      const float v12782 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12783 = v12781 * v12782;
+      v857.x[23] = v12783;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12786 = v857.x[24];
+      const float v12787 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12788 = v12786 * v12787;
+      v857.x[24] = v12788;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12791 = v857.x[25];
+      const float v12792 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12793 = v12791 * v12792;
+      v857.x[25] = v12793;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12796 = v857.x[26];
+      const float v12797 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12798 = v12796 * v12797;
+      v857.x[26] = v12798;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12801 = v857.x[27];
+      const float v12802 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12803 = v12801 * v12802;
+      v857.x[27] = v12803;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12806 = v857.x[28];
+      const float v12807 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12808 = v12806 * v12807;
+      v857.x[28] = v12808;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12811 = v857.x[29];
+      const float v12812 = v11349.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12813 = v12811 * v12812;
+      v857.x[29] = v12813;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12816 = v857.x[30];
+      const float v12817 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12818 = v12816 * v12817;
+      v857.x[30] = v12818;  // kernels/sdpa/flash_tile.hpp:197
+      const float v12821 = v857.x[31];
+      const float v12822 = v11349.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v12823 = v12821 * v12822;
+      v857.x[31] = v12823;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<float, 0, 32, 64> v12825;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v12825, 0.0f);
+      iron_frag_convert(v12825, v9435);
+      iron_frag<float, 1, 64, 32> v12827;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v12827, 0.0f);
+      iron_frag_load_shared<false>(v12827, shm2, v9441, 132u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v851, v12825, v12827);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v12834;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v12834, 0.0f);
+      iron_frag_load_shared<false>(v12834, shm2, v9466, 132u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v853, v12825, v12834);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v12841;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v12841, 0.0f);
+      iron_frag_load_shared<false>(v12841, shm2, v9490, 132u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v855, v12825, v12841);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v12848;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v12848, 0.0f);
+      iron_frag_load_shared<false>(v12848, shm2, v9514, 132u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v857, v12825, v12848);  // kernels/sdpa/flash_tile.hpp:206
     }
-    __syncthreads();
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
     const float v5216 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
     iron_frag<float, 2, 32, 8> v5218;  // kernels/sdpa/flash_tile.hpp:212
     iron_frag_fill(v5218, 0.0f);
@@ -4709,7 +4709,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
     const bool v5501 = v5493 > 0.0f;
     const float v5502 = v5501 ? v5499 : 0.0f;
     v5398.x[7] = v5502;  // kernels/sdpa/flash_tile.hpp:221
-    const unsigned int v5504 = v41 + v11246;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5504 = v41 + v12185;  // kernels/sdpa/flash_tile.hpp:227
     const float v5505 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5506 = v851.x[0];
     const float v5507 = v5506 * v5505;
@@ -4719,10 +4719,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5515 = v5514 * v1;
       const unsigned int v5516 = v5515 + v28;
       const unsigned int v5517 = v5516 << 7u;
-      const unsigned int v5518 = v5517 + v11245;
+      const unsigned int v5518 = v5517 + v12184;
       out[v5518] = v5507;
     }
-    const unsigned int v5520 = v41 + v11251;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5520 = v41 + v12190;  // kernels/sdpa/flash_tile.hpp:227
     const float v5521 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5522 = v851.x[1];
     const float v5523 = v5522 * v5521;
@@ -4732,10 +4732,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5531 = v5530 * v1;
       const unsigned int v5532 = v5531 + v28;
       const unsigned int v5533 = v5532 << 7u;
-      const unsigned int v5534 = v5533 + v11250;
+      const unsigned int v5534 = v5533 + v12189;
       out[v5534] = v5523;
     }
-    const unsigned int v5536 = v41 + v11256;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5536 = v41 + v12195;  // kernels/sdpa/flash_tile.hpp:227
     const float v5537 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5538 = v851.x[2];
     const float v5539 = v5538 * v5537;
@@ -4745,10 +4745,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5547 = v5546 * v1;
       const unsigned int v5548 = v5547 + v28;
       const unsigned int v5549 = v5548 << 7u;
-      const unsigned int v5550 = v5549 + v11255;
+      const unsigned int v5550 = v5549 + v12194;
       out[v5550] = v5539;
     }
-    const unsigned int v5552 = v41 + v11261;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5552 = v41 + v12200;  // kernels/sdpa/flash_tile.hpp:227
     const float v5553 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5554 = v851.x[3];
     const float v5555 = v5554 * v5553;
@@ -4758,10 +4758,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5563 = v5562 * v1;
       const unsigned int v5564 = v5563 + v28;
       const unsigned int v5565 = v5564 << 7u;
-      const unsigned int v5566 = v5565 + v11260;
+      const unsigned int v5566 = v5565 + v12199;
       out[v5566] = v5555;
     }
-    const unsigned int v5568 = v41 + v11266;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5568 = v41 + v12205;  // kernels/sdpa/flash_tile.hpp:227
     const float v5569 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5570 = v851.x[4];
     const float v5571 = v5570 * v5569;
@@ -4771,10 +4771,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5579 = v5578 * v1;
       const unsigned int v5580 = v5579 + v28;
       const unsigned int v5581 = v5580 << 7u;
-      const unsigned int v5582 = v5581 + v11265;
+      const unsigned int v5582 = v5581 + v12204;
       out[v5582] = v5571;
     }
-    const unsigned int v5584 = v41 + v11271;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5584 = v41 + v12210;  // kernels/sdpa/flash_tile.hpp:227
     const float v5585 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5586 = v851.x[5];
     const float v5587 = v5586 * v5585;
@@ -4784,10 +4784,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5595 = v5594 * v1;
       const unsigned int v5596 = v5595 + v28;
       const unsigned int v5597 = v5596 << 7u;
-      const unsigned int v5598 = v5597 + v11270;
+      const unsigned int v5598 = v5597 + v12209;
       out[v5598] = v5587;
     }
-    const unsigned int v5600 = v41 + v11276;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5600 = v41 + v12215;  // kernels/sdpa/flash_tile.hpp:227
     const float v5601 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5602 = v851.x[6];
     const float v5603 = v5602 * v5601;
@@ -4797,10 +4797,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5611 = v5610 * v1;
       const unsigned int v5612 = v5611 + v28;
       const unsigned int v5613 = v5612 << 7u;
-      const unsigned int v5614 = v5613 + v11275;
+      const unsigned int v5614 = v5613 + v12214;
       out[v5614] = v5603;
     }
-    const unsigned int v5616 = v41 + v11281;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5616 = v41 + v12220;  // kernels/sdpa/flash_tile.hpp:227
     const float v5617 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5618 = v851.x[7];
     const float v5619 = v5618 * v5617;
@@ -4810,10 +4810,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5627 = v5626 * v1;
       const unsigned int v5628 = v5627 + v28;
       const unsigned int v5629 = v5628 << 7u;
-      const unsigned int v5630 = v5629 + v11280;
+      const unsigned int v5630 = v5629 + v12219;
       out[v5630] = v5619;
     }
-    const unsigned int v5632 = v41 + v11286;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5632 = v41 + v12225;  // kernels/sdpa/flash_tile.hpp:227
     const float v5633 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5634 = v851.x[8];
     const float v5635 = v5634 * v5633;
@@ -4823,10 +4823,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5643 = v5642 * v1;
       const unsigned int v5644 = v5643 + v28;
       const unsigned int v5645 = v5644 << 7u;
-      const unsigned int v5646 = v5645 + v11285;
+      const unsigned int v5646 = v5645 + v12224;
       out[v5646] = v5635;
     }
-    const unsigned int v5648 = v41 + v11291;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5648 = v41 + v12230;  // kernels/sdpa/flash_tile.hpp:227
     const float v5649 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5650 = v851.x[9];
     const float v5651 = v5650 * v5649;
@@ -4836,10 +4836,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5659 = v5658 * v1;
       const unsigned int v5660 = v5659 + v28;
       const unsigned int v5661 = v5660 << 7u;
-      const unsigned int v5662 = v5661 + v11290;
+      const unsigned int v5662 = v5661 + v12229;
       out[v5662] = v5651;
     }
-    const unsigned int v5664 = v41 + v11296;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5664 = v41 + v12235;  // kernels/sdpa/flash_tile.hpp:227
     const float v5665 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5666 = v851.x[10];
     const float v5667 = v5666 * v5665;
@@ -4849,10 +4849,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5675 = v5674 * v1;
       const unsigned int v5676 = v5675 + v28;
       const unsigned int v5677 = v5676 << 7u;
-      const unsigned int v5678 = v5677 + v11295;
+      const unsigned int v5678 = v5677 + v12234;
       out[v5678] = v5667;
     }
-    const unsigned int v5680 = v41 + v11301;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5680 = v41 + v12240;  // kernels/sdpa/flash_tile.hpp:227
     const float v5681 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5682 = v851.x[11];
     const float v5683 = v5682 * v5681;
@@ -4862,10 +4862,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5691 = v5690 * v1;
       const unsigned int v5692 = v5691 + v28;
       const unsigned int v5693 = v5692 << 7u;
-      const unsigned int v5694 = v5693 + v11300;
+      const unsigned int v5694 = v5693 + v12239;
       out[v5694] = v5683;
     }
-    const unsigned int v5696 = v41 + v11306;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5696 = v41 + v12245;  // kernels/sdpa/flash_tile.hpp:227
     const float v5697 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5698 = v851.x[12];
     const float v5699 = v5698 * v5697;
@@ -4875,10 +4875,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5707 = v5706 * v1;
       const unsigned int v5708 = v5707 + v28;
       const unsigned int v5709 = v5708 << 7u;
-      const unsigned int v5710 = v5709 + v11305;
+      const unsigned int v5710 = v5709 + v12244;
       out[v5710] = v5699;
     }
-    const unsigned int v5712 = v41 + v11311;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5712 = v41 + v12250;  // kernels/sdpa/flash_tile.hpp:227
     const float v5713 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5714 = v851.x[13];
     const float v5715 = v5714 * v5713;
@@ -4888,10 +4888,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5723 = v5722 * v1;
       const unsigned int v5724 = v5723 + v28;
       const unsigned int v5725 = v5724 << 7u;
-      const unsigned int v5726 = v5725 + v11310;
+      const unsigned int v5726 = v5725 + v12249;
       out[v5726] = v5715;
     }
-    const unsigned int v5728 = v41 + v11316;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5728 = v41 + v12255;  // kernels/sdpa/flash_tile.hpp:227
     const float v5729 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5730 = v851.x[14];
     const float v5731 = v5730 * v5729;
@@ -4901,10 +4901,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5739 = v5738 * v1;
       const unsigned int v5740 = v5739 + v28;
       const unsigned int v5741 = v5740 << 7u;
-      const unsigned int v5742 = v5741 + v11315;
+      const unsigned int v5742 = v5741 + v12254;
       out[v5742] = v5731;
     }
-    const unsigned int v5744 = v41 + v11321;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5744 = v41 + v12260;  // kernels/sdpa/flash_tile.hpp:227
     const float v5745 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5746 = v851.x[15];
     const float v5747 = v5746 * v5745;
@@ -4914,10 +4914,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5755 = v5754 * v1;
       const unsigned int v5756 = v5755 + v28;
       const unsigned int v5757 = v5756 << 7u;
-      const unsigned int v5758 = v5757 + v11320;
+      const unsigned int v5758 = v5757 + v12259;
       out[v5758] = v5747;
     }
-    const unsigned int v5760 = v41 + v11326;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5760 = v41 + v12265;  // kernels/sdpa/flash_tile.hpp:227
     const float v5761 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5762 = v851.x[16];
     const float v5763 = v5762 * v5761;
@@ -4927,10 +4927,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5771 = v5770 * v1;
       const unsigned int v5772 = v5771 + v28;
       const unsigned int v5773 = v5772 << 7u;
-      const unsigned int v5774 = v5773 + v11325;
+      const unsigned int v5774 = v5773 + v12264;
       out[v5774] = v5763;
     }
-    const unsigned int v5776 = v41 + v11331;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5776 = v41 + v12270;  // kernels/sdpa/flash_tile.hpp:227
     const float v5777 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5778 = v851.x[17];
     const float v5779 = v5778 * v5777;
@@ -4940,10 +4940,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5787 = v5786 * v1;
       const unsigned int v5788 = v5787 + v28;
       const unsigned int v5789 = v5788 << 7u;
-      const unsigned int v5790 = v5789 + v11330;
+      const unsigned int v5790 = v5789 + v12269;
       out[v5790] = v5779;
     }
-    const unsigned int v5792 = v41 + v11336;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5792 = v41 + v12275;  // kernels/sdpa/flash_tile.hpp:227
     const float v5793 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5794 = v851.x[18];
     const float v5795 = v5794 * v5793;
@@ -4953,10 +4953,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5803 = v5802 * v1;
       const unsigned int v5804 = v5803 + v28;
       const unsigned int v5805 = v5804 << 7u;
-      const unsigned int v5806 = v5805 + v11335;
+      const unsigned int v5806 = v5805 + v12274;
       out[v5806] = v5795;
     }
-    const unsigned int v5808 = v41 + v11341;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5808 = v41 + v12280;  // kernels/sdpa/flash_tile.hpp:227
     const float v5809 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5810 = v851.x[19];
     const float v5811 = v5810 * v5809;
@@ -4966,10 +4966,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5819 = v5818 * v1;
       const unsigned int v5820 = v5819 + v28;
       const unsigned int v5821 = v5820 << 7u;
-      const unsigned int v5822 = v5821 + v11340;
+      const unsigned int v5822 = v5821 + v12279;
       out[v5822] = v5811;
     }
-    const unsigned int v5824 = v41 + v11346;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5824 = v41 + v12285;  // kernels/sdpa/flash_tile.hpp:227
     const float v5825 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5826 = v851.x[20];
     const float v5827 = v5826 * v5825;
@@ -4979,10 +4979,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5835 = v5834 * v1;
       const unsigned int v5836 = v5835 + v28;
       const unsigned int v5837 = v5836 << 7u;
-      const unsigned int v5838 = v5837 + v11345;
+      const unsigned int v5838 = v5837 + v12284;
       out[v5838] = v5827;
     }
-    const unsigned int v5840 = v41 + v11351;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5840 = v41 + v12290;  // kernels/sdpa/flash_tile.hpp:227
     const float v5841 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5842 = v851.x[21];
     const float v5843 = v5842 * v5841;
@@ -4992,10 +4992,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5851 = v5850 * v1;
       const unsigned int v5852 = v5851 + v28;
       const unsigned int v5853 = v5852 << 7u;
-      const unsigned int v5854 = v5853 + v11350;
+      const unsigned int v5854 = v5853 + v12289;
       out[v5854] = v5843;
     }
-    const unsigned int v5856 = v41 + v11356;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5856 = v41 + v12295;  // kernels/sdpa/flash_tile.hpp:227
     const float v5857 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5858 = v851.x[22];
     const float v5859 = v5858 * v5857;
@@ -5005,10 +5005,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5867 = v5866 * v1;
       const unsigned int v5868 = v5867 + v28;
       const unsigned int v5869 = v5868 << 7u;
-      const unsigned int v5870 = v5869 + v11355;
+      const unsigned int v5870 = v5869 + v12294;
       out[v5870] = v5859;
     }
-    const unsigned int v5872 = v41 + v11361;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5872 = v41 + v12300;  // kernels/sdpa/flash_tile.hpp:227
     const float v5873 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5874 = v851.x[23];
     const float v5875 = v5874 * v5873;
@@ -5018,10 +5018,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5883 = v5882 * v1;
       const unsigned int v5884 = v5883 + v28;
       const unsigned int v5885 = v5884 << 7u;
-      const unsigned int v5886 = v5885 + v11360;
+      const unsigned int v5886 = v5885 + v12299;
       out[v5886] = v5875;
     }
-    const unsigned int v5888 = v41 + v11366;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5888 = v41 + v12305;  // kernels/sdpa/flash_tile.hpp:227
     const float v5889 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5890 = v851.x[24];
     const float v5891 = v5890 * v5889;
@@ -5031,10 +5031,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5899 = v5898 * v1;
       const unsigned int v5900 = v5899 + v28;
       const unsigned int v5901 = v5900 << 7u;
-      const unsigned int v5902 = v5901 + v11365;
+      const unsigned int v5902 = v5901 + v12304;
       out[v5902] = v5891;
     }
-    const unsigned int v5904 = v41 + v11371;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5904 = v41 + v12310;  // kernels/sdpa/flash_tile.hpp:227
     const float v5905 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5906 = v851.x[25];
     const float v5907 = v5906 * v5905;
@@ -5044,10 +5044,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5915 = v5914 * v1;
       const unsigned int v5916 = v5915 + v28;
       const unsigned int v5917 = v5916 << 7u;
-      const unsigned int v5918 = v5917 + v11370;
+      const unsigned int v5918 = v5917 + v12309;
       out[v5918] = v5907;
     }
-    const unsigned int v5920 = v41 + v11376;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5920 = v41 + v12315;  // kernels/sdpa/flash_tile.hpp:227
     const float v5921 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5922 = v851.x[26];
     const float v5923 = v5922 * v5921;
@@ -5057,10 +5057,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5931 = v5930 * v1;
       const unsigned int v5932 = v5931 + v28;
       const unsigned int v5933 = v5932 << 7u;
-      const unsigned int v5934 = v5933 + v11375;
+      const unsigned int v5934 = v5933 + v12314;
       out[v5934] = v5923;
     }
-    const unsigned int v5936 = v41 + v11381;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5936 = v41 + v12320;  // kernels/sdpa/flash_tile.hpp:227
     const float v5937 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5938 = v851.x[27];
     const float v5939 = v5938 * v5937;
@@ -5070,10 +5070,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5947 = v5946 * v1;
       const unsigned int v5948 = v5947 + v28;
       const unsigned int v5949 = v5948 << 7u;
-      const unsigned int v5950 = v5949 + v11380;
+      const unsigned int v5950 = v5949 + v12319;
       out[v5950] = v5939;
     }
-    const unsigned int v5952 = v41 + v11386;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5952 = v41 + v12325;  // kernels/sdpa/flash_tile.hpp:227
     const float v5953 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5954 = v851.x[28];
     const float v5955 = v5954 * v5953;
@@ -5083,10 +5083,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5963 = v5962 * v1;
       const unsigned int v5964 = v5963 + v28;
       const unsigned int v5965 = v5964 << 7u;
-      const unsigned int v5966 = v5965 + v11385;
+      const unsigned int v5966 = v5965 + v12324;
       out[v5966] = v5955;
     }
-    const unsigned int v5968 = v41 + v11391;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5968 = v41 + v12330;  // kernels/sdpa/flash_tile.hpp:227
     const float v5969 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v5970 = v851.x[29];
     const float v5971 = v5970 * v5969;
@@ -5096,10 +5096,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5979 = v5978 * v1;
       const unsigned int v5980 = v5979 + v28;
       const unsigned int v5981 = v5980 << 7u;
-      const unsigned int v5982 = v5981 + v11390;
+      const unsigned int v5982 = v5981 + v12329;
       out[v5982] = v5971;
     }
-    const unsigned int v5984 = v41 + v11396;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5984 = v41 + v12335;  // kernels/sdpa/flash_tile.hpp:227
     const float v5985 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v5986 = v851.x[30];
     const float v5987 = v5986 * v5985;
@@ -5109,10 +5109,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v5995 = v5994 * v1;
       const unsigned int v5996 = v5995 + v28;
       const unsigned int v5997 = v5996 << 7u;
-      const unsigned int v5998 = v5997 + v11395;
+      const unsigned int v5998 = v5997 + v12334;
       out[v5998] = v5987;
     }
-    const unsigned int v6000 = v41 + v11401;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6000 = v41 + v12340;  // kernels/sdpa/flash_tile.hpp:227
     const float v6001 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6002 = v851.x[31];
     const float v6003 = v6002 * v6001;
@@ -5122,16 +5122,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6011 = v6010 * v1;
       const unsigned int v6012 = v6011 + v28;
       const unsigned int v6013 = v6012 << 7u;
-      const unsigned int v6014 = v6013 + v11400;
+      const unsigned int v6014 = v6013 + v12339;
       out[v6014] = v6003;
     }
-    const unsigned int v6016 = v41 + v11406;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6016 = v41 + v12345;  // kernels/sdpa/flash_tile.hpp:227
     const float v6017 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6018 = v853.x[0];
     const float v6019 = v6018 * v6017;
     const bool v6020 = v6016 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6020) {
-      const unsigned int v6023 = 32u + v11405;
+      const unsigned int v6023 = 32u + v12344;
       const unsigned int v6026 = v13 + v6016;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6027 = v6026 * v1;
       const unsigned int v6028 = v6027 + v28;
@@ -5139,13 +5139,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6030 = v6029 + v6023;
       out[v6030] = v6019;
     }
-    const unsigned int v6032 = v41 + v11411;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6032 = v41 + v12350;  // kernels/sdpa/flash_tile.hpp:227
     const float v6033 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6034 = v853.x[1];
     const float v6035 = v6034 * v6033;
     const bool v6036 = v6032 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6036) {
-      const unsigned int v6039 = 32u + v11410;
+      const unsigned int v6039 = 32u + v12349;
       const unsigned int v6042 = v13 + v6032;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6043 = v6042 * v1;
       const unsigned int v6044 = v6043 + v28;
@@ -5153,13 +5153,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6046 = v6045 + v6039;
       out[v6046] = v6035;
     }
-    const unsigned int v6048 = v41 + v11416;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6048 = v41 + v12355;  // kernels/sdpa/flash_tile.hpp:227
     const float v6049 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6050 = v853.x[2];
     const float v6051 = v6050 * v6049;
     const bool v6052 = v6048 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6052) {
-      const unsigned int v6055 = 32u + v11415;
+      const unsigned int v6055 = 32u + v12354;
       const unsigned int v6058 = v13 + v6048;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6059 = v6058 * v1;
       const unsigned int v6060 = v6059 + v28;
@@ -5167,13 +5167,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6062 = v6061 + v6055;
       out[v6062] = v6051;
     }
-    const unsigned int v6064 = v41 + v11421;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6064 = v41 + v12360;  // kernels/sdpa/flash_tile.hpp:227
     const float v6065 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6066 = v853.x[3];
     const float v6067 = v6066 * v6065;
     const bool v6068 = v6064 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6068) {
-      const unsigned int v6071 = 32u + v11420;
+      const unsigned int v6071 = 32u + v12359;
       const unsigned int v6074 = v13 + v6064;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6075 = v6074 * v1;
       const unsigned int v6076 = v6075 + v28;
@@ -5181,13 +5181,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6078 = v6077 + v6071;
       out[v6078] = v6067;
     }
-    const unsigned int v6080 = v41 + v11426;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6080 = v41 + v12365;  // kernels/sdpa/flash_tile.hpp:227
     const float v6081 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6082 = v853.x[4];
     const float v6083 = v6082 * v6081;
     const bool v6084 = v6080 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6084) {
-      const unsigned int v6087 = 32u + v11425;
+      const unsigned int v6087 = 32u + v12364;
       const unsigned int v6090 = v13 + v6080;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6091 = v6090 * v1;
       const unsigned int v6092 = v6091 + v28;
@@ -5195,13 +5195,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6094 = v6093 + v6087;
       out[v6094] = v6083;
     }
-    const unsigned int v6096 = v41 + v11431;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6096 = v41 + v12370;  // kernels/sdpa/flash_tile.hpp:227
     const float v6097 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6098 = v853.x[5];
     const float v6099 = v6098 * v6097;
     const bool v6100 = v6096 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6100) {
-      const unsigned int v6103 = 32u + v11430;
+      const unsigned int v6103 = 32u + v12369;
       const unsigned int v6106 = v13 + v6096;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6107 = v6106 * v1;
       const unsigned int v6108 = v6107 + v28;
@@ -5209,13 +5209,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6110 = v6109 + v6103;
       out[v6110] = v6099;
     }
-    const unsigned int v6112 = v41 + v11436;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6112 = v41 + v12375;  // kernels/sdpa/flash_tile.hpp:227
     const float v6113 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6114 = v853.x[6];
     const float v6115 = v6114 * v6113;
     const bool v6116 = v6112 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6116) {
-      const unsigned int v6119 = 32u + v11435;
+      const unsigned int v6119 = 32u + v12374;
       const unsigned int v6122 = v13 + v6112;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6123 = v6122 * v1;
       const unsigned int v6124 = v6123 + v28;
@@ -5223,13 +5223,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6126 = v6125 + v6119;
       out[v6126] = v6115;
     }
-    const unsigned int v6128 = v41 + v11441;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6128 = v41 + v12380;  // kernels/sdpa/flash_tile.hpp:227
     const float v6129 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6130 = v853.x[7];
     const float v6131 = v6130 * v6129;
     const bool v6132 = v6128 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6132) {
-      const unsigned int v6135 = 32u + v11440;
+      const unsigned int v6135 = 32u + v12379;
       const unsigned int v6138 = v13 + v6128;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6139 = v6138 * v1;
       const unsigned int v6140 = v6139 + v28;
@@ -5237,13 +5237,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6142 = v6141 + v6135;
       out[v6142] = v6131;
     }
-    const unsigned int v6144 = v41 + v11446;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6144 = v41 + v12385;  // kernels/sdpa/flash_tile.hpp:227
     const float v6145 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6146 = v853.x[8];
     const float v6147 = v6146 * v6145;
     const bool v6148 = v6144 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6148) {
-      const unsigned int v6151 = 32u + v11445;
+      const unsigned int v6151 = 32u + v12384;
       const unsigned int v6154 = v13 + v6144;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6155 = v6154 * v1;
       const unsigned int v6156 = v6155 + v28;
@@ -5251,13 +5251,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6158 = v6157 + v6151;
       out[v6158] = v6147;
     }
-    const unsigned int v6160 = v41 + v11451;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6160 = v41 + v12390;  // kernels/sdpa/flash_tile.hpp:227
     const float v6161 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6162 = v853.x[9];
     const float v6163 = v6162 * v6161;
     const bool v6164 = v6160 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6164) {
-      const unsigned int v6167 = 32u + v11450;
+      const unsigned int v6167 = 32u + v12389;
       const unsigned int v6170 = v13 + v6160;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6171 = v6170 * v1;
       const unsigned int v6172 = v6171 + v28;
@@ -5265,13 +5265,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6174 = v6173 + v6167;
       out[v6174] = v6163;
     }
-    const unsigned int v6176 = v41 + v11456;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6176 = v41 + v12395;  // kernels/sdpa/flash_tile.hpp:227
     const float v6177 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6178 = v853.x[10];
     const float v6179 = v6178 * v6177;
     const bool v6180 = v6176 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6180) {
-      const unsigned int v6183 = 32u + v11455;
+      const unsigned int v6183 = 32u + v12394;
       const unsigned int v6186 = v13 + v6176;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6187 = v6186 * v1;
       const unsigned int v6188 = v6187 + v28;
@@ -5279,13 +5279,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6190 = v6189 + v6183;
       out[v6190] = v6179;
     }
-    const unsigned int v6192 = v41 + v11461;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6192 = v41 + v12400;  // kernels/sdpa/flash_tile.hpp:227
     const float v6193 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6194 = v853.x[11];
     const float v6195 = v6194 * v6193;
     const bool v6196 = v6192 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6196) {
-      const unsigned int v6199 = 32u + v11460;
+      const unsigned int v6199 = 32u + v12399;
       const unsigned int v6202 = v13 + v6192;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6203 = v6202 * v1;
       const unsigned int v6204 = v6203 + v28;
@@ -5293,13 +5293,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6206 = v6205 + v6199;
       out[v6206] = v6195;
     }
-    const unsigned int v6208 = v41 + v11466;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6208 = v41 + v12405;  // kernels/sdpa/flash_tile.hpp:227
     const float v6209 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6210 = v853.x[12];
     const float v6211 = v6210 * v6209;
     const bool v6212 = v6208 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6212) {
-      const unsigned int v6215 = 32u + v11465;
+      const unsigned int v6215 = 32u + v12404;
       const unsigned int v6218 = v13 + v6208;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6219 = v6218 * v1;
       const unsigned int v6220 = v6219 + v28;
@@ -5307,13 +5307,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6222 = v6221 + v6215;
       out[v6222] = v6211;
     }
-    const unsigned int v6224 = v41 + v11471;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6224 = v41 + v12410;  // kernels/sdpa/flash_tile.hpp:227
     const float v6225 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6226 = v853.x[13];
     const float v6227 = v6226 * v6225;
     const bool v6228 = v6224 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6228) {
-      const unsigned int v6231 = 32u + v11470;
+      const unsigned int v6231 = 32u + v12409;
       const unsigned int v6234 = v13 + v6224;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6235 = v6234 * v1;
       const unsigned int v6236 = v6235 + v28;
@@ -5321,13 +5321,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6238 = v6237 + v6231;
       out[v6238] = v6227;
     }
-    const unsigned int v6240 = v41 + v11476;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6240 = v41 + v12415;  // kernels/sdpa/flash_tile.hpp:227
     const float v6241 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6242 = v853.x[14];
     const float v6243 = v6242 * v6241;
     const bool v6244 = v6240 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6244) {
-      const unsigned int v6247 = 32u + v11475;
+      const unsigned int v6247 = 32u + v12414;
       const unsigned int v6250 = v13 + v6240;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6251 = v6250 * v1;
       const unsigned int v6252 = v6251 + v28;
@@ -5335,13 +5335,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6254 = v6253 + v6247;
       out[v6254] = v6243;
     }
-    const unsigned int v6256 = v41 + v11481;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6256 = v41 + v12420;  // kernels/sdpa/flash_tile.hpp:227
     const float v6257 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6258 = v853.x[15];
     const float v6259 = v6258 * v6257;
     const bool v6260 = v6256 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6260) {
-      const unsigned int v6263 = 32u + v11480;
+      const unsigned int v6263 = 32u + v12419;
       const unsigned int v6266 = v13 + v6256;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6267 = v6266 * v1;
       const unsigned int v6268 = v6267 + v28;
@@ -5349,13 +5349,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6270 = v6269 + v6263;
       out[v6270] = v6259;
     }
-    const unsigned int v6272 = v41 + v11486;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6272 = v41 + v12425;  // kernels/sdpa/flash_tile.hpp:227
     const float v6273 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6274 = v853.x[16];
     const float v6275 = v6274 * v6273;
     const bool v6276 = v6272 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6276) {
-      const unsigned int v6279 = 32u + v11485;
+      const unsigned int v6279 = 32u + v12424;
       const unsigned int v6282 = v13 + v6272;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6283 = v6282 * v1;
       const unsigned int v6284 = v6283 + v28;
@@ -5363,13 +5363,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6286 = v6285 + v6279;
       out[v6286] = v6275;
     }
-    const unsigned int v6288 = v41 + v11491;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6288 = v41 + v12430;  // kernels/sdpa/flash_tile.hpp:227
     const float v6289 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6290 = v853.x[17];
     const float v6291 = v6290 * v6289;
     const bool v6292 = v6288 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6292) {
-      const unsigned int v6295 = 32u + v11490;
+      const unsigned int v6295 = 32u + v12429;
       const unsigned int v6298 = v13 + v6288;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6299 = v6298 * v1;
       const unsigned int v6300 = v6299 + v28;
@@ -5377,13 +5377,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6302 = v6301 + v6295;
       out[v6302] = v6291;
     }
-    const unsigned int v6304 = v41 + v11496;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6304 = v41 + v12435;  // kernels/sdpa/flash_tile.hpp:227
     const float v6305 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6306 = v853.x[18];
     const float v6307 = v6306 * v6305;
     const bool v6308 = v6304 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6308) {
-      const unsigned int v6311 = 32u + v11495;
+      const unsigned int v6311 = 32u + v12434;
       const unsigned int v6314 = v13 + v6304;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6315 = v6314 * v1;
       const unsigned int v6316 = v6315 + v28;
@@ -5391,13 +5391,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6318 = v6317 + v6311;
       out[v6318] = v6307;
     }
-    const unsigned int v6320 = v41 + v11501;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6320 = v41 + v12440;  // kernels/sdpa/flash_tile.hpp:227
     const float v6321 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6322 = v853.x[19];
     const float v6323 = v6322 * v6321;
     const bool v6324 = v6320 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6324) {
-      const unsigned int v6327 = 32u + v11500;
+      const unsigned int v6327 = 32u + v12439;
       const unsigned int v6330 = v13 + v6320;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6331 = v6330 * v1;
       const unsigned int v6332 = v6331 + v28;
@@ -5405,13 +5405,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6334 = v6333 + v6327;
       out[v6334] = v6323;
     }
-    const unsigned int v6336 = v41 + v11506;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6336 = v41 + v12445;  // kernels/sdpa/flash_tile.hpp:227
     const float v6337 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6338 = v853.x[20];
     const float v6339 = v6338 * v6337;
     const bool v6340 = v6336 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6340) {
-      const unsigned int v6343 = 32u + v11505;
+      const unsigned int v6343 = 32u + v12444;
       const unsigned int v6346 = v13 + v6336;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6347 = v6346 * v1;
       const unsigned int v6348 = v6347 + v28;
@@ -5419,13 +5419,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6350 = v6349 + v6343;
       out[v6350] = v6339;
     }
-    const unsigned int v6352 = v41 + v11511;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6352 = v41 + v12450;  // kernels/sdpa/flash_tile.hpp:227
     const float v6353 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6354 = v853.x[21];
     const float v6355 = v6354 * v6353;
     const bool v6356 = v6352 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6356) {
-      const unsigned int v6359 = 32u + v11510;
+      const unsigned int v6359 = 32u + v12449;
       const unsigned int v6362 = v13 + v6352;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6363 = v6362 * v1;
       const unsigned int v6364 = v6363 + v28;
@@ -5433,13 +5433,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6366 = v6365 + v6359;
       out[v6366] = v6355;
     }
-    const unsigned int v6368 = v41 + v11516;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6368 = v41 + v12455;  // kernels/sdpa/flash_tile.hpp:227
     const float v6369 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6370 = v853.x[22];
     const float v6371 = v6370 * v6369;
     const bool v6372 = v6368 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6372) {
-      const unsigned int v6375 = 32u + v11515;
+      const unsigned int v6375 = 32u + v12454;
       const unsigned int v6378 = v13 + v6368;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6379 = v6378 * v1;
       const unsigned int v6380 = v6379 + v28;
@@ -5447,13 +5447,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6382 = v6381 + v6375;
       out[v6382] = v6371;
     }
-    const unsigned int v6384 = v41 + v11521;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6384 = v41 + v12460;  // kernels/sdpa/flash_tile.hpp:227
     const float v6385 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6386 = v853.x[23];
     const float v6387 = v6386 * v6385;
     const bool v6388 = v6384 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6388) {
-      const unsigned int v6391 = 32u + v11520;
+      const unsigned int v6391 = 32u + v12459;
       const unsigned int v6394 = v13 + v6384;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6395 = v6394 * v1;
       const unsigned int v6396 = v6395 + v28;
@@ -5461,13 +5461,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6398 = v6397 + v6391;
       out[v6398] = v6387;
     }
-    const unsigned int v6400 = v41 + v11526;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6400 = v41 + v12465;  // kernels/sdpa/flash_tile.hpp:227
     const float v6401 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6402 = v853.x[24];
     const float v6403 = v6402 * v6401;
     const bool v6404 = v6400 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6404) {
-      const unsigned int v6407 = 32u + v11525;
+      const unsigned int v6407 = 32u + v12464;
       const unsigned int v6410 = v13 + v6400;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6411 = v6410 * v1;
       const unsigned int v6412 = v6411 + v28;
@@ -5475,13 +5475,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6414 = v6413 + v6407;
       out[v6414] = v6403;
     }
-    const unsigned int v6416 = v41 + v11531;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6416 = v41 + v12470;  // kernels/sdpa/flash_tile.hpp:227
     const float v6417 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6418 = v853.x[25];
     const float v6419 = v6418 * v6417;
     const bool v6420 = v6416 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6420) {
-      const unsigned int v6423 = 32u + v11530;
+      const unsigned int v6423 = 32u + v12469;
       const unsigned int v6426 = v13 + v6416;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6427 = v6426 * v1;
       const unsigned int v6428 = v6427 + v28;
@@ -5489,13 +5489,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6430 = v6429 + v6423;
       out[v6430] = v6419;
     }
-    const unsigned int v6432 = v41 + v11536;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6432 = v41 + v12475;  // kernels/sdpa/flash_tile.hpp:227
     const float v6433 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6434 = v853.x[26];
     const float v6435 = v6434 * v6433;
     const bool v6436 = v6432 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6436) {
-      const unsigned int v6439 = 32u + v11535;
+      const unsigned int v6439 = 32u + v12474;
       const unsigned int v6442 = v13 + v6432;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6443 = v6442 * v1;
       const unsigned int v6444 = v6443 + v28;
@@ -5503,13 +5503,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6446 = v6445 + v6439;
       out[v6446] = v6435;
     }
-    const unsigned int v6448 = v41 + v11541;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6448 = v41 + v12480;  // kernels/sdpa/flash_tile.hpp:227
     const float v6449 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6450 = v853.x[27];
     const float v6451 = v6450 * v6449;
     const bool v6452 = v6448 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6452) {
-      const unsigned int v6455 = 32u + v11540;
+      const unsigned int v6455 = 32u + v12479;
       const unsigned int v6458 = v13 + v6448;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6459 = v6458 * v1;
       const unsigned int v6460 = v6459 + v28;
@@ -5517,13 +5517,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6462 = v6461 + v6455;
       out[v6462] = v6451;
     }
-    const unsigned int v6464 = v41 + v11546;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6464 = v41 + v12485;  // kernels/sdpa/flash_tile.hpp:227
     const float v6465 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6466 = v853.x[28];
     const float v6467 = v6466 * v6465;
     const bool v6468 = v6464 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6468) {
-      const unsigned int v6471 = 32u + v11545;
+      const unsigned int v6471 = 32u + v12484;
       const unsigned int v6474 = v13 + v6464;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6475 = v6474 * v1;
       const unsigned int v6476 = v6475 + v28;
@@ -5531,13 +5531,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6478 = v6477 + v6471;
       out[v6478] = v6467;
     }
-    const unsigned int v6480 = v41 + v11551;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6480 = v41 + v12490;  // kernels/sdpa/flash_tile.hpp:227
     const float v6481 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6482 = v853.x[29];
     const float v6483 = v6482 * v6481;
     const bool v6484 = v6480 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6484) {
-      const unsigned int v6487 = 32u + v11550;
+      const unsigned int v6487 = 32u + v12489;
       const unsigned int v6490 = v13 + v6480;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6491 = v6490 * v1;
       const unsigned int v6492 = v6491 + v28;
@@ -5545,13 +5545,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6494 = v6493 + v6487;
       out[v6494] = v6483;
     }
-    const unsigned int v6496 = v41 + v11556;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6496 = v41 + v12495;  // kernels/sdpa/flash_tile.hpp:227
     const float v6497 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6498 = v853.x[30];
     const float v6499 = v6498 * v6497;
     const bool v6500 = v6496 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6500) {
-      const unsigned int v6503 = 32u + v11555;
+      const unsigned int v6503 = 32u + v12494;
       const unsigned int v6506 = v13 + v6496;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6507 = v6506 * v1;
       const unsigned int v6508 = v6507 + v28;
@@ -5559,13 +5559,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6510 = v6509 + v6503;
       out[v6510] = v6499;
     }
-    const unsigned int v6512 = v41 + v11561;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6512 = v41 + v12500;  // kernels/sdpa/flash_tile.hpp:227
     const float v6513 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6514 = v853.x[31];
     const float v6515 = v6514 * v6513;
     const bool v6516 = v6512 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6516) {
-      const unsigned int v6519 = 32u + v11560;
+      const unsigned int v6519 = 32u + v12499;
       const unsigned int v6522 = v13 + v6512;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6523 = v6522 * v1;
       const unsigned int v6524 = v6523 + v28;
@@ -5573,13 +5573,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6526 = v6525 + v6519;
       out[v6526] = v6515;
     }
-    const unsigned int v6528 = v41 + v11566;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6528 = v41 + v12505;  // kernels/sdpa/flash_tile.hpp:227
     const float v6529 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6530 = v855.x[0];
     const float v6531 = v6530 * v6529;
     const bool v6532 = v6528 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6532) {
-      const unsigned int v6535 = 64u + v11565;
+      const unsigned int v6535 = 64u + v12504;
       const unsigned int v6538 = v13 + v6528;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6539 = v6538 * v1;
       const unsigned int v6540 = v6539 + v28;
@@ -5587,13 +5587,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6542 = v6541 + v6535;
       out[v6542] = v6531;
     }
-    const unsigned int v6544 = v41 + v11571;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6544 = v41 + v12510;  // kernels/sdpa/flash_tile.hpp:227
     const float v6545 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6546 = v855.x[1];
     const float v6547 = v6546 * v6545;
     const bool v6548 = v6544 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6548) {
-      const unsigned int v6551 = 64u + v11570;
+      const unsigned int v6551 = 64u + v12509;
       const unsigned int v6554 = v13 + v6544;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6555 = v6554 * v1;
       const unsigned int v6556 = v6555 + v28;
@@ -5601,13 +5601,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6558 = v6557 + v6551;
       out[v6558] = v6547;
     }
-    const unsigned int v6560 = v41 + v11576;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6560 = v41 + v12515;  // kernels/sdpa/flash_tile.hpp:227
     const float v6561 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6562 = v855.x[2];
     const float v6563 = v6562 * v6561;
     const bool v6564 = v6560 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6564) {
-      const unsigned int v6567 = 64u + v11575;
+      const unsigned int v6567 = 64u + v12514;
       const unsigned int v6570 = v13 + v6560;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6571 = v6570 * v1;
       const unsigned int v6572 = v6571 + v28;
@@ -5615,13 +5615,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6574 = v6573 + v6567;
       out[v6574] = v6563;
     }
-    const unsigned int v6576 = v41 + v11581;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6576 = v41 + v12520;  // kernels/sdpa/flash_tile.hpp:227
     const float v6577 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6578 = v855.x[3];
     const float v6579 = v6578 * v6577;
     const bool v6580 = v6576 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6580) {
-      const unsigned int v6583 = 64u + v11580;
+      const unsigned int v6583 = 64u + v12519;
       const unsigned int v6586 = v13 + v6576;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6587 = v6586 * v1;
       const unsigned int v6588 = v6587 + v28;
@@ -5629,13 +5629,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6590 = v6589 + v6583;
       out[v6590] = v6579;
     }
-    const unsigned int v6592 = v41 + v11586;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6592 = v41 + v12525;  // kernels/sdpa/flash_tile.hpp:227
     const float v6593 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6594 = v855.x[4];
     const float v6595 = v6594 * v6593;
     const bool v6596 = v6592 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6596) {
-      const unsigned int v6599 = 64u + v11585;
+      const unsigned int v6599 = 64u + v12524;
       const unsigned int v6602 = v13 + v6592;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6603 = v6602 * v1;
       const unsigned int v6604 = v6603 + v28;
@@ -5643,13 +5643,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6606 = v6605 + v6599;
       out[v6606] = v6595;
     }
-    const unsigned int v6608 = v41 + v11591;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6608 = v41 + v12530;  // kernels/sdpa/flash_tile.hpp:227
     const float v6609 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6610 = v855.x[5];
     const float v6611 = v6610 * v6609;
     const bool v6612 = v6608 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6612) {
-      const unsigned int v6615 = 64u + v11590;
+      const unsigned int v6615 = 64u + v12529;
       const unsigned int v6618 = v13 + v6608;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6619 = v6618 * v1;
       const unsigned int v6620 = v6619 + v28;
@@ -5657,13 +5657,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6622 = v6621 + v6615;
       out[v6622] = v6611;
     }
-    const unsigned int v6624 = v41 + v11596;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6624 = v41 + v12535;  // kernels/sdpa/flash_tile.hpp:227
     const float v6625 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6626 = v855.x[6];
     const float v6627 = v6626 * v6625;
     const bool v6628 = v6624 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6628) {
-      const unsigned int v6631 = 64u + v11595;
+      const unsigned int v6631 = 64u + v12534;
       const unsigned int v6634 = v13 + v6624;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6635 = v6634 * v1;
       const unsigned int v6636 = v6635 + v28;
@@ -5671,13 +5671,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6638 = v6637 + v6631;
       out[v6638] = v6627;
     }
-    const unsigned int v6640 = v41 + v11601;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6640 = v41 + v12540;  // kernels/sdpa/flash_tile.hpp:227
     const float v6641 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6642 = v855.x[7];
     const float v6643 = v6642 * v6641;
     const bool v6644 = v6640 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6644) {
-      const unsigned int v6647 = 64u + v11600;
+      const unsigned int v6647 = 64u + v12539;
       const unsigned int v6650 = v13 + v6640;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6651 = v6650 * v1;
       const unsigned int v6652 = v6651 + v28;
@@ -5685,13 +5685,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6654 = v6653 + v6647;
       out[v6654] = v6643;
     }
-    const unsigned int v6656 = v41 + v11606;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6656 = v41 + v12545;  // kernels/sdpa/flash_tile.hpp:227
     const float v6657 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6658 = v855.x[8];
     const float v6659 = v6658 * v6657;
     const bool v6660 = v6656 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6660) {
-      const unsigned int v6663 = 64u + v11605;
+      const unsigned int v6663 = 64u + v12544;
       const unsigned int v6666 = v13 + v6656;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6667 = v6666 * v1;
       const unsigned int v6668 = v6667 + v28;
@@ -5699,13 +5699,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6670 = v6669 + v6663;
       out[v6670] = v6659;
     }
-    const unsigned int v6672 = v41 + v11611;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6672 = v41 + v12550;  // kernels/sdpa/flash_tile.hpp:227
     const float v6673 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6674 = v855.x[9];
     const float v6675 = v6674 * v6673;
     const bool v6676 = v6672 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6676) {
-      const unsigned int v6679 = 64u + v11610;
+      const unsigned int v6679 = 64u + v12549;
       const unsigned int v6682 = v13 + v6672;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6683 = v6682 * v1;
       const unsigned int v6684 = v6683 + v28;
@@ -5713,13 +5713,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6686 = v6685 + v6679;
       out[v6686] = v6675;
     }
-    const unsigned int v6688 = v41 + v11616;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6688 = v41 + v12555;  // kernels/sdpa/flash_tile.hpp:227
     const float v6689 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6690 = v855.x[10];
     const float v6691 = v6690 * v6689;
     const bool v6692 = v6688 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6692) {
-      const unsigned int v6695 = 64u + v11615;
+      const unsigned int v6695 = 64u + v12554;
       const unsigned int v6698 = v13 + v6688;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6699 = v6698 * v1;
       const unsigned int v6700 = v6699 + v28;
@@ -5727,13 +5727,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6702 = v6701 + v6695;
       out[v6702] = v6691;
     }
-    const unsigned int v6704 = v41 + v11621;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6704 = v41 + v12560;  // kernels/sdpa/flash_tile.hpp:227
     const float v6705 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6706 = v855.x[11];
     const float v6707 = v6706 * v6705;
     const bool v6708 = v6704 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6708) {
-      const unsigned int v6711 = 64u + v11620;
+      const unsigned int v6711 = 64u + v12559;
       const unsigned int v6714 = v13 + v6704;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6715 = v6714 * v1;
       const unsigned int v6716 = v6715 + v28;
@@ -5741,13 +5741,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6718 = v6717 + v6711;
       out[v6718] = v6707;
     }
-    const unsigned int v6720 = v41 + v11626;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6720 = v41 + v12565;  // kernels/sdpa/flash_tile.hpp:227
     const float v6721 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6722 = v855.x[12];
     const float v6723 = v6722 * v6721;
     const bool v6724 = v6720 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6724) {
-      const unsigned int v6727 = 64u + v11625;
+      const unsigned int v6727 = 64u + v12564;
       const unsigned int v6730 = v13 + v6720;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6731 = v6730 * v1;
       const unsigned int v6732 = v6731 + v28;
@@ -5755,13 +5755,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6734 = v6733 + v6727;
       out[v6734] = v6723;
     }
-    const unsigned int v6736 = v41 + v11631;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6736 = v41 + v12570;  // kernels/sdpa/flash_tile.hpp:227
     const float v6737 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v6738 = v855.x[13];
     const float v6739 = v6738 * v6737;
     const bool v6740 = v6736 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6740) {
-      const unsigned int v6743 = 64u + v11630;
+      const unsigned int v6743 = 64u + v12569;
       const unsigned int v6746 = v13 + v6736;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6747 = v6746 * v1;
       const unsigned int v6748 = v6747 + v28;
@@ -5769,13 +5769,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6750 = v6749 + v6743;
       out[v6750] = v6739;
     }
-    const unsigned int v6752 = v41 + v11636;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6752 = v41 + v12575;  // kernels/sdpa/flash_tile.hpp:227
     const float v6753 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6754 = v855.x[14];
     const float v6755 = v6754 * v6753;
     const bool v6756 = v6752 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6756) {
-      const unsigned int v6759 = 64u + v11635;
+      const unsigned int v6759 = 64u + v12574;
       const unsigned int v6762 = v13 + v6752;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6763 = v6762 * v1;
       const unsigned int v6764 = v6763 + v28;
@@ -5783,13 +5783,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6766 = v6765 + v6759;
       out[v6766] = v6755;
     }
-    const unsigned int v6768 = v41 + v11641;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6768 = v41 + v12580;  // kernels/sdpa/flash_tile.hpp:227
     const float v6769 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v6770 = v855.x[15];
     const float v6771 = v6770 * v6769;
     const bool v6772 = v6768 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6772) {
-      const unsigned int v6775 = 64u + v11640;
+      const unsigned int v6775 = 64u + v12579;
       const unsigned int v6778 = v13 + v6768;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6779 = v6778 * v1;
       const unsigned int v6780 = v6779 + v28;
@@ -5797,13 +5797,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6782 = v6781 + v6775;
       out[v6782] = v6771;
     }
-    const unsigned int v6784 = v41 + v11646;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6784 = v41 + v12585;  // kernels/sdpa/flash_tile.hpp:227
     const float v6785 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6786 = v855.x[16];
     const float v6787 = v6786 * v6785;
     const bool v6788 = v6784 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6788) {
-      const unsigned int v6791 = 64u + v11645;
+      const unsigned int v6791 = 64u + v12584;
       const unsigned int v6794 = v13 + v6784;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6795 = v6794 * v1;
       const unsigned int v6796 = v6795 + v28;
@@ -5811,13 +5811,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6798 = v6797 + v6791;
       out[v6798] = v6787;
     }
-    const unsigned int v6800 = v41 + v11651;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6800 = v41 + v12590;  // kernels/sdpa/flash_tile.hpp:227
     const float v6801 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6802 = v855.x[17];
     const float v6803 = v6802 * v6801;
     const bool v6804 = v6800 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6804) {
-      const unsigned int v6807 = 64u + v11650;
+      const unsigned int v6807 = 64u + v12589;
       const unsigned int v6810 = v13 + v6800;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6811 = v6810 * v1;
       const unsigned int v6812 = v6811 + v28;
@@ -5825,13 +5825,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6814 = v6813 + v6807;
       out[v6814] = v6803;
     }
-    const unsigned int v6816 = v41 + v11656;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6816 = v41 + v12595;  // kernels/sdpa/flash_tile.hpp:227
     const float v6817 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6818 = v855.x[18];
     const float v6819 = v6818 * v6817;
     const bool v6820 = v6816 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6820) {
-      const unsigned int v6823 = 64u + v11655;
+      const unsigned int v6823 = 64u + v12594;
       const unsigned int v6826 = v13 + v6816;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6827 = v6826 * v1;
       const unsigned int v6828 = v6827 + v28;
@@ -5839,13 +5839,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6830 = v6829 + v6823;
       out[v6830] = v6819;
     }
-    const unsigned int v6832 = v41 + v11661;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6832 = v41 + v12600;  // kernels/sdpa/flash_tile.hpp:227
     const float v6833 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6834 = v855.x[19];
     const float v6835 = v6834 * v6833;
     const bool v6836 = v6832 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6836) {
-      const unsigned int v6839 = 64u + v11660;
+      const unsigned int v6839 = 64u + v12599;
       const unsigned int v6842 = v13 + v6832;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6843 = v6842 * v1;
       const unsigned int v6844 = v6843 + v28;
@@ -5853,13 +5853,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6846 = v6845 + v6839;
       out[v6846] = v6835;
     }
-    const unsigned int v6848 = v41 + v11666;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6848 = v41 + v12605;  // kernels/sdpa/flash_tile.hpp:227
     const float v6849 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6850 = v855.x[20];
     const float v6851 = v6850 * v6849;
     const bool v6852 = v6848 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6852) {
-      const unsigned int v6855 = 64u + v11665;
+      const unsigned int v6855 = 64u + v12604;
       const unsigned int v6858 = v13 + v6848;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6859 = v6858 * v1;
       const unsigned int v6860 = v6859 + v28;
@@ -5867,13 +5867,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6862 = v6861 + v6855;
       out[v6862] = v6851;
     }
-    const unsigned int v6864 = v41 + v11671;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6864 = v41 + v12610;  // kernels/sdpa/flash_tile.hpp:227
     const float v6865 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6866 = v855.x[21];
     const float v6867 = v6866 * v6865;
     const bool v6868 = v6864 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6868) {
-      const unsigned int v6871 = 64u + v11670;
+      const unsigned int v6871 = 64u + v12609;
       const unsigned int v6874 = v13 + v6864;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6875 = v6874 * v1;
       const unsigned int v6876 = v6875 + v28;
@@ -5881,13 +5881,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6878 = v6877 + v6871;
       out[v6878] = v6867;
     }
-    const unsigned int v6880 = v41 + v11676;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6880 = v41 + v12615;  // kernels/sdpa/flash_tile.hpp:227
     const float v6881 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6882 = v855.x[22];
     const float v6883 = v6882 * v6881;
     const bool v6884 = v6880 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6884) {
-      const unsigned int v6887 = 64u + v11675;
+      const unsigned int v6887 = 64u + v12614;
       const unsigned int v6890 = v13 + v6880;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6891 = v6890 * v1;
       const unsigned int v6892 = v6891 + v28;
@@ -5895,13 +5895,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6894 = v6893 + v6887;
       out[v6894] = v6883;
     }
-    const unsigned int v6896 = v41 + v11681;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6896 = v41 + v12620;  // kernels/sdpa/flash_tile.hpp:227
     const float v6897 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6898 = v855.x[23];
     const float v6899 = v6898 * v6897;
     const bool v6900 = v6896 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6900) {
-      const unsigned int v6903 = 64u + v11680;
+      const unsigned int v6903 = 64u + v12619;
       const unsigned int v6906 = v13 + v6896;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6907 = v6906 * v1;
       const unsigned int v6908 = v6907 + v28;
@@ -5909,13 +5909,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6910 = v6909 + v6903;
       out[v6910] = v6899;
     }
-    const unsigned int v6912 = v41 + v11686;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6912 = v41 + v12625;  // kernels/sdpa/flash_tile.hpp:227
     const float v6913 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6914 = v855.x[24];
     const float v6915 = v6914 * v6913;
     const bool v6916 = v6912 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6916) {
-      const unsigned int v6919 = 64u + v11685;
+      const unsigned int v6919 = 64u + v12624;
       const unsigned int v6922 = v13 + v6912;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6923 = v6922 * v1;
       const unsigned int v6924 = v6923 + v28;
@@ -5923,13 +5923,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6926 = v6925 + v6919;
       out[v6926] = v6915;
     }
-    const unsigned int v6928 = v41 + v11691;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6928 = v41 + v12630;  // kernels/sdpa/flash_tile.hpp:227
     const float v6929 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6930 = v855.x[25];
     const float v6931 = v6930 * v6929;
     const bool v6932 = v6928 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6932) {
-      const unsigned int v6935 = 64u + v11690;
+      const unsigned int v6935 = 64u + v12629;
       const unsigned int v6938 = v13 + v6928;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6939 = v6938 * v1;
       const unsigned int v6940 = v6939 + v28;
@@ -5937,13 +5937,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6942 = v6941 + v6935;
       out[v6942] = v6931;
     }
-    const unsigned int v6944 = v41 + v11696;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6944 = v41 + v12635;  // kernels/sdpa/flash_tile.hpp:227
     const float v6945 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6946 = v855.x[26];
     const float v6947 = v6946 * v6945;
     const bool v6948 = v6944 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6948) {
-      const unsigned int v6951 = 64u + v11695;
+      const unsigned int v6951 = 64u + v12634;
       const unsigned int v6954 = v13 + v6944;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6955 = v6954 * v1;
       const unsigned int v6956 = v6955 + v28;
@@ -5951,13 +5951,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6958 = v6957 + v6951;
       out[v6958] = v6947;
     }
-    const unsigned int v6960 = v41 + v11701;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6960 = v41 + v12640;  // kernels/sdpa/flash_tile.hpp:227
     const float v6961 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v6962 = v855.x[27];
     const float v6963 = v6962 * v6961;
     const bool v6964 = v6960 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6964) {
-      const unsigned int v6967 = 64u + v11700;
+      const unsigned int v6967 = 64u + v12639;
       const unsigned int v6970 = v13 + v6960;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6971 = v6970 * v1;
       const unsigned int v6972 = v6971 + v28;
@@ -5965,13 +5965,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6974 = v6973 + v6967;
       out[v6974] = v6963;
     }
-    const unsigned int v6976 = v41 + v11706;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6976 = v41 + v12645;  // kernels/sdpa/flash_tile.hpp:227
     const float v6977 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6978 = v855.x[28];
     const float v6979 = v6978 * v6977;
     const bool v6980 = v6976 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6980) {
-      const unsigned int v6983 = 64u + v11705;
+      const unsigned int v6983 = 64u + v12644;
       const unsigned int v6986 = v13 + v6976;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v6987 = v6986 * v1;
       const unsigned int v6988 = v6987 + v28;
@@ -5979,13 +5979,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v6990 = v6989 + v6983;
       out[v6990] = v6979;
     }
-    const unsigned int v6992 = v41 + v11711;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v6992 = v41 + v12650;  // kernels/sdpa/flash_tile.hpp:227
     const float v6993 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v6994 = v855.x[29];
     const float v6995 = v6994 * v6993;
     const bool v6996 = v6992 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v6996) {
-      const unsigned int v6999 = 64u + v11710;
+      const unsigned int v6999 = 64u + v12649;
       const unsigned int v7002 = v13 + v6992;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7003 = v7002 * v1;
       const unsigned int v7004 = v7003 + v28;
@@ -5993,13 +5993,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7006 = v7005 + v6999;
       out[v7006] = v6995;
     }
-    const unsigned int v7008 = v41 + v11716;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7008 = v41 + v12655;  // kernels/sdpa/flash_tile.hpp:227
     const float v7009 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7010 = v855.x[30];
     const float v7011 = v7010 * v7009;
     const bool v7012 = v7008 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7012) {
-      const unsigned int v7015 = 64u + v11715;
+      const unsigned int v7015 = 64u + v12654;
       const unsigned int v7018 = v13 + v7008;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7019 = v7018 * v1;
       const unsigned int v7020 = v7019 + v28;
@@ -6007,13 +6007,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7022 = v7021 + v7015;
       out[v7022] = v7011;
     }
-    const unsigned int v7024 = v41 + v11721;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7024 = v41 + v12660;  // kernels/sdpa/flash_tile.hpp:227
     const float v7025 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7026 = v855.x[31];
     const float v7027 = v7026 * v7025;
     const bool v7028 = v7024 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7028) {
-      const unsigned int v7031 = 64u + v11720;
+      const unsigned int v7031 = 64u + v12659;
       const unsigned int v7034 = v13 + v7024;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7035 = v7034 * v1;
       const unsigned int v7036 = v7035 + v28;
@@ -6021,13 +6021,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7038 = v7037 + v7031;
       out[v7038] = v7027;
     }
-    const unsigned int v7040 = v41 + v11726;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7040 = v41 + v12665;  // kernels/sdpa/flash_tile.hpp:227
     const float v7041 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7042 = v857.x[0];
     const float v7043 = v7042 * v7041;
     const bool v7044 = v7040 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7044) {
-      const unsigned int v7047 = 96u + v11725;
+      const unsigned int v7047 = 96u + v12664;
       const unsigned int v7050 = v13 + v7040;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7051 = v7050 * v1;
       const unsigned int v7052 = v7051 + v28;
@@ -6035,13 +6035,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7054 = v7053 + v7047;
       out[v7054] = v7043;
     }
-    const unsigned int v7056 = v41 + v11731;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7056 = v41 + v12670;  // kernels/sdpa/flash_tile.hpp:227
     const float v7057 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7058 = v857.x[1];
     const float v7059 = v7058 * v7057;
     const bool v7060 = v7056 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7060) {
-      const unsigned int v7063 = 96u + v11730;
+      const unsigned int v7063 = 96u + v12669;
       const unsigned int v7066 = v13 + v7056;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7067 = v7066 * v1;
       const unsigned int v7068 = v7067 + v28;
@@ -6049,13 +6049,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7070 = v7069 + v7063;
       out[v7070] = v7059;
     }
-    const unsigned int v7072 = v41 + v11736;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7072 = v41 + v12675;  // kernels/sdpa/flash_tile.hpp:227
     const float v7073 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7074 = v857.x[2];
     const float v7075 = v7074 * v7073;
     const bool v7076 = v7072 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7076) {
-      const unsigned int v7079 = 96u + v11735;
+      const unsigned int v7079 = 96u + v12674;
       const unsigned int v7082 = v13 + v7072;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7083 = v7082 * v1;
       const unsigned int v7084 = v7083 + v28;
@@ -6063,13 +6063,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7086 = v7085 + v7079;
       out[v7086] = v7075;
     }
-    const unsigned int v7088 = v41 + v11741;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7088 = v41 + v12680;  // kernels/sdpa/flash_tile.hpp:227
     const float v7089 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7090 = v857.x[3];
     const float v7091 = v7090 * v7089;
     const bool v7092 = v7088 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7092) {
-      const unsigned int v7095 = 96u + v11740;
+      const unsigned int v7095 = 96u + v12679;
       const unsigned int v7098 = v13 + v7088;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7099 = v7098 * v1;
       const unsigned int v7100 = v7099 + v28;
@@ -6077,13 +6077,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7102 = v7101 + v7095;
       out[v7102] = v7091;
     }
-    const unsigned int v7104 = v41 + v11746;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7104 = v41 + v12685;  // kernels/sdpa/flash_tile.hpp:227
     const float v7105 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7106 = v857.x[4];
     const float v7107 = v7106 * v7105;
     const bool v7108 = v7104 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7108) {
-      const unsigned int v7111 = 96u + v11745;
+      const unsigned int v7111 = 96u + v12684;
       const unsigned int v7114 = v13 + v7104;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7115 = v7114 * v1;
       const unsigned int v7116 = v7115 + v28;
@@ -6091,13 +6091,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7118 = v7117 + v7111;
       out[v7118] = v7107;
     }
-    const unsigned int v7120 = v41 + v11751;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7120 = v41 + v12690;  // kernels/sdpa/flash_tile.hpp:227
     const float v7121 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7122 = v857.x[5];
     const float v7123 = v7122 * v7121;
     const bool v7124 = v7120 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7124) {
-      const unsigned int v7127 = 96u + v11750;
+      const unsigned int v7127 = 96u + v12689;
       const unsigned int v7130 = v13 + v7120;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7131 = v7130 * v1;
       const unsigned int v7132 = v7131 + v28;
@@ -6105,13 +6105,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7134 = v7133 + v7127;
       out[v7134] = v7123;
     }
-    const unsigned int v7136 = v41 + v11756;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7136 = v41 + v12695;  // kernels/sdpa/flash_tile.hpp:227
     const float v7137 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7138 = v857.x[6];
     const float v7139 = v7138 * v7137;
     const bool v7140 = v7136 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7140) {
-      const unsigned int v7143 = 96u + v11755;
+      const unsigned int v7143 = 96u + v12694;
       const unsigned int v7146 = v13 + v7136;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7147 = v7146 * v1;
       const unsigned int v7148 = v7147 + v28;
@@ -6119,13 +6119,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7150 = v7149 + v7143;
       out[v7150] = v7139;
     }
-    const unsigned int v7152 = v41 + v11761;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7152 = v41 + v12700;  // kernels/sdpa/flash_tile.hpp:227
     const float v7153 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7154 = v857.x[7];
     const float v7155 = v7154 * v7153;
     const bool v7156 = v7152 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7156) {
-      const unsigned int v7159 = 96u + v11760;
+      const unsigned int v7159 = 96u + v12699;
       const unsigned int v7162 = v13 + v7152;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7163 = v7162 * v1;
       const unsigned int v7164 = v7163 + v28;
@@ -6133,13 +6133,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7166 = v7165 + v7159;
       out[v7166] = v7155;
     }
-    const unsigned int v7168 = v41 + v11766;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7168 = v41 + v12705;  // kernels/sdpa/flash_tile.hpp:227
     const float v7169 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7170 = v857.x[8];
     const float v7171 = v7170 * v7169;
     const bool v7172 = v7168 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7172) {
-      const unsigned int v7175 = 96u + v11765;
+      const unsigned int v7175 = 96u + v12704;
       const unsigned int v7178 = v13 + v7168;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7179 = v7178 * v1;
       const unsigned int v7180 = v7179 + v28;
@@ -6147,13 +6147,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7182 = v7181 + v7175;
       out[v7182] = v7171;
     }
-    const unsigned int v7184 = v41 + v11771;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7184 = v41 + v12710;  // kernels/sdpa/flash_tile.hpp:227
     const float v7185 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7186 = v857.x[9];
     const float v7187 = v7186 * v7185;
     const bool v7188 = v7184 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7188) {
-      const unsigned int v7191 = 96u + v11770;
+      const unsigned int v7191 = 96u + v12709;
       const unsigned int v7194 = v13 + v7184;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7195 = v7194 * v1;
       const unsigned int v7196 = v7195 + v28;
@@ -6161,13 +6161,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7198 = v7197 + v7191;
       out[v7198] = v7187;
     }
-    const unsigned int v7200 = v41 + v11776;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7200 = v41 + v12715;  // kernels/sdpa/flash_tile.hpp:227
     const float v7201 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7202 = v857.x[10];
     const float v7203 = v7202 * v7201;
     const bool v7204 = v7200 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7204) {
-      const unsigned int v7207 = 96u + v11775;
+      const unsigned int v7207 = 96u + v12714;
       const unsigned int v7210 = v13 + v7200;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7211 = v7210 * v1;
       const unsigned int v7212 = v7211 + v28;
@@ -6175,13 +6175,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7214 = v7213 + v7207;
       out[v7214] = v7203;
     }
-    const unsigned int v7216 = v41 + v11781;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7216 = v41 + v12720;  // kernels/sdpa/flash_tile.hpp:227
     const float v7217 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7218 = v857.x[11];
     const float v7219 = v7218 * v7217;
     const bool v7220 = v7216 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7220) {
-      const unsigned int v7223 = 96u + v11780;
+      const unsigned int v7223 = 96u + v12719;
       const unsigned int v7226 = v13 + v7216;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7227 = v7226 * v1;
       const unsigned int v7228 = v7227 + v28;
@@ -6189,13 +6189,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7230 = v7229 + v7223;
       out[v7230] = v7219;
     }
-    const unsigned int v7232 = v41 + v11786;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7232 = v41 + v12725;  // kernels/sdpa/flash_tile.hpp:227
     const float v7233 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7234 = v857.x[12];
     const float v7235 = v7234 * v7233;
     const bool v7236 = v7232 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7236) {
-      const unsigned int v7239 = 96u + v11785;
+      const unsigned int v7239 = 96u + v12724;
       const unsigned int v7242 = v13 + v7232;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7243 = v7242 * v1;
       const unsigned int v7244 = v7243 + v28;
@@ -6203,13 +6203,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7246 = v7245 + v7239;
       out[v7246] = v7235;
     }
-    const unsigned int v7248 = v41 + v11791;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7248 = v41 + v12730;  // kernels/sdpa/flash_tile.hpp:227
     const float v7249 = v5398.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v7250 = v857.x[13];
     const float v7251 = v7250 * v7249;
     const bool v7252 = v7248 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7252) {
-      const unsigned int v7255 = 96u + v11790;
+      const unsigned int v7255 = 96u + v12729;
       const unsigned int v7258 = v13 + v7248;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7259 = v7258 * v1;
       const unsigned int v7260 = v7259 + v28;
@@ -6217,13 +6217,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7262 = v7261 + v7255;
       out[v7262] = v7251;
     }
-    const unsigned int v7264 = v41 + v11796;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7264 = v41 + v12735;  // kernels/sdpa/flash_tile.hpp:227
     const float v7265 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7266 = v857.x[14];
     const float v7267 = v7266 * v7265;
     const bool v7268 = v7264 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7268) {
-      const unsigned int v7271 = 96u + v11795;
+      const unsigned int v7271 = 96u + v12734;
       const unsigned int v7274 = v13 + v7264;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7275 = v7274 * v1;
       const unsigned int v7276 = v7275 + v28;
@@ -6231,13 +6231,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7278 = v7277 + v7271;
       out[v7278] = v7267;
     }
-    const unsigned int v7280 = v41 + v11801;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7280 = v41 + v12740;  // kernels/sdpa/flash_tile.hpp:227
     const float v7281 = v5398.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v7282 = v857.x[15];
     const float v7283 = v7282 * v7281;
     const bool v7284 = v7280 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7284) {
-      const unsigned int v7287 = 96u + v11800;
+      const unsigned int v7287 = 96u + v12739;
       const unsigned int v7290 = v13 + v7280;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7291 = v7290 * v1;
       const unsigned int v7292 = v7291 + v28;
@@ -6245,13 +6245,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7294 = v7293 + v7287;
       out[v7294] = v7283;
     }
-    const unsigned int v7296 = v41 + v11806;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7296 = v41 + v12745;  // kernels/sdpa/flash_tile.hpp:227
     const float v7297 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7298 = v857.x[16];
     const float v7299 = v7298 * v7297;
     const bool v7300 = v7296 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7300) {
-      const unsigned int v7303 = 96u + v11805;
+      const unsigned int v7303 = 96u + v12744;
       const unsigned int v7306 = v13 + v7296;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7307 = v7306 * v1;
       const unsigned int v7308 = v7307 + v28;
@@ -6259,13 +6259,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7310 = v7309 + v7303;
       out[v7310] = v7299;
     }
-    const unsigned int v7312 = v41 + v11811;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7312 = v41 + v12750;  // kernels/sdpa/flash_tile.hpp:227
     const float v7313 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7314 = v857.x[17];
     const float v7315 = v7314 * v7313;
     const bool v7316 = v7312 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7316) {
-      const unsigned int v7319 = 96u + v11810;
+      const unsigned int v7319 = 96u + v12749;
       const unsigned int v7322 = v13 + v7312;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7323 = v7322 * v1;
       const unsigned int v7324 = v7323 + v28;
@@ -6273,13 +6273,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7326 = v7325 + v7319;
       out[v7326] = v7315;
     }
-    const unsigned int v7328 = v41 + v11816;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7328 = v41 + v12755;  // kernels/sdpa/flash_tile.hpp:227
     const float v7329 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7330 = v857.x[18];
     const float v7331 = v7330 * v7329;
     const bool v7332 = v7328 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7332) {
-      const unsigned int v7335 = 96u + v11815;
+      const unsigned int v7335 = 96u + v12754;
       const unsigned int v7338 = v13 + v7328;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7339 = v7338 * v1;
       const unsigned int v7340 = v7339 + v28;
@@ -6287,13 +6287,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7342 = v7341 + v7335;
       out[v7342] = v7331;
     }
-    const unsigned int v7344 = v41 + v11821;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7344 = v41 + v12760;  // kernels/sdpa/flash_tile.hpp:227
     const float v7345 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7346 = v857.x[19];
     const float v7347 = v7346 * v7345;
     const bool v7348 = v7344 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7348) {
-      const unsigned int v7351 = 96u + v11820;
+      const unsigned int v7351 = 96u + v12759;
       const unsigned int v7354 = v13 + v7344;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7355 = v7354 * v1;
       const unsigned int v7356 = v7355 + v28;
@@ -6301,13 +6301,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7358 = v7357 + v7351;
       out[v7358] = v7347;
     }
-    const unsigned int v7360 = v41 + v11826;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7360 = v41 + v12765;  // kernels/sdpa/flash_tile.hpp:227
     const float v7361 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7362 = v857.x[20];
     const float v7363 = v7362 * v7361;
     const bool v7364 = v7360 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7364) {
-      const unsigned int v7367 = 96u + v11825;
+      const unsigned int v7367 = 96u + v12764;
       const unsigned int v7370 = v13 + v7360;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7371 = v7370 * v1;
       const unsigned int v7372 = v7371 + v28;
@@ -6315,13 +6315,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7374 = v7373 + v7367;
       out[v7374] = v7363;
     }
-    const unsigned int v7376 = v41 + v11831;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7376 = v41 + v12770;  // kernels/sdpa/flash_tile.hpp:227
     const float v7377 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7378 = v857.x[21];
     const float v7379 = v7378 * v7377;
     const bool v7380 = v7376 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7380) {
-      const unsigned int v7383 = 96u + v11830;
+      const unsigned int v7383 = 96u + v12769;
       const unsigned int v7386 = v13 + v7376;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7387 = v7386 * v1;
       const unsigned int v7388 = v7387 + v28;
@@ -6329,13 +6329,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7390 = v7389 + v7383;
       out[v7390] = v7379;
     }
-    const unsigned int v7392 = v41 + v11836;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7392 = v41 + v12775;  // kernels/sdpa/flash_tile.hpp:227
     const float v7393 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7394 = v857.x[22];
     const float v7395 = v7394 * v7393;
     const bool v7396 = v7392 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7396) {
-      const unsigned int v7399 = 96u + v11835;
+      const unsigned int v7399 = 96u + v12774;
       const unsigned int v7402 = v13 + v7392;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7403 = v7402 * v1;
       const unsigned int v7404 = v7403 + v28;
@@ -6343,13 +6343,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7406 = v7405 + v7399;
       out[v7406] = v7395;
     }
-    const unsigned int v7408 = v41 + v11841;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7408 = v41 + v12780;  // kernels/sdpa/flash_tile.hpp:227
     const float v7409 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7410 = v857.x[23];
     const float v7411 = v7410 * v7409;
     const bool v7412 = v7408 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7412) {
-      const unsigned int v7415 = 96u + v11840;
+      const unsigned int v7415 = 96u + v12779;
       const unsigned int v7418 = v13 + v7408;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7419 = v7418 * v1;
       const unsigned int v7420 = v7419 + v28;
@@ -6357,13 +6357,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7422 = v7421 + v7415;
       out[v7422] = v7411;
     }
-    const unsigned int v7424 = v41 + v11846;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7424 = v41 + v12785;  // kernels/sdpa/flash_tile.hpp:227
     const float v7425 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7426 = v857.x[24];
     const float v7427 = v7426 * v7425;
     const bool v7428 = v7424 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7428) {
-      const unsigned int v7431 = 96u + v11845;
+      const unsigned int v7431 = 96u + v12784;
       const unsigned int v7434 = v13 + v7424;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7435 = v7434 * v1;
       const unsigned int v7436 = v7435 + v28;
@@ -6371,13 +6371,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7438 = v7437 + v7431;
       out[v7438] = v7427;
     }
-    const unsigned int v7440 = v41 + v11851;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7440 = v41 + v12790;  // kernels/sdpa/flash_tile.hpp:227
     const float v7441 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7442 = v857.x[25];
     const float v7443 = v7442 * v7441;
     const bool v7444 = v7440 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7444) {
-      const unsigned int v7447 = 96u + v11850;
+      const unsigned int v7447 = 96u + v12789;
       const unsigned int v7450 = v13 + v7440;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7451 = v7450 * v1;
       const unsigned int v7452 = v7451 + v28;
@@ -6385,13 +6385,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7454 = v7453 + v7447;
       out[v7454] = v7443;
     }
-    const unsigned int v7456 = v41 + v11856;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7456 = v41 + v12795;  // kernels/sdpa/flash_tile.hpp:227
     const float v7457 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7458 = v857.x[26];
     const float v7459 = v7458 * v7457;
     const bool v7460 = v7456 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7460) {
-      const unsigned int v7463 = 96u + v11855;
+      const unsigned int v7463 = 96u + v12794;
       const unsigned int v7466 = v13 + v7456;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7467 = v7466 * v1;
       const unsigned int v7468 = v7467 + v28;
@@ -6399,13 +6399,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7470 = v7469 + v7463;
       out[v7470] = v7459;
     }
-    const unsigned int v7472 = v41 + v11861;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7472 = v41 + v12800;  // kernels/sdpa/flash_tile.hpp:227
     const float v7473 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7474 = v857.x[27];
     const float v7475 = v7474 * v7473;
     const bool v7476 = v7472 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7476) {
-      const unsigned int v7479 = 96u + v11860;
+      const unsigned int v7479 = 96u + v12799;
       const unsigned int v7482 = v13 + v7472;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7483 = v7482 * v1;
       const unsigned int v7484 = v7483 + v28;
@@ -6413,13 +6413,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7486 = v7485 + v7479;
       out[v7486] = v7475;
     }
-    const unsigned int v7488 = v41 + v11866;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7488 = v41 + v12805;  // kernels/sdpa/flash_tile.hpp:227
     const float v7489 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7490 = v857.x[28];
     const float v7491 = v7490 * v7489;
     const bool v7492 = v7488 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7492) {
-      const unsigned int v7495 = 96u + v11865;
+      const unsigned int v7495 = 96u + v12804;
       const unsigned int v7498 = v13 + v7488;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7499 = v7498 * v1;
       const unsigned int v7500 = v7499 + v28;
@@ -6427,13 +6427,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7502 = v7501 + v7495;
       out[v7502] = v7491;
     }
-    const unsigned int v7504 = v41 + v11871;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7504 = v41 + v12810;  // kernels/sdpa/flash_tile.hpp:227
     const float v7505 = v5398.x[4];  // kernels/sdpa/flash_tile.hpp:228
     const float v7506 = v857.x[29];
     const float v7507 = v7506 * v7505;
     const bool v7508 = v7504 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7508) {
-      const unsigned int v7511 = 96u + v11870;
+      const unsigned int v7511 = 96u + v12809;
       const unsigned int v7514 = v13 + v7504;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7515 = v7514 * v1;
       const unsigned int v7516 = v7515 + v28;
@@ -6441,13 +6441,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7518 = v7517 + v7511;
       out[v7518] = v7507;
     }
-    const unsigned int v7520 = v41 + v11876;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7520 = v41 + v12815;  // kernels/sdpa/flash_tile.hpp:227
     const float v7521 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7522 = v857.x[30];
     const float v7523 = v7522 * v7521;
     const bool v7524 = v7520 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7524) {
-      const unsigned int v7527 = 96u + v11875;
+      const unsigned int v7527 = 96u + v12814;
       const unsigned int v7530 = v13 + v7520;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7531 = v7530 * v1;
       const unsigned int v7532 = v7531 + v28;
@@ -6455,13 +6455,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d128_f
       const unsigned int v7534 = v7533 + v7527;
       out[v7534] = v7523;
     }
-    const unsigned int v7536 = v41 + v11881;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v7536 = v41 + v12820;  // kernels/sdpa/flash_tile.hpp:227
     const float v7537 = v5398.x[6];  // kernels/sdpa/flash_tile.hpp:228
     const float v7538 = v857.x[31];
     const float v7539 = v7538 * v7537;
     const bool v7540 = v7536 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v7540) {
-      const unsigned int v7543 = 96u + v11880;
+      const unsigned int v7543 = 96u + v12819;
       const unsigned int v7546 = v13 + v7536;  // kernels/sdpa/prefill.cpp:98
       const unsigned int v7547 = v7546 * v1;
       const unsigned int v7548 = v7547 + v28;

@@ -1031,278 +1031,278 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
     }
-    const unsigned int v6816 = v431 + 16u;  // kernels/sdpa/flash_tile.hpp:159
-    const unsigned int v6828 = v431 + 32u;
-    const unsigned int v6840 = v431 + 48u;
-    const unsigned int v6852 = v431 + 64u;
-    const unsigned int v6864 = v431 + 80u;
-    const unsigned int v6876 = v431 + 96u;
-    const unsigned int v6888 = v431 + 112u;
-    const unsigned int v6900 = v431 + 128u;
-    const unsigned int v6912 = v431 + 144u;
-    const unsigned int v6924 = v431 + 160u;
-    const unsigned int v6936 = v431 + 176u;
-    const unsigned int v6948 = v431 + 192u;
-    const unsigned int v6960 = v431 + 208u;
-    const unsigned int v6972 = v431 + 224u;
-    const unsigned int v6984 = v431 + 240u;
-    const bool v7000 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:166
-    const unsigned int v8325 = static_cast<unsigned int>(v467.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
-    const unsigned int v8326 = static_cast<unsigned int>(v467.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8330 = static_cast<unsigned int>(v467.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8331 = static_cast<unsigned int>(v467.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8335 = static_cast<unsigned int>(v467.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8336 = static_cast<unsigned int>(v467.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8340 = static_cast<unsigned int>(v467.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8341 = static_cast<unsigned int>(v467.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8345 = static_cast<unsigned int>(v467.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8346 = static_cast<unsigned int>(v467.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8350 = static_cast<unsigned int>(v467.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8351 = static_cast<unsigned int>(v467.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8355 = static_cast<unsigned int>(v467.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8356 = static_cast<unsigned int>(v467.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8360 = static_cast<unsigned int>(v467.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8361 = static_cast<unsigned int>(v467.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8365 = static_cast<unsigned int>(v467.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8366 = static_cast<unsigned int>(v467.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8370 = static_cast<unsigned int>(v467.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8371 = static_cast<unsigned int>(v467.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8375 = static_cast<unsigned int>(v467.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8376 = static_cast<unsigned int>(v467.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8380 = static_cast<unsigned int>(v467.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8381 = static_cast<unsigned int>(v467.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8385 = static_cast<unsigned int>(v467.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8386 = static_cast<unsigned int>(v467.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8390 = static_cast<unsigned int>(v467.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8391 = static_cast<unsigned int>(v467.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8395 = static_cast<unsigned int>(v467.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8396 = static_cast<unsigned int>(v467.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8400 = static_cast<unsigned int>(v467.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8401 = static_cast<unsigned int>(v467.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8405 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8406 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8410 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8411 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8415 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8416 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8420 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8421 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8425 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8426 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8430 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8431 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8435 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8436 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8440 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8441 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8445 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8446 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8450 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8451 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8455 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8456 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8460 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8461 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8465 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8466 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8470 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8471 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8475 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8476 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8480 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8481 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8485 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8486 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8490 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8491 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8495 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8496 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8500 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8501 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8505 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8506 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8510 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8511 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8515 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8516 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8520 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8521 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8525 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8526 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8530 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8531 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8535 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8536 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8540 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8541 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8545 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8546 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8550 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8551 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8555 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8556 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8560 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8561 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8565 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8566 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8570 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8571 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8575 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8576 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8580 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8581 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8585 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8586 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8590 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8591 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8595 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8596 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8600 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8601 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8605 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8606 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8610 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8611 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8615 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8616 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8620 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8621 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8625 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8626 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8630 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8631 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8635 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8636 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8640 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8641 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8645 = static_cast<unsigned int>(v475.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8646 = static_cast<unsigned int>(v475.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8650 = static_cast<unsigned int>(v475.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8651 = static_cast<unsigned int>(v475.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8655 = static_cast<unsigned int>(v475.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8656 = static_cast<unsigned int>(v475.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8660 = static_cast<unsigned int>(v475.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8661 = static_cast<unsigned int>(v475.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8665 = static_cast<unsigned int>(v475.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8666 = static_cast<unsigned int>(v475.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8670 = static_cast<unsigned int>(v475.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8671 = static_cast<unsigned int>(v475.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8675 = static_cast<unsigned int>(v475.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8676 = static_cast<unsigned int>(v475.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8680 = static_cast<unsigned int>(v475.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8681 = static_cast<unsigned int>(v475.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8685 = static_cast<unsigned int>(v475.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8686 = static_cast<unsigned int>(v475.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8690 = static_cast<unsigned int>(v475.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8691 = static_cast<unsigned int>(v475.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8695 = static_cast<unsigned int>(v475.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8696 = static_cast<unsigned int>(v475.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8700 = static_cast<unsigned int>(v475.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8701 = static_cast<unsigned int>(v475.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8705 = static_cast<unsigned int>(v475.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8706 = static_cast<unsigned int>(v475.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8710 = static_cast<unsigned int>(v475.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8711 = static_cast<unsigned int>(v475.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8715 = static_cast<unsigned int>(v475.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8716 = static_cast<unsigned int>(v475.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8720 = static_cast<unsigned int>(v475.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8721 = static_cast<unsigned int>(v475.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8725 = static_cast<unsigned int>(v477.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8726 = static_cast<unsigned int>(v477.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8730 = static_cast<unsigned int>(v477.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8731 = static_cast<unsigned int>(v477.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8735 = static_cast<unsigned int>(v477.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8736 = static_cast<unsigned int>(v477.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8740 = static_cast<unsigned int>(v477.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8741 = static_cast<unsigned int>(v477.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8745 = static_cast<unsigned int>(v477.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8746 = static_cast<unsigned int>(v477.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8750 = static_cast<unsigned int>(v477.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8751 = static_cast<unsigned int>(v477.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8755 = static_cast<unsigned int>(v477.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8756 = static_cast<unsigned int>(v477.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8760 = static_cast<unsigned int>(v477.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8761 = static_cast<unsigned int>(v477.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8765 = static_cast<unsigned int>(v477.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8766 = static_cast<unsigned int>(v477.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8770 = static_cast<unsigned int>(v477.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8771 = static_cast<unsigned int>(v477.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8775 = static_cast<unsigned int>(v477.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8776 = static_cast<unsigned int>(v477.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8780 = static_cast<unsigned int>(v477.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8781 = static_cast<unsigned int>(v477.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8785 = static_cast<unsigned int>(v477.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8786 = static_cast<unsigned int>(v477.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8790 = static_cast<unsigned int>(v477.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8791 = static_cast<unsigned int>(v477.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8795 = static_cast<unsigned int>(v477.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8796 = static_cast<unsigned int>(v477.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8800 = static_cast<unsigned int>(v477.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8801 = static_cast<unsigned int>(v477.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8805 = static_cast<unsigned int>(v479.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8806 = static_cast<unsigned int>(v479.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8810 = static_cast<unsigned int>(v479.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8811 = static_cast<unsigned int>(v479.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8815 = static_cast<unsigned int>(v479.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8816 = static_cast<unsigned int>(v479.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8820 = static_cast<unsigned int>(v479.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8821 = static_cast<unsigned int>(v479.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8825 = static_cast<unsigned int>(v479.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8826 = static_cast<unsigned int>(v479.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8830 = static_cast<unsigned int>(v479.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8831 = static_cast<unsigned int>(v479.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8835 = static_cast<unsigned int>(v479.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8836 = static_cast<unsigned int>(v479.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8840 = static_cast<unsigned int>(v479.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8841 = static_cast<unsigned int>(v479.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8845 = static_cast<unsigned int>(v479.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8846 = static_cast<unsigned int>(v479.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8850 = static_cast<unsigned int>(v479.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8851 = static_cast<unsigned int>(v479.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8855 = static_cast<unsigned int>(v479.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8856 = static_cast<unsigned int>(v479.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8860 = static_cast<unsigned int>(v479.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8861 = static_cast<unsigned int>(v479.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8865 = static_cast<unsigned int>(v479.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8866 = static_cast<unsigned int>(v479.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8870 = static_cast<unsigned int>(v479.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8871 = static_cast<unsigned int>(v479.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8875 = static_cast<unsigned int>(v479.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8876 = static_cast<unsigned int>(v479.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8880 = static_cast<unsigned int>(v479.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8881 = static_cast<unsigned int>(v479.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8885 = static_cast<unsigned int>(v481.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8886 = static_cast<unsigned int>(v481.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8890 = static_cast<unsigned int>(v481.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8891 = static_cast<unsigned int>(v481.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8895 = static_cast<unsigned int>(v481.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8896 = static_cast<unsigned int>(v481.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8900 = static_cast<unsigned int>(v481.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8901 = static_cast<unsigned int>(v481.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8905 = static_cast<unsigned int>(v481.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8906 = static_cast<unsigned int>(v481.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8910 = static_cast<unsigned int>(v481.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8911 = static_cast<unsigned int>(v481.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8915 = static_cast<unsigned int>(v481.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8916 = static_cast<unsigned int>(v481.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8920 = static_cast<unsigned int>(v481.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8921 = static_cast<unsigned int>(v481.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8925 = static_cast<unsigned int>(v481.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8926 = static_cast<unsigned int>(v481.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8930 = static_cast<unsigned int>(v481.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8931 = static_cast<unsigned int>(v481.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8935 = static_cast<unsigned int>(v481.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8936 = static_cast<unsigned int>(v481.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8940 = static_cast<unsigned int>(v481.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8941 = static_cast<unsigned int>(v481.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8945 = static_cast<unsigned int>(v481.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8946 = static_cast<unsigned int>(v481.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8950 = static_cast<unsigned int>(v481.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8951 = static_cast<unsigned int>(v481.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8955 = static_cast<unsigned int>(v481.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8956 = static_cast<unsigned int>(v481.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8960 = static_cast<unsigned int>(v481.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8961 = static_cast<unsigned int>(v481.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7755 = v431 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v7767 = v431 + 32u;
+    const unsigned int v7779 = v431 + 48u;
+    const unsigned int v7791 = v431 + 64u;
+    const unsigned int v7803 = v431 + 80u;
+    const unsigned int v7815 = v431 + 96u;
+    const unsigned int v7827 = v431 + 112u;
+    const unsigned int v7839 = v431 + 128u;
+    const unsigned int v7851 = v431 + 144u;
+    const unsigned int v7863 = v431 + 160u;
+    const unsigned int v7875 = v431 + 176u;
+    const unsigned int v7887 = v431 + 192u;
+    const unsigned int v7899 = v431 + 208u;
+    const unsigned int v7911 = v431 + 224u;
+    const unsigned int v7923 = v431 + 240u;
+    const bool v7939 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v9264 = static_cast<unsigned int>(v467.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v9265 = static_cast<unsigned int>(v467.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9269 = static_cast<unsigned int>(v467.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9270 = static_cast<unsigned int>(v467.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9274 = static_cast<unsigned int>(v467.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9275 = static_cast<unsigned int>(v467.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9279 = static_cast<unsigned int>(v467.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9280 = static_cast<unsigned int>(v467.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9284 = static_cast<unsigned int>(v467.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9285 = static_cast<unsigned int>(v467.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9289 = static_cast<unsigned int>(v467.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9290 = static_cast<unsigned int>(v467.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9294 = static_cast<unsigned int>(v467.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9295 = static_cast<unsigned int>(v467.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9299 = static_cast<unsigned int>(v467.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9300 = static_cast<unsigned int>(v467.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9304 = static_cast<unsigned int>(v467.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9305 = static_cast<unsigned int>(v467.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9309 = static_cast<unsigned int>(v467.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9310 = static_cast<unsigned int>(v467.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9314 = static_cast<unsigned int>(v467.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9315 = static_cast<unsigned int>(v467.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9319 = static_cast<unsigned int>(v467.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9320 = static_cast<unsigned int>(v467.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9324 = static_cast<unsigned int>(v467.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9325 = static_cast<unsigned int>(v467.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9329 = static_cast<unsigned int>(v467.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9330 = static_cast<unsigned int>(v467.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9334 = static_cast<unsigned int>(v467.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9335 = static_cast<unsigned int>(v467.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9339 = static_cast<unsigned int>(v467.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9340 = static_cast<unsigned int>(v467.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9344 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9345 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9349 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9350 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9354 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9355 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9359 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9360 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9364 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9365 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9369 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9370 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9374 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9375 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9379 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9380 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9384 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9385 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9389 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9390 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9394 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9395 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9399 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9400 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9404 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9405 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9409 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9410 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9414 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9415 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9419 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9420 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9424 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9425 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9429 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9430 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9434 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9435 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9439 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9440 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9444 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9445 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9449 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9450 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9454 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9455 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9459 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9460 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9464 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9465 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9469 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9470 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9474 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9475 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9479 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9480 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9484 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9485 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9489 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9490 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9494 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9495 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9499 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9500 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9504 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9505 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9509 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9510 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9514 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9515 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9519 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9520 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9524 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9525 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9529 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9530 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9534 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9535 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9539 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9540 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9544 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9545 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9549 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9550 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9554 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9555 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9559 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9560 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9564 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9565 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9569 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9570 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9574 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9575 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9579 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9580 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9584 = static_cast<unsigned int>(v475.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9585 = static_cast<unsigned int>(v475.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9589 = static_cast<unsigned int>(v475.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9590 = static_cast<unsigned int>(v475.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9594 = static_cast<unsigned int>(v475.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9595 = static_cast<unsigned int>(v475.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9599 = static_cast<unsigned int>(v475.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9600 = static_cast<unsigned int>(v475.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9604 = static_cast<unsigned int>(v475.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9605 = static_cast<unsigned int>(v475.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9609 = static_cast<unsigned int>(v475.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9610 = static_cast<unsigned int>(v475.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9614 = static_cast<unsigned int>(v475.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9615 = static_cast<unsigned int>(v475.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9619 = static_cast<unsigned int>(v475.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9620 = static_cast<unsigned int>(v475.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9624 = static_cast<unsigned int>(v475.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9625 = static_cast<unsigned int>(v475.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9629 = static_cast<unsigned int>(v475.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9630 = static_cast<unsigned int>(v475.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9634 = static_cast<unsigned int>(v475.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9635 = static_cast<unsigned int>(v475.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9639 = static_cast<unsigned int>(v475.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9640 = static_cast<unsigned int>(v475.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9644 = static_cast<unsigned int>(v475.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9645 = static_cast<unsigned int>(v475.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9649 = static_cast<unsigned int>(v475.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9650 = static_cast<unsigned int>(v475.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9654 = static_cast<unsigned int>(v475.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9655 = static_cast<unsigned int>(v475.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9659 = static_cast<unsigned int>(v475.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9660 = static_cast<unsigned int>(v475.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9664 = static_cast<unsigned int>(v477.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9665 = static_cast<unsigned int>(v477.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9669 = static_cast<unsigned int>(v477.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9670 = static_cast<unsigned int>(v477.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9674 = static_cast<unsigned int>(v477.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9675 = static_cast<unsigned int>(v477.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9679 = static_cast<unsigned int>(v477.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9680 = static_cast<unsigned int>(v477.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9684 = static_cast<unsigned int>(v477.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9685 = static_cast<unsigned int>(v477.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9689 = static_cast<unsigned int>(v477.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9690 = static_cast<unsigned int>(v477.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9694 = static_cast<unsigned int>(v477.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9695 = static_cast<unsigned int>(v477.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9699 = static_cast<unsigned int>(v477.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9700 = static_cast<unsigned int>(v477.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9704 = static_cast<unsigned int>(v477.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9705 = static_cast<unsigned int>(v477.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9709 = static_cast<unsigned int>(v477.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9710 = static_cast<unsigned int>(v477.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9714 = static_cast<unsigned int>(v477.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9715 = static_cast<unsigned int>(v477.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9719 = static_cast<unsigned int>(v477.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9720 = static_cast<unsigned int>(v477.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9724 = static_cast<unsigned int>(v477.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9725 = static_cast<unsigned int>(v477.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9729 = static_cast<unsigned int>(v477.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9730 = static_cast<unsigned int>(v477.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9734 = static_cast<unsigned int>(v477.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9735 = static_cast<unsigned int>(v477.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9739 = static_cast<unsigned int>(v477.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9740 = static_cast<unsigned int>(v477.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9744 = static_cast<unsigned int>(v479.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9745 = static_cast<unsigned int>(v479.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9749 = static_cast<unsigned int>(v479.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9750 = static_cast<unsigned int>(v479.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9754 = static_cast<unsigned int>(v479.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9755 = static_cast<unsigned int>(v479.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9759 = static_cast<unsigned int>(v479.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9760 = static_cast<unsigned int>(v479.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9764 = static_cast<unsigned int>(v479.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9765 = static_cast<unsigned int>(v479.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9769 = static_cast<unsigned int>(v479.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9770 = static_cast<unsigned int>(v479.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9774 = static_cast<unsigned int>(v479.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9775 = static_cast<unsigned int>(v479.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9779 = static_cast<unsigned int>(v479.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9780 = static_cast<unsigned int>(v479.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9784 = static_cast<unsigned int>(v479.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9785 = static_cast<unsigned int>(v479.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9789 = static_cast<unsigned int>(v479.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9790 = static_cast<unsigned int>(v479.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9794 = static_cast<unsigned int>(v479.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9795 = static_cast<unsigned int>(v479.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9799 = static_cast<unsigned int>(v479.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9800 = static_cast<unsigned int>(v479.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9804 = static_cast<unsigned int>(v479.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9805 = static_cast<unsigned int>(v479.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9809 = static_cast<unsigned int>(v479.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9810 = static_cast<unsigned int>(v479.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9814 = static_cast<unsigned int>(v479.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9815 = static_cast<unsigned int>(v479.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9819 = static_cast<unsigned int>(v479.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9820 = static_cast<unsigned int>(v479.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9824 = static_cast<unsigned int>(v481.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9825 = static_cast<unsigned int>(v481.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9829 = static_cast<unsigned int>(v481.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9830 = static_cast<unsigned int>(v481.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9834 = static_cast<unsigned int>(v481.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9835 = static_cast<unsigned int>(v481.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9839 = static_cast<unsigned int>(v481.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9840 = static_cast<unsigned int>(v481.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9844 = static_cast<unsigned int>(v481.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9845 = static_cast<unsigned int>(v481.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9849 = static_cast<unsigned int>(v481.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9850 = static_cast<unsigned int>(v481.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9854 = static_cast<unsigned int>(v481.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9855 = static_cast<unsigned int>(v481.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9859 = static_cast<unsigned int>(v481.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9860 = static_cast<unsigned int>(v481.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9864 = static_cast<unsigned int>(v481.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9865 = static_cast<unsigned int>(v481.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9869 = static_cast<unsigned int>(v481.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9870 = static_cast<unsigned int>(v481.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9874 = static_cast<unsigned int>(v481.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9875 = static_cast<unsigned int>(v481.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9879 = static_cast<unsigned int>(v481.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9880 = static_cast<unsigned int>(v481.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9884 = static_cast<unsigned int>(v481.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9885 = static_cast<unsigned int>(v481.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9889 = static_cast<unsigned int>(v481.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9890 = static_cast<unsigned int>(v481.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9894 = static_cast<unsigned int>(v481.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9895 = static_cast<unsigned int>(v481.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9899 = static_cast<unsigned int>(v481.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9900 = static_cast<unsigned int>(v481.row(15, iron_linear_thread() & 31u));
 
     for (unsigned int v6786 = v459; v6786 < v443; v6786 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
       const unsigned int v6787 = v6786 - v459;
@@ -1310,2098 +1310,2098 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v6790 = v6788 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 16, 64> v6792;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v6792, 0.0f);
-      iron_frag<iron_bf16, 1, 16, 64> v6794;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6794, iron_f32_to_bf16(0.0f));
-      const unsigned int v6798 = v6790 << 14u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6794, shm1, v6798, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6801;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6801, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6801, shm0, v431, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6801, v6794);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6806;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6806, iron_f32_to_bf16(0.0f));
-      const unsigned int v6811 = v6798 + 16u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6806, shm1, v6811, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6813;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6813, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6813, shm0, v6816, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6813, v6806);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6818;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6818, iron_f32_to_bf16(0.0f));
-      const unsigned int v6823 = v6798 + 32u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6818, shm1, v6823, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6825;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6825, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6825, shm0, v6828, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6825, v6818);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6830;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6830, iron_f32_to_bf16(0.0f));
-      const unsigned int v6835 = v6798 + 48u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6830, shm1, v6835, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6837;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6837, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6837, shm0, v6840, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6837, v6830);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6842;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6842, iron_f32_to_bf16(0.0f));
-      const unsigned int v6847 = v6798 + 64u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6842, shm1, v6847, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6849;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6849, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6849, shm0, v6852, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6849, v6842);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6854;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6854, iron_f32_to_bf16(0.0f));
-      const unsigned int v6859 = v6798 + 80u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6854, shm1, v6859, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6861;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6861, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6861, shm0, v6864, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6861, v6854);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6866;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6866, iron_f32_to_bf16(0.0f));
-      const unsigned int v6871 = v6798 + 96u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6866, shm1, v6871, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6873;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6873, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6873, shm0, v6876, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6873, v6866);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6878;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6878, iron_f32_to_bf16(0.0f));
-      const unsigned int v6883 = v6798 + 112u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6878, shm1, v6883, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6885;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6885, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6885, shm0, v6888, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6885, v6878);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6890;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6890, iron_f32_to_bf16(0.0f));
-      const unsigned int v6895 = v6798 + 128u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6890, shm1, v6895, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6897;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6897, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6897, shm0, v6900, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6897, v6890);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6902;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6902, iron_f32_to_bf16(0.0f));
-      const unsigned int v6907 = v6798 + 144u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6902, shm1, v6907, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6909;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6909, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6909, shm0, v6912, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6909, v6902);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6914;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6914, iron_f32_to_bf16(0.0f));
-      const unsigned int v6919 = v6798 + 160u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6914, shm1, v6919, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6921;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6921, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6921, shm0, v6924, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6921, v6914);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6926;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6926, iron_f32_to_bf16(0.0f));
-      const unsigned int v6931 = v6798 + 176u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6926, shm1, v6931, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6933;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6933, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6933, shm0, v6936, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6933, v6926);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6938;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6938, iron_f32_to_bf16(0.0f));
-      const unsigned int v6943 = v6798 + 192u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6938, shm1, v6943, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6945;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6945, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6945, shm0, v6948, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6945, v6938);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6950;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6950, iron_f32_to_bf16(0.0f));
-      const unsigned int v6955 = v6798 + 208u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6950, shm1, v6955, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6957;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6957, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6957, shm0, v6960, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6957, v6950);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6962;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6962, iron_f32_to_bf16(0.0f));
-      const unsigned int v6967 = v6798 + 224u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6962, shm1, v6967, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6969;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6969, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6969, shm0, v6972, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6969, v6962);  // kernels/sdpa/flash_tile.hpp:160
-      iron_frag<iron_bf16, 1, 16, 64> v6974;  // kernels/sdpa/flash_tile.hpp:153
-      iron_frag_fill(v6974, iron_f32_to_bf16(0.0f));
-      const unsigned int v6979 = v6798 + 240u;  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_load_shared<true, 8, 3>(v6974, shm1, v6979, 256u);
-      iron_frag<iron_bf16, 0, 16, 16> v6981;  // kernels/sdpa/flash_tile.hpp:158
-      iron_frag_fill(v6981, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v6981, shm0, v6984, 256u);  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag_mma_sync(v6792, v6981, v6974);  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v6986 = v6786 + 64u;  // kernels/sdpa/flash_tile.hpp:164
-      const bool v6987 = v6986 <= v35;
-      const unsigned int v6995 = v6986 + v20;  // kernels/sdpa/flash_tile.hpp:165
-      const bool v6996 = v6995 <= v446;
-      const bool v6997 = v442 || v6996;
-      const bool v6998 = v6987 && v6997;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v7001 = v6786 + v9;  // kernels/sdpa/flash_tile.hpp:166
-      const unsigned int v7002 = v7001 + v20;
-      const bool v7004 = v435 <= v7002;
-      const bool v7005 = v7000 || v7004;
-      const bool v7006 = v6998 && v7005;  // kernels/sdpa/flash_tile.hpp:165
-      if (v7006) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v7009 = v6792.x[0];  // kernels/sdpa/flash_tile.hpp:168
-        const float v7010 = v7009 * v461;
-        v6792.x[0] = v7010;
-        const float v7013 = v6792.x[1];
-        const float v7014 = v7013 * v461;
-        v6792.x[1] = v7014;
-        const float v7017 = v6792.x[2];
-        const float v7018 = v7017 * v461;
-        v6792.x[2] = v7018;
-        const float v7021 = v6792.x[3];
-        const float v7022 = v7021 * v461;
-        v6792.x[3] = v7022;
-        const float v7025 = v6792.x[4];
-        const float v7026 = v7025 * v461;
-        v6792.x[4] = v7026;
-        const float v7029 = v6792.x[5];
-        const float v7030 = v7029 * v461;
-        v6792.x[5] = v7030;
-        const float v7033 = v6792.x[6];
-        const float v7034 = v7033 * v461;
-        v6792.x[6] = v7034;
-        const float v7037 = v6792.x[7];
-        const float v7038 = v7037 * v461;
-        v6792.x[7] = v7038;
-        const float v7041 = v6792.x[8];
-        const float v7042 = v7041 * v461;
-        v6792.x[8] = v7042;
-        const float v7045 = v6792.x[9];
-        const float v7046 = v7045 * v461;
-        v6792.x[9] = v7046;
-        const float v7049 = v6792.x[10];
-        const float v7050 = v7049 * v461;
-        v6792.x[10] = v7050;
-        const float v7053 = v6792.x[11];
-        const float v7054 = v7053 * v461;
-        v6792.x[11] = v7054;
-        const float v7057 = v6792.x[12];
-        const float v7058 = v7057 * v461;
-        v6792.x[12] = v7058;
-        const float v7061 = v6792.x[13];
-        const float v7062 = v7061 * v461;
-        v6792.x[13] = v7062;
-        const float v7065 = v6792.x[14];
-        const float v7066 = v7065 * v461;
-        v6792.x[14] = v7066;
-        const float v7069 = v6792.x[15];
-        const float v7070 = v7069 * v461;
-        v6792.x[15] = v7070;
-        const float v7073 = v6792.x[16];
-        const float v7074 = v7073 * v461;
-        v6792.x[16] = v7074;
-        const float v7077 = v6792.x[17];
-        const float v7078 = v7077 * v461;
-        v6792.x[17] = v7078;
-        const float v7081 = v6792.x[18];
-        const float v7082 = v7081 * v461;
-        v6792.x[18] = v7082;
-        const float v7085 = v6792.x[19];
-        const float v7086 = v7085 * v461;
-        v6792.x[19] = v7086;
-        const float v7089 = v6792.x[20];
-        const float v7090 = v7089 * v461;
-        v6792.x[20] = v7090;
-        const float v7093 = v6792.x[21];
-        const float v7094 = v7093 * v461;
-        v6792.x[21] = v7094;
-        const float v7097 = v6792.x[22];
-        const float v7098 = v7097 * v461;
-        v6792.x[22] = v7098;
-        const float v7101 = v6792.x[23];
-        const float v7102 = v7101 * v461;
-        v6792.x[23] = v7102;
-        const float v7105 = v6792.x[24];
-        const float v7106 = v7105 * v461;
-        v6792.x[24] = v7106;
-        const float v7109 = v6792.x[25];
-        const float v7110 = v7109 * v461;
-        v6792.x[25] = v7110;
-        const float v7113 = v6792.x[26];
-        const float v7114 = v7113 * v461;
-        v6792.x[26] = v7114;
-        const float v7117 = v6792.x[27];
-        const float v7118 = v7117 * v461;
-        v6792.x[27] = v7118;
-        const float v7121 = v6792.x[28];
-        const float v7122 = v7121 * v461;
-        v6792.x[28] = v7122;
-        const float v7125 = v6792.x[29];
-        const float v7126 = v7125 * v461;
-        v6792.x[29] = v7126;
-        const float v7129 = v6792.x[30];
-        const float v7130 = v7129 * v461;
-        v6792.x[30] = v7130;
-        const float v7133 = v6792.x[31];
-        const float v7134 = v7133 * v461;
-        v6792.x[31] = v7134;
-      } else {
-        const unsigned int v7135 = static_cast<unsigned int>(v6792.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7136 = static_cast<unsigned int>(v6792.row(0, iron_linear_thread() & 31u));
-        const float v7137 = v6792.x[0];
-        const unsigned int v7138 = v41 + v7136;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7139 = v6786 + v7135;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7140 = v7139 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7143 = v7138 + v35;
-        const unsigned int v7144 = v7139 + v20;
-        const bool v7145 = v7144 <= v7143;
-        const bool v7146 = v442 || v7145;
-        const bool v7147 = v7140 && v7146;
-        const unsigned int v7150 = v7139 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7151 = v7150 + v20;
-        const bool v7153 = v7143 < v7151;
-        const bool v7154 = v7000 || v7153;
-        const bool v7155 = v7147 && v7154;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7157 = v7137 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7158 = v7155 ? v7157 : __uint_as_float(0xff800000u);
-        v6792.x[0] = v7158;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7159 = static_cast<unsigned int>(v6792.col(1, iron_linear_thread() & 31u));
-        const unsigned int v7160 = static_cast<unsigned int>(v6792.row(1, iron_linear_thread() & 31u));
-        const float v7161 = v6792.x[1];
-        const unsigned int v7162 = v41 + v7160;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7163 = v6786 + v7159;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7164 = v7163 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7167 = v7162 + v35;
-        const unsigned int v7168 = v7163 + v20;
-        const bool v7169 = v7168 <= v7167;
-        const bool v7170 = v442 || v7169;
-        const bool v7171 = v7164 && v7170;
-        const unsigned int v7174 = v7163 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7175 = v7174 + v20;
-        const bool v7177 = v7167 < v7175;
-        const bool v7178 = v7000 || v7177;
-        const bool v7179 = v7171 && v7178;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7181 = v7161 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7182 = v7179 ? v7181 : __uint_as_float(0xff800000u);
-        v6792.x[1] = v7182;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7183 = static_cast<unsigned int>(v6792.col(2, iron_linear_thread() & 31u));
-        const unsigned int v7184 = static_cast<unsigned int>(v6792.row(2, iron_linear_thread() & 31u));
-        const float v7185 = v6792.x[2];
-        const unsigned int v7186 = v41 + v7184;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7187 = v6786 + v7183;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7188 = v7187 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7191 = v7186 + v35;
-        const unsigned int v7192 = v7187 + v20;
-        const bool v7193 = v7192 <= v7191;
-        const bool v7194 = v442 || v7193;
-        const bool v7195 = v7188 && v7194;
-        const unsigned int v7198 = v7187 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7199 = v7198 + v20;
-        const bool v7201 = v7191 < v7199;
-        const bool v7202 = v7000 || v7201;
-        const bool v7203 = v7195 && v7202;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7205 = v7185 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7206 = v7203 ? v7205 : __uint_as_float(0xff800000u);
-        v6792.x[2] = v7206;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7207 = static_cast<unsigned int>(v6792.col(3, iron_linear_thread() & 31u));
-        const unsigned int v7208 = static_cast<unsigned int>(v6792.row(3, iron_linear_thread() & 31u));
-        const float v7209 = v6792.x[3];
-        const unsigned int v7210 = v41 + v7208;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7211 = v6786 + v7207;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7212 = v7211 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7215 = v7210 + v35;
-        const unsigned int v7216 = v7211 + v20;
-        const bool v7217 = v7216 <= v7215;
-        const bool v7218 = v442 || v7217;
-        const bool v7219 = v7212 && v7218;
-        const unsigned int v7222 = v7211 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7223 = v7222 + v20;
-        const bool v7225 = v7215 < v7223;
-        const bool v7226 = v7000 || v7225;
-        const bool v7227 = v7219 && v7226;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7229 = v7209 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7230 = v7227 ? v7229 : __uint_as_float(0xff800000u);
-        v6792.x[3] = v7230;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7231 = static_cast<unsigned int>(v6792.col(4, iron_linear_thread() & 31u));
-        const unsigned int v7232 = static_cast<unsigned int>(v6792.row(4, iron_linear_thread() & 31u));
-        const float v7233 = v6792.x[4];
-        const unsigned int v7234 = v41 + v7232;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7235 = v6786 + v7231;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7236 = v7235 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7239 = v7234 + v35;
-        const unsigned int v7240 = v7235 + v20;
-        const bool v7241 = v7240 <= v7239;
-        const bool v7242 = v442 || v7241;
-        const bool v7243 = v7236 && v7242;
-        const unsigned int v7246 = v7235 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7247 = v7246 + v20;
-        const bool v7249 = v7239 < v7247;
-        const bool v7250 = v7000 || v7249;
-        const bool v7251 = v7243 && v7250;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7253 = v7233 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7254 = v7251 ? v7253 : __uint_as_float(0xff800000u);
-        v6792.x[4] = v7254;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7255 = static_cast<unsigned int>(v6792.col(5, iron_linear_thread() & 31u));
-        const unsigned int v7256 = static_cast<unsigned int>(v6792.row(5, iron_linear_thread() & 31u));
-        const float v7257 = v6792.x[5];
-        const unsigned int v7258 = v41 + v7256;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7259 = v6786 + v7255;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7260 = v7259 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7263 = v7258 + v35;
-        const unsigned int v7264 = v7259 + v20;
-        const bool v7265 = v7264 <= v7263;
-        const bool v7266 = v442 || v7265;
-        const bool v7267 = v7260 && v7266;
-        const unsigned int v7270 = v7259 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7271 = v7270 + v20;
-        const bool v7273 = v7263 < v7271;
-        const bool v7274 = v7000 || v7273;
-        const bool v7275 = v7267 && v7274;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7277 = v7257 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7278 = v7275 ? v7277 : __uint_as_float(0xff800000u);
-        v6792.x[5] = v7278;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7279 = static_cast<unsigned int>(v6792.col(6, iron_linear_thread() & 31u));
-        const unsigned int v7280 = static_cast<unsigned int>(v6792.row(6, iron_linear_thread() & 31u));
-        const float v7281 = v6792.x[6];
-        const unsigned int v7282 = v41 + v7280;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7283 = v6786 + v7279;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7284 = v7283 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7287 = v7282 + v35;
-        const unsigned int v7288 = v7283 + v20;
-        const bool v7289 = v7288 <= v7287;
-        const bool v7290 = v442 || v7289;
-        const bool v7291 = v7284 && v7290;
-        const unsigned int v7294 = v7283 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7295 = v7294 + v20;
-        const bool v7297 = v7287 < v7295;
-        const bool v7298 = v7000 || v7297;
-        const bool v7299 = v7291 && v7298;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7301 = v7281 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7302 = v7299 ? v7301 : __uint_as_float(0xff800000u);
-        v6792.x[6] = v7302;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7303 = static_cast<unsigned int>(v6792.col(7, iron_linear_thread() & 31u));
-        const unsigned int v7304 = static_cast<unsigned int>(v6792.row(7, iron_linear_thread() & 31u));
-        const float v7305 = v6792.x[7];
-        const unsigned int v7306 = v41 + v7304;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7307 = v6786 + v7303;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7308 = v7307 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7311 = v7306 + v35;
-        const unsigned int v7312 = v7307 + v20;
-        const bool v7313 = v7312 <= v7311;
-        const bool v7314 = v442 || v7313;
-        const bool v7315 = v7308 && v7314;
-        const unsigned int v7318 = v7307 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7319 = v7318 + v20;
-        const bool v7321 = v7311 < v7319;
-        const bool v7322 = v7000 || v7321;
-        const bool v7323 = v7315 && v7322;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7325 = v7305 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7326 = v7323 ? v7325 : __uint_as_float(0xff800000u);
-        v6792.x[7] = v7326;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7327 = static_cast<unsigned int>(v6792.col(8, iron_linear_thread() & 31u));
-        const unsigned int v7328 = static_cast<unsigned int>(v6792.row(8, iron_linear_thread() & 31u));
-        const float v7329 = v6792.x[8];
-        const unsigned int v7330 = v41 + v7328;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7331 = v6786 + v7327;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7332 = v7331 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7335 = v7330 + v35;
-        const unsigned int v7336 = v7331 + v20;
-        const bool v7337 = v7336 <= v7335;
-        const bool v7338 = v442 || v7337;
-        const bool v7339 = v7332 && v7338;
-        const unsigned int v7342 = v7331 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7343 = v7342 + v20;
-        const bool v7345 = v7335 < v7343;
-        const bool v7346 = v7000 || v7345;
-        const bool v7347 = v7339 && v7346;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7349 = v7329 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7350 = v7347 ? v7349 : __uint_as_float(0xff800000u);
-        v6792.x[8] = v7350;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7351 = static_cast<unsigned int>(v6792.col(9, iron_linear_thread() & 31u));
-        const unsigned int v7352 = static_cast<unsigned int>(v6792.row(9, iron_linear_thread() & 31u));
-        const float v7353 = v6792.x[9];
-        const unsigned int v7354 = v41 + v7352;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7355 = v6786 + v7351;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7356 = v7355 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7359 = v7354 + v35;
-        const unsigned int v7360 = v7355 + v20;
-        const bool v7361 = v7360 <= v7359;
-        const bool v7362 = v442 || v7361;
-        const bool v7363 = v7356 && v7362;
-        const unsigned int v7366 = v7355 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7367 = v7366 + v20;
-        const bool v7369 = v7359 < v7367;
-        const bool v7370 = v7000 || v7369;
-        const bool v7371 = v7363 && v7370;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7373 = v7353 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7374 = v7371 ? v7373 : __uint_as_float(0xff800000u);
-        v6792.x[9] = v7374;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7375 = static_cast<unsigned int>(v6792.col(10, iron_linear_thread() & 31u));
-        const unsigned int v7376 = static_cast<unsigned int>(v6792.row(10, iron_linear_thread() & 31u));
-        const float v7377 = v6792.x[10];
-        const unsigned int v7378 = v41 + v7376;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7379 = v6786 + v7375;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7380 = v7379 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7383 = v7378 + v35;
-        const unsigned int v7384 = v7379 + v20;
-        const bool v7385 = v7384 <= v7383;
-        const bool v7386 = v442 || v7385;
-        const bool v7387 = v7380 && v7386;
-        const unsigned int v7390 = v7379 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7391 = v7390 + v20;
-        const bool v7393 = v7383 < v7391;
-        const bool v7394 = v7000 || v7393;
-        const bool v7395 = v7387 && v7394;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7397 = v7377 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7398 = v7395 ? v7397 : __uint_as_float(0xff800000u);
-        v6792.x[10] = v7398;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7399 = static_cast<unsigned int>(v6792.col(11, iron_linear_thread() & 31u));
-        const unsigned int v7400 = static_cast<unsigned int>(v6792.row(11, iron_linear_thread() & 31u));
-        const float v7401 = v6792.x[11];
-        const unsigned int v7402 = v41 + v7400;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7403 = v6786 + v7399;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7404 = v7403 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7407 = v7402 + v35;
-        const unsigned int v7408 = v7403 + v20;
-        const bool v7409 = v7408 <= v7407;
-        const bool v7410 = v442 || v7409;
-        const bool v7411 = v7404 && v7410;
-        const unsigned int v7414 = v7403 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7415 = v7414 + v20;
-        const bool v7417 = v7407 < v7415;
-        const bool v7418 = v7000 || v7417;
-        const bool v7419 = v7411 && v7418;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7421 = v7401 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7422 = v7419 ? v7421 : __uint_as_float(0xff800000u);
-        v6792.x[11] = v7422;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7423 = static_cast<unsigned int>(v6792.col(12, iron_linear_thread() & 31u));
-        const unsigned int v7424 = static_cast<unsigned int>(v6792.row(12, iron_linear_thread() & 31u));
-        const float v7425 = v6792.x[12];
-        const unsigned int v7426 = v41 + v7424;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7427 = v6786 + v7423;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7428 = v7427 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7431 = v7426 + v35;
-        const unsigned int v7432 = v7427 + v20;
-        const bool v7433 = v7432 <= v7431;
-        const bool v7434 = v442 || v7433;
-        const bool v7435 = v7428 && v7434;
-        const unsigned int v7438 = v7427 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7439 = v7438 + v20;
-        const bool v7441 = v7431 < v7439;
-        const bool v7442 = v7000 || v7441;
-        const bool v7443 = v7435 && v7442;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7445 = v7425 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7446 = v7443 ? v7445 : __uint_as_float(0xff800000u);
-        v6792.x[12] = v7446;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7447 = static_cast<unsigned int>(v6792.col(13, iron_linear_thread() & 31u));
-        const unsigned int v7448 = static_cast<unsigned int>(v6792.row(13, iron_linear_thread() & 31u));
-        const float v7449 = v6792.x[13];
-        const unsigned int v7450 = v41 + v7448;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7451 = v6786 + v7447;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7452 = v7451 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7455 = v7450 + v35;
-        const unsigned int v7456 = v7451 + v20;
-        const bool v7457 = v7456 <= v7455;
-        const bool v7458 = v442 || v7457;
-        const bool v7459 = v7452 && v7458;
-        const unsigned int v7462 = v7451 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7463 = v7462 + v20;
-        const bool v7465 = v7455 < v7463;
-        const bool v7466 = v7000 || v7465;
-        const bool v7467 = v7459 && v7466;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7469 = v7449 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7470 = v7467 ? v7469 : __uint_as_float(0xff800000u);
-        v6792.x[13] = v7470;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7471 = static_cast<unsigned int>(v6792.col(14, iron_linear_thread() & 31u));
-        const unsigned int v7472 = static_cast<unsigned int>(v6792.row(14, iron_linear_thread() & 31u));
-        const float v7473 = v6792.x[14];
-        const unsigned int v7474 = v41 + v7472;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7475 = v6786 + v7471;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7476 = v7475 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7479 = v7474 + v35;
-        const unsigned int v7480 = v7475 + v20;
-        const bool v7481 = v7480 <= v7479;
-        const bool v7482 = v442 || v7481;
-        const bool v7483 = v7476 && v7482;
-        const unsigned int v7486 = v7475 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7487 = v7486 + v20;
-        const bool v7489 = v7479 < v7487;
-        const bool v7490 = v7000 || v7489;
-        const bool v7491 = v7483 && v7490;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7493 = v7473 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7494 = v7491 ? v7493 : __uint_as_float(0xff800000u);
-        v6792.x[14] = v7494;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7495 = static_cast<unsigned int>(v6792.col(15, iron_linear_thread() & 31u));
-        const unsigned int v7496 = static_cast<unsigned int>(v6792.row(15, iron_linear_thread() & 31u));
-        const float v7497 = v6792.x[15];
-        const unsigned int v7498 = v41 + v7496;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7499 = v6786 + v7495;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7500 = v7499 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7503 = v7498 + v35;
-        const unsigned int v7504 = v7499 + v20;
-        const bool v7505 = v7504 <= v7503;
-        const bool v7506 = v442 || v7505;
-        const bool v7507 = v7500 && v7506;
-        const unsigned int v7510 = v7499 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7511 = v7510 + v20;
-        const bool v7513 = v7503 < v7511;
-        const bool v7514 = v7000 || v7513;
-        const bool v7515 = v7507 && v7514;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7517 = v7497 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7518 = v7515 ? v7517 : __uint_as_float(0xff800000u);
-        v6792.x[15] = v7518;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7519 = static_cast<unsigned int>(v6792.col(16, iron_linear_thread() & 31u));
-        const unsigned int v7520 = static_cast<unsigned int>(v6792.row(16, iron_linear_thread() & 31u));
-        const float v7521 = v6792.x[16];
-        const unsigned int v7522 = v41 + v7520;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7523 = v6786 + v7519;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7524 = v7523 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7527 = v7522 + v35;
-        const unsigned int v7528 = v7523 + v20;
-        const bool v7529 = v7528 <= v7527;
-        const bool v7530 = v442 || v7529;
-        const bool v7531 = v7524 && v7530;
-        const unsigned int v7534 = v7523 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7535 = v7534 + v20;
-        const bool v7537 = v7527 < v7535;
-        const bool v7538 = v7000 || v7537;
-        const bool v7539 = v7531 && v7538;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7541 = v7521 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7542 = v7539 ? v7541 : __uint_as_float(0xff800000u);
-        v6792.x[16] = v7542;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7543 = static_cast<unsigned int>(v6792.col(17, iron_linear_thread() & 31u));
-        const unsigned int v7544 = static_cast<unsigned int>(v6792.row(17, iron_linear_thread() & 31u));
-        const float v7545 = v6792.x[17];
-        const unsigned int v7546 = v41 + v7544;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7547 = v6786 + v7543;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7548 = v7547 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7551 = v7546 + v35;
-        const unsigned int v7552 = v7547 + v20;
-        const bool v7553 = v7552 <= v7551;
-        const bool v7554 = v442 || v7553;
-        const bool v7555 = v7548 && v7554;
-        const unsigned int v7558 = v7547 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7559 = v7558 + v20;
-        const bool v7561 = v7551 < v7559;
-        const bool v7562 = v7000 || v7561;
-        const bool v7563 = v7555 && v7562;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7565 = v7545 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7566 = v7563 ? v7565 : __uint_as_float(0xff800000u);
-        v6792.x[17] = v7566;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7567 = static_cast<unsigned int>(v6792.col(18, iron_linear_thread() & 31u));
-        const unsigned int v7568 = static_cast<unsigned int>(v6792.row(18, iron_linear_thread() & 31u));
-        const float v7569 = v6792.x[18];
-        const unsigned int v7570 = v41 + v7568;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7571 = v6786 + v7567;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7572 = v7571 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7575 = v7570 + v35;
-        const unsigned int v7576 = v7571 + v20;
-        const bool v7577 = v7576 <= v7575;
-        const bool v7578 = v442 || v7577;
-        const bool v7579 = v7572 && v7578;
-        const unsigned int v7582 = v7571 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7583 = v7582 + v20;
-        const bool v7585 = v7575 < v7583;
-        const bool v7586 = v7000 || v7585;
-        const bool v7587 = v7579 && v7586;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7589 = v7569 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7590 = v7587 ? v7589 : __uint_as_float(0xff800000u);
-        v6792.x[18] = v7590;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7591 = static_cast<unsigned int>(v6792.col(19, iron_linear_thread() & 31u));
-        const unsigned int v7592 = static_cast<unsigned int>(v6792.row(19, iron_linear_thread() & 31u));
-        const float v7593 = v6792.x[19];
-        const unsigned int v7594 = v41 + v7592;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7595 = v6786 + v7591;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7596 = v7595 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7599 = v7594 + v35;
-        const unsigned int v7600 = v7595 + v20;
-        const bool v7601 = v7600 <= v7599;
-        const bool v7602 = v442 || v7601;
-        const bool v7603 = v7596 && v7602;
-        const unsigned int v7606 = v7595 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7607 = v7606 + v20;
-        const bool v7609 = v7599 < v7607;
-        const bool v7610 = v7000 || v7609;
-        const bool v7611 = v7603 && v7610;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7613 = v7593 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7614 = v7611 ? v7613 : __uint_as_float(0xff800000u);
-        v6792.x[19] = v7614;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7615 = static_cast<unsigned int>(v6792.col(20, iron_linear_thread() & 31u));
-        const unsigned int v7616 = static_cast<unsigned int>(v6792.row(20, iron_linear_thread() & 31u));
-        const float v7617 = v6792.x[20];
-        const unsigned int v7618 = v41 + v7616;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7619 = v6786 + v7615;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7620 = v7619 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7623 = v7618 + v35;
-        const unsigned int v7624 = v7619 + v20;
-        const bool v7625 = v7624 <= v7623;
-        const bool v7626 = v442 || v7625;
-        const bool v7627 = v7620 && v7626;
-        const unsigned int v7630 = v7619 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7631 = v7630 + v20;
-        const bool v7633 = v7623 < v7631;
-        const bool v7634 = v7000 || v7633;
-        const bool v7635 = v7627 && v7634;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7637 = v7617 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7638 = v7635 ? v7637 : __uint_as_float(0xff800000u);
-        v6792.x[20] = v7638;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7639 = static_cast<unsigned int>(v6792.col(21, iron_linear_thread() & 31u));
-        const unsigned int v7640 = static_cast<unsigned int>(v6792.row(21, iron_linear_thread() & 31u));
-        const float v7641 = v6792.x[21];
-        const unsigned int v7642 = v41 + v7640;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7643 = v6786 + v7639;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7644 = v7643 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7647 = v7642 + v35;
-        const unsigned int v7648 = v7643 + v20;
-        const bool v7649 = v7648 <= v7647;
-        const bool v7650 = v442 || v7649;
-        const bool v7651 = v7644 && v7650;
-        const unsigned int v7654 = v7643 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7655 = v7654 + v20;
-        const bool v7657 = v7647 < v7655;
-        const bool v7658 = v7000 || v7657;
-        const bool v7659 = v7651 && v7658;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7661 = v7641 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7662 = v7659 ? v7661 : __uint_as_float(0xff800000u);
-        v6792.x[21] = v7662;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7663 = static_cast<unsigned int>(v6792.col(22, iron_linear_thread() & 31u));
-        const unsigned int v7664 = static_cast<unsigned int>(v6792.row(22, iron_linear_thread() & 31u));
-        const float v7665 = v6792.x[22];
-        const unsigned int v7666 = v41 + v7664;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7667 = v6786 + v7663;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7668 = v7667 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7671 = v7666 + v35;
-        const unsigned int v7672 = v7667 + v20;
-        const bool v7673 = v7672 <= v7671;
-        const bool v7674 = v442 || v7673;
-        const bool v7675 = v7668 && v7674;
-        const unsigned int v7678 = v7667 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7679 = v7678 + v20;
-        const bool v7681 = v7671 < v7679;
-        const bool v7682 = v7000 || v7681;
-        const bool v7683 = v7675 && v7682;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7685 = v7665 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7686 = v7683 ? v7685 : __uint_as_float(0xff800000u);
-        v6792.x[22] = v7686;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7687 = static_cast<unsigned int>(v6792.col(23, iron_linear_thread() & 31u));
-        const unsigned int v7688 = static_cast<unsigned int>(v6792.row(23, iron_linear_thread() & 31u));
-        const float v7689 = v6792.x[23];
-        const unsigned int v7690 = v41 + v7688;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7691 = v6786 + v7687;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7692 = v7691 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7695 = v7690 + v35;
-        const unsigned int v7696 = v7691 + v20;
-        const bool v7697 = v7696 <= v7695;
-        const bool v7698 = v442 || v7697;
-        const bool v7699 = v7692 && v7698;
-        const unsigned int v7702 = v7691 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7703 = v7702 + v20;
-        const bool v7705 = v7695 < v7703;
-        const bool v7706 = v7000 || v7705;
-        const bool v7707 = v7699 && v7706;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7709 = v7689 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7710 = v7707 ? v7709 : __uint_as_float(0xff800000u);
-        v6792.x[23] = v7710;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7711 = static_cast<unsigned int>(v6792.col(24, iron_linear_thread() & 31u));
-        const unsigned int v7712 = static_cast<unsigned int>(v6792.row(24, iron_linear_thread() & 31u));
-        const float v7713 = v6792.x[24];
-        const unsigned int v7714 = v41 + v7712;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7715 = v6786 + v7711;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7716 = v7715 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7719 = v7714 + v35;
-        const unsigned int v7720 = v7715 + v20;
-        const bool v7721 = v7720 <= v7719;
-        const bool v7722 = v442 || v7721;
-        const bool v7723 = v7716 && v7722;
-        const unsigned int v7726 = v7715 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7727 = v7726 + v20;
-        const bool v7729 = v7719 < v7727;
-        const bool v7730 = v7000 || v7729;
-        const bool v7731 = v7723 && v7730;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7733 = v7713 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7734 = v7731 ? v7733 : __uint_as_float(0xff800000u);
-        v6792.x[24] = v7734;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7735 = static_cast<unsigned int>(v6792.col(25, iron_linear_thread() & 31u));
-        const unsigned int v7736 = static_cast<unsigned int>(v6792.row(25, iron_linear_thread() & 31u));
-        const float v7737 = v6792.x[25];
-        const unsigned int v7738 = v41 + v7736;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7739 = v6786 + v7735;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7740 = v7739 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7743 = v7738 + v35;
-        const unsigned int v7744 = v7739 + v20;
-        const bool v7745 = v7744 <= v7743;
-        const bool v7746 = v442 || v7745;
-        const bool v7747 = v7740 && v7746;
-        const unsigned int v7750 = v7739 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7751 = v7750 + v20;
-        const bool v7753 = v7743 < v7751;
-        const bool v7754 = v7000 || v7753;
-        const bool v7755 = v7747 && v7754;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7757 = v7737 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7758 = v7755 ? v7757 : __uint_as_float(0xff800000u);
-        v6792.x[25] = v7758;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7759 = static_cast<unsigned int>(v6792.col(26, iron_linear_thread() & 31u));
-        const unsigned int v7760 = static_cast<unsigned int>(v6792.row(26, iron_linear_thread() & 31u));
-        const float v7761 = v6792.x[26];
-        const unsigned int v7762 = v41 + v7760;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7763 = v6786 + v7759;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7764 = v7763 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7767 = v7762 + v35;
-        const unsigned int v7768 = v7763 + v20;
-        const bool v7769 = v7768 <= v7767;
-        const bool v7770 = v442 || v7769;
-        const bool v7771 = v7764 && v7770;
-        const unsigned int v7774 = v7763 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7775 = v7774 + v20;
-        const bool v7777 = v7767 < v7775;
-        const bool v7778 = v7000 || v7777;
-        const bool v7779 = v7771 && v7778;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7781 = v7761 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7782 = v7779 ? v7781 : __uint_as_float(0xff800000u);
-        v6792.x[26] = v7782;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7783 = static_cast<unsigned int>(v6792.col(27, iron_linear_thread() & 31u));
-        const unsigned int v7784 = static_cast<unsigned int>(v6792.row(27, iron_linear_thread() & 31u));
-        const float v7785 = v6792.x[27];
-        const unsigned int v7786 = v41 + v7784;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7787 = v6786 + v7783;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7788 = v7787 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7791 = v7786 + v35;
-        const unsigned int v7792 = v7787 + v20;
-        const bool v7793 = v7792 <= v7791;
-        const bool v7794 = v442 || v7793;
-        const bool v7795 = v7788 && v7794;
-        const unsigned int v7798 = v7787 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7799 = v7798 + v20;
-        const bool v7801 = v7791 < v7799;
-        const bool v7802 = v7000 || v7801;
-        const bool v7803 = v7795 && v7802;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7805 = v7785 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7806 = v7803 ? v7805 : __uint_as_float(0xff800000u);
-        v6792.x[27] = v7806;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7807 = static_cast<unsigned int>(v6792.col(28, iron_linear_thread() & 31u));
-        const unsigned int v7808 = static_cast<unsigned int>(v6792.row(28, iron_linear_thread() & 31u));
-        const float v7809 = v6792.x[28];
-        const unsigned int v7810 = v41 + v7808;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7811 = v6786 + v7807;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7812 = v7811 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7815 = v7810 + v35;
-        const unsigned int v7816 = v7811 + v20;
-        const bool v7817 = v7816 <= v7815;
-        const bool v7818 = v442 || v7817;
-        const bool v7819 = v7812 && v7818;
-        const unsigned int v7822 = v7811 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7823 = v7822 + v20;
-        const bool v7825 = v7815 < v7823;
-        const bool v7826 = v7000 || v7825;
-        const bool v7827 = v7819 && v7826;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7829 = v7809 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7830 = v7827 ? v7829 : __uint_as_float(0xff800000u);
-        v6792.x[28] = v7830;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7831 = static_cast<unsigned int>(v6792.col(29, iron_linear_thread() & 31u));
-        const unsigned int v7832 = static_cast<unsigned int>(v6792.row(29, iron_linear_thread() & 31u));
-        const float v7833 = v6792.x[29];
-        const unsigned int v7834 = v41 + v7832;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7835 = v6786 + v7831;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7836 = v7835 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7839 = v7834 + v35;
-        const unsigned int v7840 = v7835 + v20;
-        const bool v7841 = v7840 <= v7839;
-        const bool v7842 = v442 || v7841;
-        const bool v7843 = v7836 && v7842;
-        const unsigned int v7846 = v7835 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7847 = v7846 + v20;
-        const bool v7849 = v7839 < v7847;
-        const bool v7850 = v7000 || v7849;
-        const bool v7851 = v7843 && v7850;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7853 = v7833 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7854 = v7851 ? v7853 : __uint_as_float(0xff800000u);
-        v6792.x[29] = v7854;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7855 = static_cast<unsigned int>(v6792.col(30, iron_linear_thread() & 31u));
-        const unsigned int v7856 = static_cast<unsigned int>(v6792.row(30, iron_linear_thread() & 31u));
-        const float v7857 = v6792.x[30];
-        const unsigned int v7858 = v41 + v7856;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7859 = v6786 + v7855;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7860 = v7859 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7863 = v7858 + v35;
-        const unsigned int v7864 = v7859 + v20;
-        const bool v7865 = v7864 <= v7863;
-        const bool v7866 = v442 || v7865;
-        const bool v7867 = v7860 && v7866;
-        const unsigned int v7870 = v7859 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7871 = v7870 + v20;
-        const bool v7873 = v7863 < v7871;
-        const bool v7874 = v7000 || v7873;
-        const bool v7875 = v7867 && v7874;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7877 = v7857 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7878 = v7875 ? v7877 : __uint_as_float(0xff800000u);
-        v6792.x[30] = v7878;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7879 = static_cast<unsigned int>(v6792.col(31, iron_linear_thread() & 31u));
-        const unsigned int v7880 = static_cast<unsigned int>(v6792.row(31, iron_linear_thread() & 31u));
-        const float v7881 = v6792.x[31];
-        const unsigned int v7882 = v41 + v7880;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7883 = v6786 + v7879;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7884 = v7883 < v35;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7887 = v7882 + v35;
-        const unsigned int v7888 = v7883 + v20;
-        const bool v7889 = v7888 <= v7887;
-        const bool v7890 = v442 || v7889;
-        const bool v7891 = v7884 && v7890;
-        const unsigned int v7894 = v7883 + v9;  // kernels/sdpa/flash_tile.hpp:175
-        const unsigned int v7895 = v7894 + v20;
-        const bool v7897 = v7887 < v7895;
-        const bool v7898 = v7000 || v7897;
-        const bool v7899 = v7891 && v7898;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7901 = v7881 * v461;  // kernels/sdpa/flash_tile.hpp:176
-        const float v7902 = v7899 ? v7901 : __uint_as_float(0xff800000u);
-        v6792.x[31] = v7902;  // kernels/sdpa/flash_tile.hpp:171
-      }
-      iron_frag<float, 2, 16, 8> v7904;  // kernels/sdpa/flash_tile.hpp:180
-      iron_frag_fill(v7904, 0.0f);
-      iron_frag_row_reduce<false>(v7904, v6792);
-      iron_frag<float, 2, 16, 8> v7906;  // kernels/sdpa/flash_tile.hpp:181
-      iron_frag_fill(v7906, 0.0f);
-      const float v7910 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7911 = v7904.x[0];  // kernels/sdpa/flash_tile.hpp:184
-      const float v7912 = fmaxf(v7910, v7911);
-      const bool v7915 = v7912 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7916 = v7915 ? 0.0f : v7912;
-      const float v7917 = v7910 - v7916;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7918 = iron_exp2_approx(v7917);
-      v7906.x[0] = v7918;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7922 = v463.x[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7923 = v7904.x[1];  // kernels/sdpa/flash_tile.hpp:184
-      const float v7924 = fmaxf(v7922, v7923);
-      const bool v7927 = v7924 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7928 = v7927 ? 0.0f : v7924;
-      const float v7929 = v7922 - v7928;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7930 = iron_exp2_approx(v7929);
-      v7906.x[1] = v7930;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7934 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7935 = v7904.x[2];  // kernels/sdpa/flash_tile.hpp:184
-      const float v7936 = fmaxf(v7934, v7935);
-      const bool v7939 = v7936 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7940 = v7939 ? 0.0f : v7936;
-      const float v7941 = v7934 - v7940;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7942 = iron_exp2_approx(v7941);
-      v7906.x[2] = v7942;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7946 = v463.x[3];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7947 = v7904.x[3];  // kernels/sdpa/flash_tile.hpp:184
-      const float v7948 = fmaxf(v7946, v7947);
-      const bool v7951 = v7948 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7952 = v7951 ? 0.0f : v7948;
-      const float v7953 = v7946 - v7952;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7954 = iron_exp2_approx(v7953);
-      v7906.x[3] = v7954;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7957 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7958 = v7904.x[0];  // kernels/sdpa/flash_tile.hpp:187
-      const float v7959 = fmaxf(v7957, v7958);
-      v463.x[0] = v7959;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7962 = v463.x[1];
-      const float v7963 = v7904.x[1];  // kernels/sdpa/flash_tile.hpp:187
-      const float v7964 = fmaxf(v7962, v7963);
-      v463.x[1] = v7964;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7967 = v463.x[2];
-      const float v7968 = v7904.x[2];  // kernels/sdpa/flash_tile.hpp:187
-      const float v7969 = fmaxf(v7967, v7968);
-      v463.x[2] = v7969;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7972 = v463.x[3];
-      const float v7973 = v7904.x[3];  // kernels/sdpa/flash_tile.hpp:187
-      const float v7974 = fmaxf(v7972, v7973);
-      v463.x[3] = v7974;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7977 = v6792.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7978 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7981 = v7978 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7982 = v7981 ? 0.0f : v7978;
-      const float v7983 = v7977 - v7982;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7984 = iron_exp2_approx(v7983);
-      v6792.x[0] = v7984;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7987 = v6792.x[1];
-      const float v7988 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7991 = v7988 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v7992 = v7991 ? 0.0f : v7988;
-      const float v7993 = v7987 - v7992;  // kernels/sdpa/flash_tile.hpp:190
-      const float v7994 = iron_exp2_approx(v7993);
-      v6792.x[1] = v7994;  // kernels/sdpa/flash_tile.hpp:189
-      const float v7997 = v6792.x[2];
-      const float v7998 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8001 = v7998 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8002 = v8001 ? 0.0f : v7998;
-      const float v8003 = v7997 - v8002;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8004 = iron_exp2_approx(v8003);
-      v6792.x[2] = v8004;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8007 = v6792.x[3];
-      const float v8008 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8011 = v8008 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8012 = v8011 ? 0.0f : v8008;
-      const float v8013 = v8007 - v8012;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8014 = iron_exp2_approx(v8013);
-      v6792.x[3] = v8014;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8017 = v6792.x[4];
-      const float v8018 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8021 = v8018 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8022 = v8021 ? 0.0f : v8018;
-      const float v8023 = v8017 - v8022;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8024 = iron_exp2_approx(v8023);
-      v6792.x[4] = v8024;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8027 = v6792.x[5];
-      const float v8028 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8031 = v8028 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8032 = v8031 ? 0.0f : v8028;
-      const float v8033 = v8027 - v8032;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8034 = iron_exp2_approx(v8033);
-      v6792.x[5] = v8034;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8037 = v6792.x[6];
-      const float v8038 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8041 = v8038 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8042 = v8041 ? 0.0f : v8038;
-      const float v8043 = v8037 - v8042;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8044 = iron_exp2_approx(v8043);
-      v6792.x[6] = v8044;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8047 = v6792.x[7];
-      const float v8048 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8051 = v8048 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8052 = v8051 ? 0.0f : v8048;
-      const float v8053 = v8047 - v8052;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8054 = iron_exp2_approx(v8053);
-      v6792.x[7] = v8054;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8057 = v6792.x[8];
-      const float v8058 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8061 = v8058 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8062 = v8061 ? 0.0f : v8058;
-      const float v8063 = v8057 - v8062;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8064 = iron_exp2_approx(v8063);
-      v6792.x[8] = v8064;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8067 = v6792.x[9];
-      const float v8068 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8071 = v8068 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8072 = v8071 ? 0.0f : v8068;
-      const float v8073 = v8067 - v8072;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8074 = iron_exp2_approx(v8073);
-      v6792.x[9] = v8074;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8077 = v6792.x[10];
-      const float v8078 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8081 = v8078 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8082 = v8081 ? 0.0f : v8078;
-      const float v8083 = v8077 - v8082;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8084 = iron_exp2_approx(v8083);
-      v6792.x[10] = v8084;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8087 = v6792.x[11];
-      const float v8088 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8091 = v8088 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8092 = v8091 ? 0.0f : v8088;
-      const float v8093 = v8087 - v8092;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8094 = iron_exp2_approx(v8093);
-      v6792.x[11] = v8094;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8097 = v6792.x[12];
-      const float v8098 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8101 = v8098 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8102 = v8101 ? 0.0f : v8098;
-      const float v8103 = v8097 - v8102;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8104 = iron_exp2_approx(v8103);
-      v6792.x[12] = v8104;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8107 = v6792.x[13];
-      const float v8108 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8111 = v8108 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8112 = v8111 ? 0.0f : v8108;
-      const float v8113 = v8107 - v8112;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8114 = iron_exp2_approx(v8113);
-      v6792.x[13] = v8114;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8117 = v6792.x[14];
-      const float v8118 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8121 = v8118 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8122 = v8121 ? 0.0f : v8118;
-      const float v8123 = v8117 - v8122;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8124 = iron_exp2_approx(v8123);
-      v6792.x[14] = v8124;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8127 = v6792.x[15];
-      const float v8128 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8131 = v8128 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8132 = v8131 ? 0.0f : v8128;
-      const float v8133 = v8127 - v8132;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8134 = iron_exp2_approx(v8133);
-      v6792.x[15] = v8134;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8137 = v6792.x[16];
-      const float v8138 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8141 = v8138 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8142 = v8141 ? 0.0f : v8138;
-      const float v8143 = v8137 - v8142;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8144 = iron_exp2_approx(v8143);
-      v6792.x[16] = v8144;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8147 = v6792.x[17];
-      const float v8148 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8151 = v8148 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8152 = v8151 ? 0.0f : v8148;
-      const float v8153 = v8147 - v8152;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8154 = iron_exp2_approx(v8153);
-      v6792.x[17] = v8154;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8157 = v6792.x[18];
-      const float v8158 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8161 = v8158 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8162 = v8161 ? 0.0f : v8158;
-      const float v8163 = v8157 - v8162;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8164 = iron_exp2_approx(v8163);
-      v6792.x[18] = v8164;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8167 = v6792.x[19];
-      const float v8168 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8171 = v8168 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8172 = v8171 ? 0.0f : v8168;
-      const float v8173 = v8167 - v8172;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8174 = iron_exp2_approx(v8173);
-      v6792.x[19] = v8174;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8177 = v6792.x[20];
-      const float v8178 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8181 = v8178 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8182 = v8181 ? 0.0f : v8178;
-      const float v8183 = v8177 - v8182;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8184 = iron_exp2_approx(v8183);
-      v6792.x[20] = v8184;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8187 = v6792.x[21];
-      const float v8188 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8191 = v8188 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8192 = v8191 ? 0.0f : v8188;
-      const float v8193 = v8187 - v8192;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8194 = iron_exp2_approx(v8193);
-      v6792.x[21] = v8194;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8197 = v6792.x[22];
-      const float v8198 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8201 = v8198 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8202 = v8201 ? 0.0f : v8198;
-      const float v8203 = v8197 - v8202;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8204 = iron_exp2_approx(v8203);
-      v6792.x[22] = v8204;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8207 = v6792.x[23];
-      const float v8208 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8211 = v8208 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8212 = v8211 ? 0.0f : v8208;
-      const float v8213 = v8207 - v8212;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8214 = iron_exp2_approx(v8213);
-      v6792.x[23] = v8214;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8217 = v6792.x[24];
-      const float v8218 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8221 = v8218 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8222 = v8221 ? 0.0f : v8218;
-      const float v8223 = v8217 - v8222;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8224 = iron_exp2_approx(v8223);
-      v6792.x[24] = v8224;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8227 = v6792.x[25];
-      const float v8228 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8231 = v8228 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8232 = v8231 ? 0.0f : v8228;
-      const float v8233 = v8227 - v8232;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8234 = iron_exp2_approx(v8233);
-      v6792.x[25] = v8234;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8237 = v6792.x[26];
-      const float v8238 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8241 = v8238 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8242 = v8241 ? 0.0f : v8238;
-      const float v8243 = v8237 - v8242;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8244 = iron_exp2_approx(v8243);
-      v6792.x[26] = v8244;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8247 = v6792.x[27];
-      const float v8248 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8251 = v8248 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8252 = v8251 ? 0.0f : v8248;
-      const float v8253 = v8247 - v8252;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8254 = iron_exp2_approx(v8253);
-      v6792.x[27] = v8254;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8257 = v6792.x[28];
-      const float v8258 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8261 = v8258 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8262 = v8261 ? 0.0f : v8258;
-      const float v8263 = v8257 - v8262;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8264 = iron_exp2_approx(v8263);
-      v6792.x[28] = v8264;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8267 = v6792.x[29];
-      const float v8268 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8271 = v8268 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8272 = v8271 ? 0.0f : v8268;
-      const float v8273 = v8267 - v8272;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8274 = iron_exp2_approx(v8273);
-      v6792.x[29] = v8274;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8277 = v6792.x[30];
-      const float v8278 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8281 = v8278 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8282 = v8281 ? 0.0f : v8278;
-      const float v8283 = v8277 - v8282;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8284 = iron_exp2_approx(v8283);
-      v6792.x[30] = v8284;  // kernels/sdpa/flash_tile.hpp:189
-      const float v8287 = v6792.x[31];
-      const float v8288 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v8291 = v8288 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
-      const float v8292 = v8291 ? 0.0f : v8288;
-      const float v8293 = v8287 - v8292;  // kernels/sdpa/flash_tile.hpp:190
-      const float v8294 = iron_exp2_approx(v8293);
-      v6792.x[31] = v8294;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 2, 16, 8> v8296;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v8296, 0.0f);
-      iron_frag_row_reduce<true>(v8296, v6792);
-      const float v8299 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v8300 = v8296.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8301 = v7906.x[0];
-      const float v8302 = v8299 * v8301;
-      const float v8303 = v8302 + v8300;
-      v465.x[0] = v8303;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8306 = v465.x[1];
-      const float v8307 = v8296.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8308 = v7906.x[1];
-      const float v8309 = v8306 * v8308;
-      const float v8310 = v8309 + v8307;
-      v465.x[1] = v8310;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8313 = v465.x[2];
-      const float v8314 = v8296.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8315 = v7906.x[2];
-      const float v8316 = v8313 * v8315;
-      const float v8317 = v8316 + v8314;
-      v465.x[2] = v8317;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8320 = v465.x[3];
-      const float v8321 = v8296.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8322 = v7906.x[3];
-      const float v8323 = v8320 * v8322;
-      const float v8324 = v8323 + v8321;
-      v465.x[3] = v8324;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8327 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v8328 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8329 = v8327 * v8328;
-      v467.x[0] = v8329;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8332 = v467.x[1];
-      const float v8333 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8334 = v8332 * v8333;
-      v467.x[1] = v8334;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8337 = v467.x[2];
-      const float v8338 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8339 = v8337 * v8338;
-      v467.x[2] = v8339;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8342 = v467.x[3];
-      const float v8343 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8344 = v8342 * v8343;
-      v467.x[3] = v8344;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8347 = v467.x[4];
-      const float v8348 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8349 = v8347 * v8348;
-      v467.x[4] = v8349;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8352 = v467.x[5];
-      const float v8353 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8354 = v8352 * v8353;
-      v467.x[5] = v8354;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8357 = v467.x[6];
-      const float v8358 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8359 = v8357 * v8358;
-      v467.x[6] = v8359;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8362 = v467.x[7];
-      const float v8363 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8364 = v8362 * v8363;
-      v467.x[7] = v8364;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8367 = v467.x[8];
-      const float v8368 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8369 = v8367 * v8368;
-      v467.x[8] = v8369;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8372 = v467.x[9];
-      const float v8373 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8374 = v8372 * v8373;
-      v467.x[9] = v8374;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8377 = v467.x[10];
-      const float v8378 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8379 = v8377 * v8378;
-      v467.x[10] = v8379;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8382 = v467.x[11];
-      const float v8383 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8384 = v8382 * v8383;
-      v467.x[11] = v8384;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8387 = v467.x[12];
-      const float v8388 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8389 = v8387 * v8388;
-      v467.x[12] = v8389;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8392 = v467.x[13];
-      const float v8393 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8394 = v8392 * v8393;
-      v467.x[13] = v8394;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8397 = v467.x[14];
-      const float v8398 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8399 = v8397 * v8398;
-      v467.x[14] = v8399;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8402 = v467.x[15];
-      const float v8403 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8404 = v8402 * v8403;
-      v467.x[15] = v8404;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8407 = v469.x[0];
-      const float v8408 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8409 = v8407 * v8408;
-      v469.x[0] = v8409;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8412 = v469.x[1];
-      const float v8413 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8414 = v8412 * v8413;
-      v469.x[1] = v8414;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8417 = v469.x[2];
-      const float v8418 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8419 = v8417 * v8418;
-      v469.x[2] = v8419;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8422 = v469.x[3];
-      const float v8423 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8424 = v8422 * v8423;
-      v469.x[3] = v8424;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8427 = v469.x[4];
-      const float v8428 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8429 = v8427 * v8428;
-      v469.x[4] = v8429;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8432 = v469.x[5];
-      const float v8433 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8434 = v8432 * v8433;
-      v469.x[5] = v8434;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8437 = v469.x[6];
-      const float v8438 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8439 = v8437 * v8438;
-      v469.x[6] = v8439;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8442 = v469.x[7];
-      const float v8443 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8444 = v8442 * v8443;
-      v469.x[7] = v8444;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8447 = v469.x[8];
-      const float v8448 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8449 = v8447 * v8448;
-      v469.x[8] = v8449;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8452 = v469.x[9];
-      const float v8453 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8454 = v8452 * v8453;
-      v469.x[9] = v8454;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8457 = v469.x[10];
-      const float v8458 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8459 = v8457 * v8458;
-      v469.x[10] = v8459;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8462 = v469.x[11];
-      const float v8463 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8464 = v8462 * v8463;
-      v469.x[11] = v8464;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8467 = v469.x[12];
-      const float v8468 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8469 = v8467 * v8468;
-      v469.x[12] = v8469;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8472 = v469.x[13];
-      const float v8473 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8474 = v8472 * v8473;
-      v469.x[13] = v8474;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8477 = v469.x[14];
-      const float v8478 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8479 = v8477 * v8478;
-      v469.x[14] = v8479;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8482 = v469.x[15];
-      const float v8483 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8484 = v8482 * v8483;
-      v469.x[15] = v8484;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8487 = v471.x[0];
-      const float v8488 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8489 = v8487 * v8488;
-      v471.x[0] = v8489;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8492 = v471.x[1];
-      const float v8493 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8494 = v8492 * v8493;
-      v471.x[1] = v8494;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8497 = v471.x[2];
-      const float v8498 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8499 = v8497 * v8498;
-      v471.x[2] = v8499;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8502 = v471.x[3];
-      const float v8503 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8504 = v8502 * v8503;
-      v471.x[3] = v8504;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8507 = v471.x[4];
-      const float v8508 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8509 = v8507 * v8508;
-      v471.x[4] = v8509;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8512 = v471.x[5];
-      const float v8513 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8514 = v8512 * v8513;
-      v471.x[5] = v8514;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8517 = v471.x[6];
-      const float v8518 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8519 = v8517 * v8518;
-      v471.x[6] = v8519;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8522 = v471.x[7];
-      const float v8523 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8524 = v8522 * v8523;
-      v471.x[7] = v8524;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8527 = v471.x[8];
-      const float v8528 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8529 = v8527 * v8528;
-      v471.x[8] = v8529;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8532 = v471.x[9];
-      const float v8533 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8534 = v8532 * v8533;
-      v471.x[9] = v8534;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8537 = v471.x[10];
-      const float v8538 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8539 = v8537 * v8538;
-      v471.x[10] = v8539;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8542 = v471.x[11];
-      const float v8543 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8544 = v8542 * v8543;
-      v471.x[11] = v8544;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8547 = v471.x[12];
-      const float v8548 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8549 = v8547 * v8548;
-      v471.x[12] = v8549;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8552 = v471.x[13];
-      const float v8553 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8554 = v8552 * v8553;
-      v471.x[13] = v8554;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8557 = v471.x[14];
-      const float v8558 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8559 = v8557 * v8558;
-      v471.x[14] = v8559;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8562 = v471.x[15];
-      const float v8563 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8564 = v8562 * v8563;
-      v471.x[15] = v8564;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8567 = v473.x[0];
-      const float v8568 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8569 = v8567 * v8568;
-      v473.x[0] = v8569;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8572 = v473.x[1];
-      const float v8573 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8574 = v8572 * v8573;
-      v473.x[1] = v8574;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8577 = v473.x[2];
-      const float v8578 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8579 = v8577 * v8578;
-      v473.x[2] = v8579;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8582 = v473.x[3];
-      const float v8583 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8584 = v8582 * v8583;
-      v473.x[3] = v8584;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8587 = v473.x[4];
-      const float v8588 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8589 = v8587 * v8588;
-      v473.x[4] = v8589;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8592 = v473.x[5];
-      const float v8593 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8594 = v8592 * v8593;
-      v473.x[5] = v8594;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8597 = v473.x[6];
-      const float v8598 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8599 = v8597 * v8598;
-      v473.x[6] = v8599;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8602 = v473.x[7];
-      const float v8603 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8604 = v8602 * v8603;
-      v473.x[7] = v8604;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8607 = v473.x[8];
-      const float v8608 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8609 = v8607 * v8608;
-      v473.x[8] = v8609;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8612 = v473.x[9];
-      const float v8613 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8614 = v8612 * v8613;
-      v473.x[9] = v8614;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8617 = v473.x[10];
-      const float v8618 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8619 = v8617 * v8618;
-      v473.x[10] = v8619;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8622 = v473.x[11];
-      const float v8623 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8624 = v8622 * v8623;
-      v473.x[11] = v8624;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8627 = v473.x[12];
-      const float v8628 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8629 = v8627 * v8628;
-      v473.x[12] = v8629;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8632 = v473.x[13];
-      const float v8633 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8634 = v8632 * v8633;
-      v473.x[13] = v8634;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8637 = v473.x[14];
-      const float v8638 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8639 = v8637 * v8638;
-      v473.x[14] = v8639;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8642 = v473.x[15];
-      const float v8643 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8644 = v8642 * v8643;
-      v473.x[15] = v8644;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8647 = v475.x[0];
-      const float v8648 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8649 = v8647 * v8648;
-      v475.x[0] = v8649;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8652 = v475.x[1];
-      const float v8653 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8654 = v8652 * v8653;
-      v475.x[1] = v8654;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8657 = v475.x[2];
-      const float v8658 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8659 = v8657 * v8658;
-      v475.x[2] = v8659;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8662 = v475.x[3];
-      const float v8663 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8664 = v8662 * v8663;
-      v475.x[3] = v8664;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8667 = v475.x[4];
-      const float v8668 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8669 = v8667 * v8668;
-      v475.x[4] = v8669;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8672 = v475.x[5];
-      const float v8673 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8674 = v8672 * v8673;
-      v475.x[5] = v8674;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8677 = v475.x[6];
-      const float v8678 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8679 = v8677 * v8678;
-      v475.x[6] = v8679;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8682 = v475.x[7];
-      const float v8683 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8684 = v8682 * v8683;
-      v475.x[7] = v8684;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8687 = v475.x[8];
-      const float v8688 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8689 = v8687 * v8688;
-      v475.x[8] = v8689;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8692 = v475.x[9];
-      const float v8693 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8694 = v8692 * v8693;
-      v475.x[9] = v8694;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8697 = v475.x[10];
-      const float v8698 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8699 = v8697 * v8698;
-      v475.x[10] = v8699;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8702 = v475.x[11];
-      const float v8703 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8704 = v8702 * v8703;
-      v475.x[11] = v8704;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8707 = v475.x[12];
-      const float v8708 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8709 = v8707 * v8708;
-      v475.x[12] = v8709;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8712 = v475.x[13];
-      const float v8713 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8714 = v8712 * v8713;
-      v475.x[13] = v8714;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8717 = v475.x[14];
-      const float v8718 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8719 = v8717 * v8718;
-      v475.x[14] = v8719;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8722 = v475.x[15];
-      const float v8723 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8724 = v8722 * v8723;
-      v475.x[15] = v8724;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8727 = v477.x[0];
-      const float v8728 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8729 = v8727 * v8728;
-      v477.x[0] = v8729;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8732 = v477.x[1];
-      const float v8733 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8734 = v8732 * v8733;
-      v477.x[1] = v8734;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8737 = v477.x[2];
-      const float v8738 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8739 = v8737 * v8738;
-      v477.x[2] = v8739;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8742 = v477.x[3];
-      const float v8743 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8744 = v8742 * v8743;
-      v477.x[3] = v8744;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8747 = v477.x[4];
-      const float v8748 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8749 = v8747 * v8748;
-      v477.x[4] = v8749;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8752 = v477.x[5];
-      const float v8753 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8754 = v8752 * v8753;
-      v477.x[5] = v8754;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8757 = v477.x[6];
-      const float v8758 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8759 = v8757 * v8758;
-      v477.x[6] = v8759;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8762 = v477.x[7];
-      const float v8763 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8764 = v8762 * v8763;
-      v477.x[7] = v8764;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8767 = v477.x[8];
-      const float v8768 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8769 = v8767 * v8768;
-      v477.x[8] = v8769;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8772 = v477.x[9];
-      const float v8773 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8774 = v8772 * v8773;
-      v477.x[9] = v8774;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8777 = v477.x[10];
-      const float v8778 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8779 = v8777 * v8778;
-      v477.x[10] = v8779;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8782 = v477.x[11];
-      const float v8783 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8784 = v8782 * v8783;
-      v477.x[11] = v8784;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8787 = v477.x[12];
-      const float v8788 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8789 = v8787 * v8788;
-      v477.x[12] = v8789;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8792 = v477.x[13];
-      const float v8793 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8794 = v8792 * v8793;
-      v477.x[13] = v8794;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8797 = v477.x[14];
-      const float v8798 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8799 = v8797 * v8798;
-      v477.x[14] = v8799;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8802 = v477.x[15];
-      const float v8803 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8804 = v8802 * v8803;
-      v477.x[15] = v8804;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8807 = v479.x[0];
-      const float v8808 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8809 = v8807 * v8808;
-      v479.x[0] = v8809;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8812 = v479.x[1];
-      const float v8813 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8814 = v8812 * v8813;
-      v479.x[1] = v8814;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8817 = v479.x[2];
-      const float v8818 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8819 = v8817 * v8818;
-      v479.x[2] = v8819;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8822 = v479.x[3];
-      const float v8823 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8824 = v8822 * v8823;
-      v479.x[3] = v8824;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8827 = v479.x[4];
-      const float v8828 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8829 = v8827 * v8828;
-      v479.x[4] = v8829;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8832 = v479.x[5];
-      const float v8833 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8834 = v8832 * v8833;
-      v479.x[5] = v8834;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8837 = v479.x[6];
-      const float v8838 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8839 = v8837 * v8838;
-      v479.x[6] = v8839;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8842 = v479.x[7];
-      const float v8843 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8844 = v8842 * v8843;
-      v479.x[7] = v8844;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8847 = v479.x[8];
-      const float v8848 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8849 = v8847 * v8848;
-      v479.x[8] = v8849;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8852 = v479.x[9];
-      const float v8853 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8854 = v8852 * v8853;
-      v479.x[9] = v8854;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8857 = v479.x[10];
-      const float v8858 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8859 = v8857 * v8858;
-      v479.x[10] = v8859;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8862 = v479.x[11];
-      const float v8863 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8864 = v8862 * v8863;
-      v479.x[11] = v8864;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8867 = v479.x[12];
-      const float v8868 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8869 = v8867 * v8868;
-      v479.x[12] = v8869;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8872 = v479.x[13];
-      const float v8873 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8874 = v8872 * v8873;
-      v479.x[13] = v8874;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8877 = v479.x[14];
-      const float v8878 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8879 = v8877 * v8878;
-      v479.x[14] = v8879;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8882 = v479.x[15];
-      const float v8883 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8884 = v8882 * v8883;
-      v479.x[15] = v8884;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8887 = v481.x[0];
-      const float v8888 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8889 = v8887 * v8888;
-      v481.x[0] = v8889;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8892 = v481.x[1];
-      const float v8893 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8894 = v8892 * v8893;
-      v481.x[1] = v8894;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8897 = v481.x[2];
-      const float v8898 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8899 = v8897 * v8898;
-      v481.x[2] = v8899;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8902 = v481.x[3];
-      const float v8903 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8904 = v8902 * v8903;
-      v481.x[3] = v8904;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8907 = v481.x[4];
-      const float v8908 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8909 = v8907 * v8908;
-      v481.x[4] = v8909;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8912 = v481.x[5];
-      const float v8913 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8914 = v8912 * v8913;
-      v481.x[5] = v8914;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8917 = v481.x[6];
-      const float v8918 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8919 = v8917 * v8918;
-      v481.x[6] = v8919;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8922 = v481.x[7];
-      const float v8923 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8924 = v8922 * v8923;
-      v481.x[7] = v8924;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8927 = v481.x[8];
-      const float v8928 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8929 = v8927 * v8928;
-      v481.x[8] = v8929;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8932 = v481.x[9];
-      const float v8933 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8934 = v8932 * v8933;
-      v481.x[9] = v8934;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8937 = v481.x[10];
-      const float v8938 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8939 = v8937 * v8938;
-      v481.x[10] = v8939;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8942 = v481.x[11];
-      const float v8943 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8944 = v8942 * v8943;
-      v481.x[11] = v8944;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8947 = v481.x[12];
-      const float v8948 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8949 = v8947 * v8948;
-      v481.x[12] = v8949;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8952 = v481.x[13];
-      const float v8953 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8954 = v8952 * v8953;
-      v481.x[13] = v8954;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8957 = v481.x[14];
-      const float v8958 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8959 = v8957 * v8958;
-      v481.x[14] = v8959;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8962 = v481.x[15];
-      const float v8963 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8964 = v8962 * v8963;
-      v481.x[15] = v8964;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<iron_bf16, 0, 16, 64> v8966;  // kernels/sdpa/flash_tile.hpp:202
-      iron_frag_fill(v8966, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v8966, v6792);
-      iron_frag<iron_bf16, 1, 64, 32> v8968;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8968, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8968, shm2, v6798, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v467, v8966, v8968);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_bf16, 1, 64, 32> v8975;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8975, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8975, shm2, v6823, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v469, v8966, v8975);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_bf16, 1, 64, 32> v8982;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8982, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8982, shm2, v6847, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v471, v8966, v8982);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_bf16, 1, 64, 32> v8989;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8989, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8989, shm2, v6871, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v473, v8966, v8989);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_bf16, 1, 64, 32> v8996;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v8996, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8996, shm2, v6895, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v475, v8966, v8996);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_bf16, 1, 64, 32> v9003;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v9003, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v9003, shm2, v6919, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v477, v8966, v9003);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_bf16, 1, 64, 32> v9010;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v9010, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v9010, shm2, v6943, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v479, v8966, v9010);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_bf16, 1, 64, 32> v9017;  // kernels/sdpa/flash_tile.hpp:204
-      iron_frag_fill(v9017, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v9017, shm2, v6967, 256u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v481, v8966, v9017);  // kernels/sdpa/flash_tile.hpp:206
-      const unsigned int v9027 = v6788 + 1u;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9028 = v9027 & 1u;
-      const bool v9029 = v6986 < v443;
-      if (v9029) {
-        const unsigned int v9031 = v9028 << 14u;  // kernels/sdpa/flash_tile.hpp:146
-        const unsigned int v9041 = v6986 + v47;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9042 = v9041 < v35;
-        const unsigned int v9045 = v9042 ? v9041 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9046 = v9045 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9047 = v32 + v9046;
-        const unsigned int v9048 = block_table[v9047];
-        const unsigned int v9050 = v9045 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9051 = v9048 * v2;
-        const unsigned int v9052 = v9051 + v30;
-        const unsigned int v9053 = v9052 * v6;
-        const unsigned int v9054 = v9053 + v9050;
-        const unsigned int v9055 = v9054 << 8u;
-        const unsigned int v9056 = v9055 + v51;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9059 = v9031 + v64;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9060 = v9059 + v51;
-        iron_copy_async<16>(shm1 + (v9060 ^ (((v9060 >> 8u) & 7u) << 3u)), k_pages + v9056, v9042);
-        const unsigned int v9070 = v6986 + v71;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9071 = v9070 < v35;
-        const unsigned int v9074 = v9071 ? v9070 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9075 = v9074 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9076 = v32 + v9075;
-        const unsigned int v9077 = block_table[v9076];
-        const unsigned int v9079 = v9074 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9080 = v9077 * v2;
-        const unsigned int v9081 = v9080 + v30;
-        const unsigned int v9082 = v9081 * v6;
-        const unsigned int v9083 = v9082 + v9079;
-        const unsigned int v9084 = v9083 << 8u;
-        const unsigned int v9085 = v9084 + v75;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9088 = v9031 + v88;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9089 = v9088 + v75;
-        iron_copy_async<16>(shm1 + (v9089 ^ (((v9089 >> 8u) & 7u) << 3u)), k_pages + v9085, v9071);
-        const unsigned int v9099 = v6986 + v95;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9100 = v9099 < v35;
-        const unsigned int v9103 = v9100 ? v9099 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9104 = v9103 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9105 = v32 + v9104;
-        const unsigned int v9106 = block_table[v9105];
-        const unsigned int v9108 = v9103 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9109 = v9106 * v2;
-        const unsigned int v9110 = v9109 + v30;
-        const unsigned int v9111 = v9110 * v6;
-        const unsigned int v9112 = v9111 + v9108;
-        const unsigned int v9113 = v9112 << 8u;
-        const unsigned int v9114 = v9113 + v99;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9117 = v9031 + v112;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9118 = v9117 + v99;
-        iron_copy_async<16>(shm1 + (v9118 ^ (((v9118 >> 8u) & 7u) << 3u)), k_pages + v9114, v9100);
-        const unsigned int v9128 = v6986 + v119;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9129 = v9128 < v35;
-        const unsigned int v9132 = v9129 ? v9128 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9133 = v9132 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9134 = v32 + v9133;
-        const unsigned int v9135 = block_table[v9134];
-        const unsigned int v9137 = v9132 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9138 = v9135 * v2;
-        const unsigned int v9139 = v9138 + v30;
-        const unsigned int v9140 = v9139 * v6;
-        const unsigned int v9141 = v9140 + v9137;
-        const unsigned int v9142 = v9141 << 8u;
-        const unsigned int v9143 = v9142 + v123;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9146 = v9031 + v136;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9147 = v9146 + v123;
-        iron_copy_async<16>(shm1 + (v9147 ^ (((v9147 >> 8u) & 7u) << 3u)), k_pages + v9143, v9129);
-        const unsigned int v9157 = v6986 + v143;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9158 = v9157 < v35;
-        const unsigned int v9161 = v9158 ? v9157 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9162 = v9161 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9163 = v32 + v9162;
-        const unsigned int v9164 = block_table[v9163];
-        const unsigned int v9166 = v9161 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9167 = v9164 * v2;
-        const unsigned int v9168 = v9167 + v30;
-        const unsigned int v9169 = v9168 * v6;
-        const unsigned int v9170 = v9169 + v9166;
-        const unsigned int v9171 = v9170 << 8u;
-        const unsigned int v9172 = v9171 + v147;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9175 = v9031 + v160;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9176 = v9175 + v147;
-        iron_copy_async<16>(shm1 + (v9176 ^ (((v9176 >> 8u) & 7u) << 3u)), k_pages + v9172, v9158);
-        const unsigned int v9186 = v6986 + v167;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9187 = v9186 < v35;
-        const unsigned int v9190 = v9187 ? v9186 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9191 = v9190 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9192 = v32 + v9191;
-        const unsigned int v9193 = block_table[v9192];
-        const unsigned int v9195 = v9190 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9196 = v9193 * v2;
-        const unsigned int v9197 = v9196 + v30;
-        const unsigned int v9198 = v9197 * v6;
-        const unsigned int v9199 = v9198 + v9195;
-        const unsigned int v9200 = v9199 << 8u;
-        const unsigned int v9201 = v9200 + v171;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9204 = v9031 + v184;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9205 = v9204 + v171;
-        iron_copy_async<16>(shm1 + (v9205 ^ (((v9205 >> 8u) & 7u) << 3u)), k_pages + v9201, v9187);
-        const unsigned int v9215 = v6986 + v191;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9216 = v9215 < v35;
-        const unsigned int v9219 = v9216 ? v9215 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9220 = v9219 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9221 = v32 + v9220;
-        const unsigned int v9222 = block_table[v9221];
-        const unsigned int v9224 = v9219 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9225 = v9222 * v2;
-        const unsigned int v9226 = v9225 + v30;
-        const unsigned int v9227 = v9226 * v6;
-        const unsigned int v9228 = v9227 + v9224;
-        const unsigned int v9229 = v9228 << 8u;
-        const unsigned int v9230 = v9229 + v195;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9233 = v9031 + v208;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9234 = v9233 + v195;
-        iron_copy_async<16>(shm1 + (v9234 ^ (((v9234 >> 8u) & 7u) << 3u)), k_pages + v9230, v9216);
-        const unsigned int v9244 = v6986 + v215;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9245 = v9244 < v35;
-        const unsigned int v9248 = v9245 ? v9244 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9249 = v9248 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9250 = v32 + v9249;
-        const unsigned int v9251 = block_table[v9250];
-        const unsigned int v9253 = v9248 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9254 = v9251 * v2;
-        const unsigned int v9255 = v9254 + v30;
-        const unsigned int v9256 = v9255 * v6;
-        const unsigned int v9257 = v9256 + v9253;
-        const unsigned int v9258 = v9257 << 8u;
-        const unsigned int v9259 = v9258 + v219;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9262 = v9031 + v232;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9263 = v9262 + v219;
-        iron_copy_async<16>(shm1 + (v9263 ^ (((v9263 >> 8u) & 7u) << 3u)), k_pages + v9259, v9245);
-        const unsigned int v9273 = v6986 + v239;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9274 = v9273 < v35;
-        const unsigned int v9277 = v9274 ? v9273 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9278 = v9277 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9279 = v32 + v9278;
-        const unsigned int v9280 = block_table[v9279];
-        const unsigned int v9282 = v9277 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9283 = v9280 * v2;
-        const unsigned int v9284 = v9283 + v30;
-        const unsigned int v9285 = v9284 * v6;
-        const unsigned int v9286 = v9285 + v9282;
-        const unsigned int v9287 = v9286 << 8u;
-        const unsigned int v9288 = v9287 + v243;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9291 = v9031 + v256;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9292 = v9291 + v243;
-        iron_copy_async<16>(shm1 + (v9292 ^ (((v9292 >> 8u) & 7u) << 3u)), k_pages + v9288, v9274);
-        const unsigned int v9302 = v6986 + v263;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9303 = v9302 < v35;
-        const unsigned int v9306 = v9303 ? v9302 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9307 = v9306 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9308 = v32 + v9307;
-        const unsigned int v9309 = block_table[v9308];
-        const unsigned int v9311 = v9306 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9312 = v9309 * v2;
-        const unsigned int v9313 = v9312 + v30;
-        const unsigned int v9314 = v9313 * v6;
-        const unsigned int v9315 = v9314 + v9311;
-        const unsigned int v9316 = v9315 << 8u;
-        const unsigned int v9317 = v9316 + v267;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9320 = v9031 + v280;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9321 = v9320 + v267;
-        iron_copy_async<16>(shm1 + (v9321 ^ (((v9321 >> 8u) & 7u) << 3u)), k_pages + v9317, v9303);
-        const unsigned int v9331 = v6986 + v287;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9332 = v9331 < v35;
-        const unsigned int v9335 = v9332 ? v9331 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9336 = v9335 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9337 = v32 + v9336;
-        const unsigned int v9338 = block_table[v9337];
-        const unsigned int v9340 = v9335 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9341 = v9338 * v2;
-        const unsigned int v9342 = v9341 + v30;
-        const unsigned int v9343 = v9342 * v6;
-        const unsigned int v9344 = v9343 + v9340;
-        const unsigned int v9345 = v9344 << 8u;
-        const unsigned int v9346 = v9345 + v291;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9349 = v9031 + v304;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9350 = v9349 + v291;
-        iron_copy_async<16>(shm1 + (v9350 ^ (((v9350 >> 8u) & 7u) << 3u)), k_pages + v9346, v9332);
-        const unsigned int v9360 = v6986 + v311;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9361 = v9360 < v35;
-        const unsigned int v9364 = v9361 ? v9360 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9365 = v9364 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9366 = v32 + v9365;
-        const unsigned int v9367 = block_table[v9366];
-        const unsigned int v9369 = v9364 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9370 = v9367 * v2;
-        const unsigned int v9371 = v9370 + v30;
-        const unsigned int v9372 = v9371 * v6;
-        const unsigned int v9373 = v9372 + v9369;
-        const unsigned int v9374 = v9373 << 8u;
-        const unsigned int v9375 = v9374 + v315;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9378 = v9031 + v328;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9379 = v9378 + v315;
-        iron_copy_async<16>(shm1 + (v9379 ^ (((v9379 >> 8u) & 7u) << 3u)), k_pages + v9375, v9361);
-        const unsigned int v9389 = v6986 + v335;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9390 = v9389 < v35;
-        const unsigned int v9393 = v9390 ? v9389 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9394 = v9393 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9395 = v32 + v9394;
-        const unsigned int v9396 = block_table[v9395];
-        const unsigned int v9398 = v9393 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9399 = v9396 * v2;
-        const unsigned int v9400 = v9399 + v30;
-        const unsigned int v9401 = v9400 * v6;
-        const unsigned int v9402 = v9401 + v9398;
-        const unsigned int v9403 = v9402 << 8u;
-        const unsigned int v9404 = v9403 + v339;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9407 = v9031 + v352;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9408 = v9407 + v339;
-        iron_copy_async<16>(shm1 + (v9408 ^ (((v9408 >> 8u) & 7u) << 3u)), k_pages + v9404, v9390);
-        const unsigned int v9418 = v6986 + v359;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9419 = v9418 < v35;
-        const unsigned int v9422 = v9419 ? v9418 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9423 = v9422 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9424 = v32 + v9423;
-        const unsigned int v9425 = block_table[v9424];
-        const unsigned int v9427 = v9422 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9428 = v9425 * v2;
-        const unsigned int v9429 = v9428 + v30;
-        const unsigned int v9430 = v9429 * v6;
-        const unsigned int v9431 = v9430 + v9427;
-        const unsigned int v9432 = v9431 << 8u;
-        const unsigned int v9433 = v9432 + v363;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9436 = v9031 + v376;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9437 = v9436 + v363;
-        iron_copy_async<16>(shm1 + (v9437 ^ (((v9437 >> 8u) & 7u) << 3u)), k_pages + v9433, v9419);
-        const unsigned int v9447 = v6986 + v383;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9448 = v9447 < v35;
-        const unsigned int v9451 = v9448 ? v9447 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9452 = v9451 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9453 = v32 + v9452;
-        const unsigned int v9454 = block_table[v9453];
-        const unsigned int v9456 = v9451 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9457 = v9454 * v2;
-        const unsigned int v9458 = v9457 + v30;
-        const unsigned int v9459 = v9458 * v6;
-        const unsigned int v9460 = v9459 + v9456;
-        const unsigned int v9461 = v9460 << 8u;
-        const unsigned int v9462 = v9461 + v387;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9465 = v9031 + v400;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9466 = v9465 + v387;
-        iron_copy_async<16>(shm1 + (v9466 ^ (((v9466 >> 8u) & 7u) << 3u)), k_pages + v9462, v9448);
-        const unsigned int v9476 = v6986 + v407;  // kernels/sdpa/flash_tile.hpp:75
-        const bool v9477 = v9476 < v35;
-        const unsigned int v9480 = v9477 ? v9476 : v42;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9481 = v9480 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9482 = v32 + v9481;
-        const unsigned int v9483 = block_table[v9482];
-        const unsigned int v9485 = v9480 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9486 = v9483 * v2;
-        const unsigned int v9487 = v9486 + v30;
-        const unsigned int v9488 = v9487 * v6;
-        const unsigned int v9489 = v9488 + v9485;
-        const unsigned int v9490 = v9489 << 8u;
-        const unsigned int v9491 = v9490 + v411;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v9494 = v9031 + v424;  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9495 = v9494 + v411;
-        iron_copy_async<16>(shm1 + (v9495 ^ (((v9495 >> 8u) & 7u) << 3u)), k_pages + v9491, v9477);
-        const unsigned int v9514 = block_table[v9047];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9517 = v9514 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9518 = v9517 + v30;
-        const unsigned int v9519 = v9518 * v6;
-        const unsigned int v9520 = v9519 + v9050;
-        const unsigned int v9521 = v9520 << 8u;
-        const unsigned int v9522 = v9521 + v51;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9060 ^ (((v9060 >> 8u) & 7u) << 3u)), v_pages + v9522, v9042);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9543 = block_table[v9076];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9546 = v9543 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9547 = v9546 + v30;
-        const unsigned int v9548 = v9547 * v6;
-        const unsigned int v9549 = v9548 + v9079;
-        const unsigned int v9550 = v9549 << 8u;
-        const unsigned int v9551 = v9550 + v75;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9089 ^ (((v9089 >> 8u) & 7u) << 3u)), v_pages + v9551, v9071);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9572 = block_table[v9105];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9575 = v9572 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9576 = v9575 + v30;
-        const unsigned int v9577 = v9576 * v6;
-        const unsigned int v9578 = v9577 + v9108;
-        const unsigned int v9579 = v9578 << 8u;
-        const unsigned int v9580 = v9579 + v99;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9118 ^ (((v9118 >> 8u) & 7u) << 3u)), v_pages + v9580, v9100);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9601 = block_table[v9134];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9604 = v9601 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9605 = v9604 + v30;
-        const unsigned int v9606 = v9605 * v6;
-        const unsigned int v9607 = v9606 + v9137;
-        const unsigned int v9608 = v9607 << 8u;
-        const unsigned int v9609 = v9608 + v123;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9147 ^ (((v9147 >> 8u) & 7u) << 3u)), v_pages + v9609, v9129);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9630 = block_table[v9163];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9633 = v9630 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9634 = v9633 + v30;
-        const unsigned int v9635 = v9634 * v6;
-        const unsigned int v9636 = v9635 + v9166;
-        const unsigned int v9637 = v9636 << 8u;
-        const unsigned int v9638 = v9637 + v147;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9176 ^ (((v9176 >> 8u) & 7u) << 3u)), v_pages + v9638, v9158);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9659 = block_table[v9192];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9662 = v9659 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9663 = v9662 + v30;
-        const unsigned int v9664 = v9663 * v6;
-        const unsigned int v9665 = v9664 + v9195;
-        const unsigned int v9666 = v9665 << 8u;
-        const unsigned int v9667 = v9666 + v171;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9205 ^ (((v9205 >> 8u) & 7u) << 3u)), v_pages + v9667, v9187);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9688 = block_table[v9221];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9691 = v9688 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9692 = v9691 + v30;
-        const unsigned int v9693 = v9692 * v6;
-        const unsigned int v9694 = v9693 + v9224;
-        const unsigned int v9695 = v9694 << 8u;
-        const unsigned int v9696 = v9695 + v195;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9234 ^ (((v9234 >> 8u) & 7u) << 3u)), v_pages + v9696, v9216);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9717 = block_table[v9250];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9720 = v9717 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9721 = v9720 + v30;
-        const unsigned int v9722 = v9721 * v6;
-        const unsigned int v9723 = v9722 + v9253;
-        const unsigned int v9724 = v9723 << 8u;
-        const unsigned int v9725 = v9724 + v219;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9263 ^ (((v9263 >> 8u) & 7u) << 3u)), v_pages + v9725, v9245);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9746 = block_table[v9279];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9749 = v9746 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9750 = v9749 + v30;
-        const unsigned int v9751 = v9750 * v6;
-        const unsigned int v9752 = v9751 + v9282;
-        const unsigned int v9753 = v9752 << 8u;
-        const unsigned int v9754 = v9753 + v243;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9292 ^ (((v9292 >> 8u) & 7u) << 3u)), v_pages + v9754, v9274);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9775 = block_table[v9308];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9778 = v9775 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9779 = v9778 + v30;
-        const unsigned int v9780 = v9779 * v6;
-        const unsigned int v9781 = v9780 + v9311;
-        const unsigned int v9782 = v9781 << 8u;
-        const unsigned int v9783 = v9782 + v267;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9321 ^ (((v9321 >> 8u) & 7u) << 3u)), v_pages + v9783, v9303);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9804 = block_table[v9337];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9807 = v9804 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9808 = v9807 + v30;
-        const unsigned int v9809 = v9808 * v6;
-        const unsigned int v9810 = v9809 + v9340;
-        const unsigned int v9811 = v9810 << 8u;
-        const unsigned int v9812 = v9811 + v291;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9350 ^ (((v9350 >> 8u) & 7u) << 3u)), v_pages + v9812, v9332);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9833 = block_table[v9366];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9836 = v9833 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9837 = v9836 + v30;
-        const unsigned int v9838 = v9837 * v6;
-        const unsigned int v9839 = v9838 + v9369;
-        const unsigned int v9840 = v9839 << 8u;
-        const unsigned int v9841 = v9840 + v315;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9379 ^ (((v9379 >> 8u) & 7u) << 3u)), v_pages + v9841, v9361);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9862 = block_table[v9395];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9865 = v9862 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9866 = v9865 + v30;
-        const unsigned int v9867 = v9866 * v6;
-        const unsigned int v9868 = v9867 + v9398;
-        const unsigned int v9869 = v9868 << 8u;
-        const unsigned int v9870 = v9869 + v339;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9408 ^ (((v9408 >> 8u) & 7u) << 3u)), v_pages + v9870, v9390);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9891 = block_table[v9424];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9894 = v9891 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9895 = v9894 + v30;
-        const unsigned int v9896 = v9895 * v6;
-        const unsigned int v9897 = v9896 + v9427;
-        const unsigned int v9898 = v9897 << 8u;
-        const unsigned int v9899 = v9898 + v363;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9437 ^ (((v9437 >> 8u) & 7u) << 3u)), v_pages + v9899, v9419);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9920 = block_table[v9453];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9923 = v9920 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9924 = v9923 + v30;
-        const unsigned int v9925 = v9924 * v6;
-        const unsigned int v9926 = v9925 + v9456;
-        const unsigned int v9927 = v9926 << 8u;
-        const unsigned int v9928 = v9927 + v387;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9466 ^ (((v9466 >> 8u) & 7u) << 3u)), v_pages + v9928, v9448);  // kernels/sdpa/flash_tile.hpp:77
-        const unsigned int v9949 = block_table[v9482];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9952 = v9949 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9953 = v9952 + v30;
-        const unsigned int v9954 = v9953 * v6;
-        const unsigned int v9955 = v9954 + v9485;
-        const unsigned int v9956 = v9955 << 8u;
-        const unsigned int v9957 = v9956 + v411;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v9495 ^ (((v9495 >> 8u) & 7u) << 3u)), v_pages + v9957, v9477);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v6793 = v6786 + 64u;
+      const unsigned int v6795 = v6788 + 1u;
+      const unsigned int v6796 = v6795 & 1u;
+      const bool v6797 = v6793 < v443;
+      if (v6797) {
+        const unsigned int v6799 = v6796 << 14u;  // kernels/sdpa/flash_tile.hpp:146
+        const unsigned int v6809 = v6793 + v47;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6810 = v6809 < v35;
+        const unsigned int v6813 = v6810 ? v6809 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6814 = v6813 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6815 = v32 + v6814;
+        const unsigned int v6816 = block_table[v6815];
+        const unsigned int v6818 = v6813 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6819 = v6816 * v2;
+        const unsigned int v6820 = v6819 + v30;
+        const unsigned int v6821 = v6820 * v6;
+        const unsigned int v6822 = v6821 + v6818;
+        const unsigned int v6823 = v6822 << 8u;
+        const unsigned int v6824 = v6823 + v51;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6827 = v6799 + v64;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6828 = v6827 + v51;
+        iron_copy_async<16>(shm1 + (v6828 ^ (((v6828 >> 8u) & 7u) << 3u)), k_pages + v6824, v6810);
+        const unsigned int v6838 = v6793 + v71;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6839 = v6838 < v35;
+        const unsigned int v6842 = v6839 ? v6838 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6843 = v6842 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6844 = v32 + v6843;
+        const unsigned int v6845 = block_table[v6844];
+        const unsigned int v6847 = v6842 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6848 = v6845 * v2;
+        const unsigned int v6849 = v6848 + v30;
+        const unsigned int v6850 = v6849 * v6;
+        const unsigned int v6851 = v6850 + v6847;
+        const unsigned int v6852 = v6851 << 8u;
+        const unsigned int v6853 = v6852 + v75;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6856 = v6799 + v88;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6857 = v6856 + v75;
+        iron_copy_async<16>(shm1 + (v6857 ^ (((v6857 >> 8u) & 7u) << 3u)), k_pages + v6853, v6839);
+        const unsigned int v6867 = v6793 + v95;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6868 = v6867 < v35;
+        const unsigned int v6871 = v6868 ? v6867 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6872 = v6871 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6873 = v32 + v6872;
+        const unsigned int v6874 = block_table[v6873];
+        const unsigned int v6876 = v6871 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6877 = v6874 * v2;
+        const unsigned int v6878 = v6877 + v30;
+        const unsigned int v6879 = v6878 * v6;
+        const unsigned int v6880 = v6879 + v6876;
+        const unsigned int v6881 = v6880 << 8u;
+        const unsigned int v6882 = v6881 + v99;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6885 = v6799 + v112;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6886 = v6885 + v99;
+        iron_copy_async<16>(shm1 + (v6886 ^ (((v6886 >> 8u) & 7u) << 3u)), k_pages + v6882, v6868);
+        const unsigned int v6896 = v6793 + v119;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6897 = v6896 < v35;
+        const unsigned int v6900 = v6897 ? v6896 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6901 = v6900 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6902 = v32 + v6901;
+        const unsigned int v6903 = block_table[v6902];
+        const unsigned int v6905 = v6900 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6906 = v6903 * v2;
+        const unsigned int v6907 = v6906 + v30;
+        const unsigned int v6908 = v6907 * v6;
+        const unsigned int v6909 = v6908 + v6905;
+        const unsigned int v6910 = v6909 << 8u;
+        const unsigned int v6911 = v6910 + v123;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6914 = v6799 + v136;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6915 = v6914 + v123;
+        iron_copy_async<16>(shm1 + (v6915 ^ (((v6915 >> 8u) & 7u) << 3u)), k_pages + v6911, v6897);
+        const unsigned int v6925 = v6793 + v143;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6926 = v6925 < v35;
+        const unsigned int v6929 = v6926 ? v6925 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6930 = v6929 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6931 = v32 + v6930;
+        const unsigned int v6932 = block_table[v6931];
+        const unsigned int v6934 = v6929 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6935 = v6932 * v2;
+        const unsigned int v6936 = v6935 + v30;
+        const unsigned int v6937 = v6936 * v6;
+        const unsigned int v6938 = v6937 + v6934;
+        const unsigned int v6939 = v6938 << 8u;
+        const unsigned int v6940 = v6939 + v147;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6943 = v6799 + v160;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6944 = v6943 + v147;
+        iron_copy_async<16>(shm1 + (v6944 ^ (((v6944 >> 8u) & 7u) << 3u)), k_pages + v6940, v6926);
+        const unsigned int v6954 = v6793 + v167;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6955 = v6954 < v35;
+        const unsigned int v6958 = v6955 ? v6954 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6959 = v6958 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6960 = v32 + v6959;
+        const unsigned int v6961 = block_table[v6960];
+        const unsigned int v6963 = v6958 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6964 = v6961 * v2;
+        const unsigned int v6965 = v6964 + v30;
+        const unsigned int v6966 = v6965 * v6;
+        const unsigned int v6967 = v6966 + v6963;
+        const unsigned int v6968 = v6967 << 8u;
+        const unsigned int v6969 = v6968 + v171;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6972 = v6799 + v184;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6973 = v6972 + v171;
+        iron_copy_async<16>(shm1 + (v6973 ^ (((v6973 >> 8u) & 7u) << 3u)), k_pages + v6969, v6955);
+        const unsigned int v6983 = v6793 + v191;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6984 = v6983 < v35;
+        const unsigned int v6987 = v6984 ? v6983 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6988 = v6987 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6989 = v32 + v6988;
+        const unsigned int v6990 = block_table[v6989];
+        const unsigned int v6992 = v6987 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6993 = v6990 * v2;
+        const unsigned int v6994 = v6993 + v30;
+        const unsigned int v6995 = v6994 * v6;
+        const unsigned int v6996 = v6995 + v6992;
+        const unsigned int v6997 = v6996 << 8u;
+        const unsigned int v6998 = v6997 + v195;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7001 = v6799 + v208;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7002 = v7001 + v195;
+        iron_copy_async<16>(shm1 + (v7002 ^ (((v7002 >> 8u) & 7u) << 3u)), k_pages + v6998, v6984);
+        const unsigned int v7012 = v6793 + v215;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7013 = v7012 < v35;
+        const unsigned int v7016 = v7013 ? v7012 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7017 = v7016 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7018 = v32 + v7017;
+        const unsigned int v7019 = block_table[v7018];
+        const unsigned int v7021 = v7016 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7022 = v7019 * v2;
+        const unsigned int v7023 = v7022 + v30;
+        const unsigned int v7024 = v7023 * v6;
+        const unsigned int v7025 = v7024 + v7021;
+        const unsigned int v7026 = v7025 << 8u;
+        const unsigned int v7027 = v7026 + v219;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7030 = v6799 + v232;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7031 = v7030 + v219;
+        iron_copy_async<16>(shm1 + (v7031 ^ (((v7031 >> 8u) & 7u) << 3u)), k_pages + v7027, v7013);
+        const unsigned int v7041 = v6793 + v239;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7042 = v7041 < v35;
+        const unsigned int v7045 = v7042 ? v7041 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7046 = v7045 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7047 = v32 + v7046;
+        const unsigned int v7048 = block_table[v7047];
+        const unsigned int v7050 = v7045 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7051 = v7048 * v2;
+        const unsigned int v7052 = v7051 + v30;
+        const unsigned int v7053 = v7052 * v6;
+        const unsigned int v7054 = v7053 + v7050;
+        const unsigned int v7055 = v7054 << 8u;
+        const unsigned int v7056 = v7055 + v243;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7059 = v6799 + v256;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7060 = v7059 + v243;
+        iron_copy_async<16>(shm1 + (v7060 ^ (((v7060 >> 8u) & 7u) << 3u)), k_pages + v7056, v7042);
+        const unsigned int v7070 = v6793 + v263;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7071 = v7070 < v35;
+        const unsigned int v7074 = v7071 ? v7070 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7075 = v7074 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7076 = v32 + v7075;
+        const unsigned int v7077 = block_table[v7076];
+        const unsigned int v7079 = v7074 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7080 = v7077 * v2;
+        const unsigned int v7081 = v7080 + v30;
+        const unsigned int v7082 = v7081 * v6;
+        const unsigned int v7083 = v7082 + v7079;
+        const unsigned int v7084 = v7083 << 8u;
+        const unsigned int v7085 = v7084 + v267;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7088 = v6799 + v280;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7089 = v7088 + v267;
+        iron_copy_async<16>(shm1 + (v7089 ^ (((v7089 >> 8u) & 7u) << 3u)), k_pages + v7085, v7071);
+        const unsigned int v7099 = v6793 + v287;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7100 = v7099 < v35;
+        const unsigned int v7103 = v7100 ? v7099 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7104 = v7103 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7105 = v32 + v7104;
+        const unsigned int v7106 = block_table[v7105];
+        const unsigned int v7108 = v7103 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7109 = v7106 * v2;
+        const unsigned int v7110 = v7109 + v30;
+        const unsigned int v7111 = v7110 * v6;
+        const unsigned int v7112 = v7111 + v7108;
+        const unsigned int v7113 = v7112 << 8u;
+        const unsigned int v7114 = v7113 + v291;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7117 = v6799 + v304;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7118 = v7117 + v291;
+        iron_copy_async<16>(shm1 + (v7118 ^ (((v7118 >> 8u) & 7u) << 3u)), k_pages + v7114, v7100);
+        const unsigned int v7128 = v6793 + v311;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7129 = v7128 < v35;
+        const unsigned int v7132 = v7129 ? v7128 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7133 = v7132 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7134 = v32 + v7133;
+        const unsigned int v7135 = block_table[v7134];
+        const unsigned int v7137 = v7132 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7138 = v7135 * v2;
+        const unsigned int v7139 = v7138 + v30;
+        const unsigned int v7140 = v7139 * v6;
+        const unsigned int v7141 = v7140 + v7137;
+        const unsigned int v7142 = v7141 << 8u;
+        const unsigned int v7143 = v7142 + v315;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7146 = v6799 + v328;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7147 = v7146 + v315;
+        iron_copy_async<16>(shm1 + (v7147 ^ (((v7147 >> 8u) & 7u) << 3u)), k_pages + v7143, v7129);
+        const unsigned int v7157 = v6793 + v335;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7158 = v7157 < v35;
+        const unsigned int v7161 = v7158 ? v7157 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7162 = v7161 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7163 = v32 + v7162;
+        const unsigned int v7164 = block_table[v7163];
+        const unsigned int v7166 = v7161 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7167 = v7164 * v2;
+        const unsigned int v7168 = v7167 + v30;
+        const unsigned int v7169 = v7168 * v6;
+        const unsigned int v7170 = v7169 + v7166;
+        const unsigned int v7171 = v7170 << 8u;
+        const unsigned int v7172 = v7171 + v339;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7175 = v6799 + v352;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7176 = v7175 + v339;
+        iron_copy_async<16>(shm1 + (v7176 ^ (((v7176 >> 8u) & 7u) << 3u)), k_pages + v7172, v7158);
+        const unsigned int v7186 = v6793 + v359;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7187 = v7186 < v35;
+        const unsigned int v7190 = v7187 ? v7186 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7191 = v7190 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7192 = v32 + v7191;
+        const unsigned int v7193 = block_table[v7192];
+        const unsigned int v7195 = v7190 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7196 = v7193 * v2;
+        const unsigned int v7197 = v7196 + v30;
+        const unsigned int v7198 = v7197 * v6;
+        const unsigned int v7199 = v7198 + v7195;
+        const unsigned int v7200 = v7199 << 8u;
+        const unsigned int v7201 = v7200 + v363;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7204 = v6799 + v376;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7205 = v7204 + v363;
+        iron_copy_async<16>(shm1 + (v7205 ^ (((v7205 >> 8u) & 7u) << 3u)), k_pages + v7201, v7187);
+        const unsigned int v7215 = v6793 + v383;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7216 = v7215 < v35;
+        const unsigned int v7219 = v7216 ? v7215 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7220 = v7219 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7221 = v32 + v7220;
+        const unsigned int v7222 = block_table[v7221];
+        const unsigned int v7224 = v7219 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7225 = v7222 * v2;
+        const unsigned int v7226 = v7225 + v30;
+        const unsigned int v7227 = v7226 * v6;
+        const unsigned int v7228 = v7227 + v7224;
+        const unsigned int v7229 = v7228 << 8u;
+        const unsigned int v7230 = v7229 + v387;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7233 = v6799 + v400;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7234 = v7233 + v387;
+        iron_copy_async<16>(shm1 + (v7234 ^ (((v7234 >> 8u) & 7u) << 3u)), k_pages + v7230, v7216);
+        const unsigned int v7244 = v6793 + v407;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v7245 = v7244 < v35;
+        const unsigned int v7248 = v7245 ? v7244 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7249 = v7248 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7250 = v32 + v7249;
+        const unsigned int v7251 = block_table[v7250];
+        const unsigned int v7253 = v7248 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7254 = v7251 * v2;
+        const unsigned int v7255 = v7254 + v30;
+        const unsigned int v7256 = v7255 * v6;
+        const unsigned int v7257 = v7256 + v7253;
+        const unsigned int v7258 = v7257 << 8u;
+        const unsigned int v7259 = v7258 + v411;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v7262 = v6799 + v424;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7263 = v7262 + v411;
+        iron_copy_async<16>(shm1 + (v7263 ^ (((v7263 >> 8u) & 7u) << 3u)), k_pages + v7259, v7245);
+        const unsigned int v7282 = block_table[v6815];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7285 = v7282 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7286 = v7285 + v30;
+        const unsigned int v7287 = v7286 * v6;
+        const unsigned int v7288 = v7287 + v6818;
+        const unsigned int v7289 = v7288 << 8u;
+        const unsigned int v7290 = v7289 + v51;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6828 ^ (((v6828 >> 8u) & 7u) << 3u)), v_pages + v7290, v6810);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7311 = block_table[v6844];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7314 = v7311 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7315 = v7314 + v30;
+        const unsigned int v7316 = v7315 * v6;
+        const unsigned int v7317 = v7316 + v6847;
+        const unsigned int v7318 = v7317 << 8u;
+        const unsigned int v7319 = v7318 + v75;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6857 ^ (((v6857 >> 8u) & 7u) << 3u)), v_pages + v7319, v6839);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7340 = block_table[v6873];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7343 = v7340 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7344 = v7343 + v30;
+        const unsigned int v7345 = v7344 * v6;
+        const unsigned int v7346 = v7345 + v6876;
+        const unsigned int v7347 = v7346 << 8u;
+        const unsigned int v7348 = v7347 + v99;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6886 ^ (((v6886 >> 8u) & 7u) << 3u)), v_pages + v7348, v6868);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7369 = block_table[v6902];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7372 = v7369 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7373 = v7372 + v30;
+        const unsigned int v7374 = v7373 * v6;
+        const unsigned int v7375 = v7374 + v6905;
+        const unsigned int v7376 = v7375 << 8u;
+        const unsigned int v7377 = v7376 + v123;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6915 ^ (((v6915 >> 8u) & 7u) << 3u)), v_pages + v7377, v6897);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7398 = block_table[v6931];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7401 = v7398 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7402 = v7401 + v30;
+        const unsigned int v7403 = v7402 * v6;
+        const unsigned int v7404 = v7403 + v6934;
+        const unsigned int v7405 = v7404 << 8u;
+        const unsigned int v7406 = v7405 + v147;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6944 ^ (((v6944 >> 8u) & 7u) << 3u)), v_pages + v7406, v6926);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7427 = block_table[v6960];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7430 = v7427 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7431 = v7430 + v30;
+        const unsigned int v7432 = v7431 * v6;
+        const unsigned int v7433 = v7432 + v6963;
+        const unsigned int v7434 = v7433 << 8u;
+        const unsigned int v7435 = v7434 + v171;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6973 ^ (((v6973 >> 8u) & 7u) << 3u)), v_pages + v7435, v6955);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7456 = block_table[v6989];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7459 = v7456 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7460 = v7459 + v30;
+        const unsigned int v7461 = v7460 * v6;
+        const unsigned int v7462 = v7461 + v6992;
+        const unsigned int v7463 = v7462 << 8u;
+        const unsigned int v7464 = v7463 + v195;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7002 ^ (((v7002 >> 8u) & 7u) << 3u)), v_pages + v7464, v6984);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7485 = block_table[v7018];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7488 = v7485 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7489 = v7488 + v30;
+        const unsigned int v7490 = v7489 * v6;
+        const unsigned int v7491 = v7490 + v7021;
+        const unsigned int v7492 = v7491 << 8u;
+        const unsigned int v7493 = v7492 + v219;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7031 ^ (((v7031 >> 8u) & 7u) << 3u)), v_pages + v7493, v7013);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7514 = block_table[v7047];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7517 = v7514 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7518 = v7517 + v30;
+        const unsigned int v7519 = v7518 * v6;
+        const unsigned int v7520 = v7519 + v7050;
+        const unsigned int v7521 = v7520 << 8u;
+        const unsigned int v7522 = v7521 + v243;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7060 ^ (((v7060 >> 8u) & 7u) << 3u)), v_pages + v7522, v7042);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7543 = block_table[v7076];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7546 = v7543 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7547 = v7546 + v30;
+        const unsigned int v7548 = v7547 * v6;
+        const unsigned int v7549 = v7548 + v7079;
+        const unsigned int v7550 = v7549 << 8u;
+        const unsigned int v7551 = v7550 + v267;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7089 ^ (((v7089 >> 8u) & 7u) << 3u)), v_pages + v7551, v7071);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7572 = block_table[v7105];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7575 = v7572 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7576 = v7575 + v30;
+        const unsigned int v7577 = v7576 * v6;
+        const unsigned int v7578 = v7577 + v7108;
+        const unsigned int v7579 = v7578 << 8u;
+        const unsigned int v7580 = v7579 + v291;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7118 ^ (((v7118 >> 8u) & 7u) << 3u)), v_pages + v7580, v7100);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7601 = block_table[v7134];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7604 = v7601 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7605 = v7604 + v30;
+        const unsigned int v7606 = v7605 * v6;
+        const unsigned int v7607 = v7606 + v7137;
+        const unsigned int v7608 = v7607 << 8u;
+        const unsigned int v7609 = v7608 + v315;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7147 ^ (((v7147 >> 8u) & 7u) << 3u)), v_pages + v7609, v7129);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7630 = block_table[v7163];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7633 = v7630 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7634 = v7633 + v30;
+        const unsigned int v7635 = v7634 * v6;
+        const unsigned int v7636 = v7635 + v7166;
+        const unsigned int v7637 = v7636 << 8u;
+        const unsigned int v7638 = v7637 + v339;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7176 ^ (((v7176 >> 8u) & 7u) << 3u)), v_pages + v7638, v7158);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7659 = block_table[v7192];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7662 = v7659 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7663 = v7662 + v30;
+        const unsigned int v7664 = v7663 * v6;
+        const unsigned int v7665 = v7664 + v7195;
+        const unsigned int v7666 = v7665 << 8u;
+        const unsigned int v7667 = v7666 + v363;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7205 ^ (((v7205 >> 8u) & 7u) << 3u)), v_pages + v7667, v7187);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7688 = block_table[v7221];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7691 = v7688 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7692 = v7691 + v30;
+        const unsigned int v7693 = v7692 * v6;
+        const unsigned int v7694 = v7693 + v7224;
+        const unsigned int v7695 = v7694 << 8u;
+        const unsigned int v7696 = v7695 + v387;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7234 ^ (((v7234 >> 8u) & 7u) << 3u)), v_pages + v7696, v7216);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v7717 = block_table[v7250];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v7720 = v7717 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v7721 = v7720 + v30;
+        const unsigned int v7722 = v7721 * v6;
+        const unsigned int v7723 = v7722 + v7253;
+        const unsigned int v7724 = v7723 << 8u;
+        const unsigned int v7725 = v7724 + v411;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v7263 ^ (((v7263 >> 8u) & 7u) << 3u)), v_pages + v7725, v7245);  // kernels/sdpa/flash_tile.hpp:77
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
+      iron_frag<float, 2, 16, 64> v7731;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v7731, 0.0f);
+      iron_frag<iron_bf16, 1, 16, 64> v7733;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7733, iron_f32_to_bf16(0.0f));
+      const unsigned int v7737 = v6790 << 14u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7733, shm1, v7737, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7740;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7740, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7740, shm0, v431, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7740, v7733);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7745;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7745, iron_f32_to_bf16(0.0f));
+      const unsigned int v7750 = v7737 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7745, shm1, v7750, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7752;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7752, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7752, shm0, v7755, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7752, v7745);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7757;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7757, iron_f32_to_bf16(0.0f));
+      const unsigned int v7762 = v7737 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7757, shm1, v7762, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7764;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7764, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7764, shm0, v7767, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7764, v7757);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7769;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7769, iron_f32_to_bf16(0.0f));
+      const unsigned int v7774 = v7737 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7769, shm1, v7774, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7776;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7776, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7776, shm0, v7779, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7776, v7769);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7781;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7781, iron_f32_to_bf16(0.0f));
+      const unsigned int v7786 = v7737 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7781, shm1, v7786, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7788;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7788, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7788, shm0, v7791, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7788, v7781);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7793;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7793, iron_f32_to_bf16(0.0f));
+      const unsigned int v7798 = v7737 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7793, shm1, v7798, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7800;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7800, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7800, shm0, v7803, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7800, v7793);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7805;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7805, iron_f32_to_bf16(0.0f));
+      const unsigned int v7810 = v7737 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7805, shm1, v7810, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7812;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7812, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7812, shm0, v7815, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7812, v7805);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7817;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7817, iron_f32_to_bf16(0.0f));
+      const unsigned int v7822 = v7737 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7817, shm1, v7822, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7824;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7824, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7824, shm0, v7827, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7824, v7817);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7829;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7829, iron_f32_to_bf16(0.0f));
+      const unsigned int v7834 = v7737 + 128u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7829, shm1, v7834, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7836;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7836, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7836, shm0, v7839, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7836, v7829);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7841;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7841, iron_f32_to_bf16(0.0f));
+      const unsigned int v7846 = v7737 + 144u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7841, shm1, v7846, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7848;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7848, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7848, shm0, v7851, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7848, v7841);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7853;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7853, iron_f32_to_bf16(0.0f));
+      const unsigned int v7858 = v7737 + 160u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7853, shm1, v7858, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7860;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7860, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7860, shm0, v7863, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7860, v7853);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7865;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7865, iron_f32_to_bf16(0.0f));
+      const unsigned int v7870 = v7737 + 176u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7865, shm1, v7870, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7872;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7872, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7872, shm0, v7875, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7872, v7865);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7877;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7877, iron_f32_to_bf16(0.0f));
+      const unsigned int v7882 = v7737 + 192u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7877, shm1, v7882, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7884;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7884, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7884, shm0, v7887, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7884, v7877);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7889;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7889, iron_f32_to_bf16(0.0f));
+      const unsigned int v7894 = v7737 + 208u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7889, shm1, v7894, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7896;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7896, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7896, shm0, v7899, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7896, v7889);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7901;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7901, iron_f32_to_bf16(0.0f));
+      const unsigned int v7906 = v7737 + 224u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7901, shm1, v7906, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7908;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7908, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7908, shm0, v7911, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7908, v7901);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v7913;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v7913, iron_f32_to_bf16(0.0f));
+      const unsigned int v7918 = v7737 + 240u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v7913, shm1, v7918, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v7920;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v7920, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v7920, shm0, v7923, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v7731, v7920, v7913);  // kernels/sdpa/flash_tile.hpp:160
+      const bool v7926 = v6793 <= v35;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v7934 = v6793 + v20;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v7935 = v7934 <= v446;
+      const bool v7936 = v442 || v7935;
+      const bool v7937 = v7926 && v7936;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v7940 = v6786 + v9;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v7941 = v7940 + v20;
+      const bool v7943 = v435 <= v7941;
+      const bool v7944 = v7939 || v7943;
+      const bool v7945 = v7937 && v7944;  // kernels/sdpa/flash_tile.hpp:165
+      if (v7945) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v7948 = v7731.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v7949 = v7948 * v461;
+        v7731.x[0] = v7949;
+        const float v7952 = v7731.x[1];
+        const float v7953 = v7952 * v461;
+        v7731.x[1] = v7953;
+        const float v7956 = v7731.x[2];
+        const float v7957 = v7956 * v461;
+        v7731.x[2] = v7957;
+        const float v7960 = v7731.x[3];
+        const float v7961 = v7960 * v461;
+        v7731.x[3] = v7961;
+        const float v7964 = v7731.x[4];
+        const float v7965 = v7964 * v461;
+        v7731.x[4] = v7965;
+        const float v7968 = v7731.x[5];
+        const float v7969 = v7968 * v461;
+        v7731.x[5] = v7969;
+        const float v7972 = v7731.x[6];
+        const float v7973 = v7972 * v461;
+        v7731.x[6] = v7973;
+        const float v7976 = v7731.x[7];
+        const float v7977 = v7976 * v461;
+        v7731.x[7] = v7977;
+        const float v7980 = v7731.x[8];
+        const float v7981 = v7980 * v461;
+        v7731.x[8] = v7981;
+        const float v7984 = v7731.x[9];
+        const float v7985 = v7984 * v461;
+        v7731.x[9] = v7985;
+        const float v7988 = v7731.x[10];
+        const float v7989 = v7988 * v461;
+        v7731.x[10] = v7989;
+        const float v7992 = v7731.x[11];
+        const float v7993 = v7992 * v461;
+        v7731.x[11] = v7993;
+        const float v7996 = v7731.x[12];
+        const float v7997 = v7996 * v461;
+        v7731.x[12] = v7997;
+        const float v8000 = v7731.x[13];
+        const float v8001 = v8000 * v461;
+        v7731.x[13] = v8001;
+        const float v8004 = v7731.x[14];
+        const float v8005 = v8004 * v461;
+        v7731.x[14] = v8005;
+        const float v8008 = v7731.x[15];
+        const float v8009 = v8008 * v461;
+        v7731.x[15] = v8009;
+        const float v8012 = v7731.x[16];
+        const float v8013 = v8012 * v461;
+        v7731.x[16] = v8013;
+        const float v8016 = v7731.x[17];
+        const float v8017 = v8016 * v461;
+        v7731.x[17] = v8017;
+        const float v8020 = v7731.x[18];
+        const float v8021 = v8020 * v461;
+        v7731.x[18] = v8021;
+        const float v8024 = v7731.x[19];
+        const float v8025 = v8024 * v461;
+        v7731.x[19] = v8025;
+        const float v8028 = v7731.x[20];
+        const float v8029 = v8028 * v461;
+        v7731.x[20] = v8029;
+        const float v8032 = v7731.x[21];
+        const float v8033 = v8032 * v461;
+        v7731.x[21] = v8033;
+        const float v8036 = v7731.x[22];
+        const float v8037 = v8036 * v461;
+        v7731.x[22] = v8037;
+        const float v8040 = v7731.x[23];
+        const float v8041 = v8040 * v461;
+        v7731.x[23] = v8041;
+        const float v8044 = v7731.x[24];
+        const float v8045 = v8044 * v461;
+        v7731.x[24] = v8045;
+        const float v8048 = v7731.x[25];
+        const float v8049 = v8048 * v461;
+        v7731.x[25] = v8049;
+        const float v8052 = v7731.x[26];
+        const float v8053 = v8052 * v461;
+        v7731.x[26] = v8053;
+        const float v8056 = v7731.x[27];
+        const float v8057 = v8056 * v461;
+        v7731.x[27] = v8057;
+        const float v8060 = v7731.x[28];
+        const float v8061 = v8060 * v461;
+        v7731.x[28] = v8061;
+        const float v8064 = v7731.x[29];
+        const float v8065 = v8064 * v461;
+        v7731.x[29] = v8065;
+        const float v8068 = v7731.x[30];
+        const float v8069 = v8068 * v461;
+        v7731.x[30] = v8069;
+        const float v8072 = v7731.x[31];
+        const float v8073 = v8072 * v461;
+        v7731.x[31] = v8073;
+      } else {
+        const unsigned int v8074 = static_cast<unsigned int>(v7731.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8075 = static_cast<unsigned int>(v7731.row(0, iron_linear_thread() & 31u));
+        const float v8076 = v7731.x[0];
+        const unsigned int v8077 = v41 + v8075;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8078 = v6786 + v8074;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8079 = v8078 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8082 = v8077 + v35;
+        const unsigned int v8083 = v8078 + v20;
+        const bool v8084 = v8083 <= v8082;
+        const bool v8085 = v442 || v8084;
+        const bool v8086 = v8079 && v8085;
+        const unsigned int v8089 = v8078 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8090 = v8089 + v20;
+        const bool v8092 = v8082 < v8090;
+        const bool v8093 = v7939 || v8092;
+        const bool v8094 = v8086 && v8093;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8096 = v8076 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8097 = v8094 ? v8096 : __uint_as_float(0xff800000u);
+        v7731.x[0] = v8097;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8098 = static_cast<unsigned int>(v7731.col(1, iron_linear_thread() & 31u));
+        const unsigned int v8099 = static_cast<unsigned int>(v7731.row(1, iron_linear_thread() & 31u));
+        const float v8100 = v7731.x[1];
+        const unsigned int v8101 = v41 + v8099;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8102 = v6786 + v8098;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8103 = v8102 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8106 = v8101 + v35;
+        const unsigned int v8107 = v8102 + v20;
+        const bool v8108 = v8107 <= v8106;
+        const bool v8109 = v442 || v8108;
+        const bool v8110 = v8103 && v8109;
+        const unsigned int v8113 = v8102 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8114 = v8113 + v20;
+        const bool v8116 = v8106 < v8114;
+        const bool v8117 = v7939 || v8116;
+        const bool v8118 = v8110 && v8117;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8120 = v8100 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8121 = v8118 ? v8120 : __uint_as_float(0xff800000u);
+        v7731.x[1] = v8121;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8122 = static_cast<unsigned int>(v7731.col(2, iron_linear_thread() & 31u));
+        const unsigned int v8123 = static_cast<unsigned int>(v7731.row(2, iron_linear_thread() & 31u));
+        const float v8124 = v7731.x[2];
+        const unsigned int v8125 = v41 + v8123;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8126 = v6786 + v8122;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8127 = v8126 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8130 = v8125 + v35;
+        const unsigned int v8131 = v8126 + v20;
+        const bool v8132 = v8131 <= v8130;
+        const bool v8133 = v442 || v8132;
+        const bool v8134 = v8127 && v8133;
+        const unsigned int v8137 = v8126 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8138 = v8137 + v20;
+        const bool v8140 = v8130 < v8138;
+        const bool v8141 = v7939 || v8140;
+        const bool v8142 = v8134 && v8141;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8144 = v8124 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8145 = v8142 ? v8144 : __uint_as_float(0xff800000u);
+        v7731.x[2] = v8145;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8146 = static_cast<unsigned int>(v7731.col(3, iron_linear_thread() & 31u));
+        const unsigned int v8147 = static_cast<unsigned int>(v7731.row(3, iron_linear_thread() & 31u));
+        const float v8148 = v7731.x[3];
+        const unsigned int v8149 = v41 + v8147;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8150 = v6786 + v8146;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8151 = v8150 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8154 = v8149 + v35;
+        const unsigned int v8155 = v8150 + v20;
+        const bool v8156 = v8155 <= v8154;
+        const bool v8157 = v442 || v8156;
+        const bool v8158 = v8151 && v8157;
+        const unsigned int v8161 = v8150 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8162 = v8161 + v20;
+        const bool v8164 = v8154 < v8162;
+        const bool v8165 = v7939 || v8164;
+        const bool v8166 = v8158 && v8165;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8168 = v8148 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8169 = v8166 ? v8168 : __uint_as_float(0xff800000u);
+        v7731.x[3] = v8169;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8170 = static_cast<unsigned int>(v7731.col(4, iron_linear_thread() & 31u));
+        const unsigned int v8171 = static_cast<unsigned int>(v7731.row(4, iron_linear_thread() & 31u));
+        const float v8172 = v7731.x[4];
+        const unsigned int v8173 = v41 + v8171;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8174 = v6786 + v8170;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8175 = v8174 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8178 = v8173 + v35;
+        const unsigned int v8179 = v8174 + v20;
+        const bool v8180 = v8179 <= v8178;
+        const bool v8181 = v442 || v8180;
+        const bool v8182 = v8175 && v8181;
+        const unsigned int v8185 = v8174 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8186 = v8185 + v20;
+        const bool v8188 = v8178 < v8186;
+        const bool v8189 = v7939 || v8188;
+        const bool v8190 = v8182 && v8189;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8192 = v8172 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8193 = v8190 ? v8192 : __uint_as_float(0xff800000u);
+        v7731.x[4] = v8193;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8194 = static_cast<unsigned int>(v7731.col(5, iron_linear_thread() & 31u));
+        const unsigned int v8195 = static_cast<unsigned int>(v7731.row(5, iron_linear_thread() & 31u));
+        const float v8196 = v7731.x[5];
+        const unsigned int v8197 = v41 + v8195;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8198 = v6786 + v8194;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8199 = v8198 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8202 = v8197 + v35;
+        const unsigned int v8203 = v8198 + v20;
+        const bool v8204 = v8203 <= v8202;
+        const bool v8205 = v442 || v8204;
+        const bool v8206 = v8199 && v8205;
+        const unsigned int v8209 = v8198 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8210 = v8209 + v20;
+        const bool v8212 = v8202 < v8210;
+        const bool v8213 = v7939 || v8212;
+        const bool v8214 = v8206 && v8213;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8216 = v8196 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8217 = v8214 ? v8216 : __uint_as_float(0xff800000u);
+        v7731.x[5] = v8217;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8218 = static_cast<unsigned int>(v7731.col(6, iron_linear_thread() & 31u));
+        const unsigned int v8219 = static_cast<unsigned int>(v7731.row(6, iron_linear_thread() & 31u));
+        const float v8220 = v7731.x[6];
+        const unsigned int v8221 = v41 + v8219;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8222 = v6786 + v8218;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8223 = v8222 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8226 = v8221 + v35;
+        const unsigned int v8227 = v8222 + v20;
+        const bool v8228 = v8227 <= v8226;
+        const bool v8229 = v442 || v8228;
+        const bool v8230 = v8223 && v8229;
+        const unsigned int v8233 = v8222 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8234 = v8233 + v20;
+        const bool v8236 = v8226 < v8234;
+        const bool v8237 = v7939 || v8236;
+        const bool v8238 = v8230 && v8237;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8240 = v8220 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8241 = v8238 ? v8240 : __uint_as_float(0xff800000u);
+        v7731.x[6] = v8241;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8242 = static_cast<unsigned int>(v7731.col(7, iron_linear_thread() & 31u));
+        const unsigned int v8243 = static_cast<unsigned int>(v7731.row(7, iron_linear_thread() & 31u));
+        const float v8244 = v7731.x[7];
+        const unsigned int v8245 = v41 + v8243;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8246 = v6786 + v8242;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8247 = v8246 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8250 = v8245 + v35;
+        const unsigned int v8251 = v8246 + v20;
+        const bool v8252 = v8251 <= v8250;
+        const bool v8253 = v442 || v8252;
+        const bool v8254 = v8247 && v8253;
+        const unsigned int v8257 = v8246 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8258 = v8257 + v20;
+        const bool v8260 = v8250 < v8258;
+        const bool v8261 = v7939 || v8260;
+        const bool v8262 = v8254 && v8261;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8264 = v8244 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8265 = v8262 ? v8264 : __uint_as_float(0xff800000u);
+        v7731.x[7] = v8265;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8266 = static_cast<unsigned int>(v7731.col(8, iron_linear_thread() & 31u));
+        const unsigned int v8267 = static_cast<unsigned int>(v7731.row(8, iron_linear_thread() & 31u));
+        const float v8268 = v7731.x[8];
+        const unsigned int v8269 = v41 + v8267;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8270 = v6786 + v8266;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8271 = v8270 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8274 = v8269 + v35;
+        const unsigned int v8275 = v8270 + v20;
+        const bool v8276 = v8275 <= v8274;
+        const bool v8277 = v442 || v8276;
+        const bool v8278 = v8271 && v8277;
+        const unsigned int v8281 = v8270 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8282 = v8281 + v20;
+        const bool v8284 = v8274 < v8282;
+        const bool v8285 = v7939 || v8284;
+        const bool v8286 = v8278 && v8285;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8288 = v8268 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8289 = v8286 ? v8288 : __uint_as_float(0xff800000u);
+        v7731.x[8] = v8289;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8290 = static_cast<unsigned int>(v7731.col(9, iron_linear_thread() & 31u));
+        const unsigned int v8291 = static_cast<unsigned int>(v7731.row(9, iron_linear_thread() & 31u));
+        const float v8292 = v7731.x[9];
+        const unsigned int v8293 = v41 + v8291;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8294 = v6786 + v8290;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8295 = v8294 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8298 = v8293 + v35;
+        const unsigned int v8299 = v8294 + v20;
+        const bool v8300 = v8299 <= v8298;
+        const bool v8301 = v442 || v8300;
+        const bool v8302 = v8295 && v8301;
+        const unsigned int v8305 = v8294 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8306 = v8305 + v20;
+        const bool v8308 = v8298 < v8306;
+        const bool v8309 = v7939 || v8308;
+        const bool v8310 = v8302 && v8309;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8312 = v8292 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8313 = v8310 ? v8312 : __uint_as_float(0xff800000u);
+        v7731.x[9] = v8313;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8314 = static_cast<unsigned int>(v7731.col(10, iron_linear_thread() & 31u));
+        const unsigned int v8315 = static_cast<unsigned int>(v7731.row(10, iron_linear_thread() & 31u));
+        const float v8316 = v7731.x[10];
+        const unsigned int v8317 = v41 + v8315;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8318 = v6786 + v8314;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8319 = v8318 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8322 = v8317 + v35;
+        const unsigned int v8323 = v8318 + v20;
+        const bool v8324 = v8323 <= v8322;
+        const bool v8325 = v442 || v8324;
+        const bool v8326 = v8319 && v8325;
+        const unsigned int v8329 = v8318 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8330 = v8329 + v20;
+        const bool v8332 = v8322 < v8330;
+        const bool v8333 = v7939 || v8332;
+        const bool v8334 = v8326 && v8333;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8336 = v8316 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8337 = v8334 ? v8336 : __uint_as_float(0xff800000u);
+        v7731.x[10] = v8337;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8338 = static_cast<unsigned int>(v7731.col(11, iron_linear_thread() & 31u));
+        const unsigned int v8339 = static_cast<unsigned int>(v7731.row(11, iron_linear_thread() & 31u));
+        const float v8340 = v7731.x[11];
+        const unsigned int v8341 = v41 + v8339;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8342 = v6786 + v8338;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8343 = v8342 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8346 = v8341 + v35;
+        const unsigned int v8347 = v8342 + v20;
+        const bool v8348 = v8347 <= v8346;
+        const bool v8349 = v442 || v8348;
+        const bool v8350 = v8343 && v8349;
+        const unsigned int v8353 = v8342 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8354 = v8353 + v20;
+        const bool v8356 = v8346 < v8354;
+        const bool v8357 = v7939 || v8356;
+        const bool v8358 = v8350 && v8357;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8360 = v8340 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8361 = v8358 ? v8360 : __uint_as_float(0xff800000u);
+        v7731.x[11] = v8361;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8362 = static_cast<unsigned int>(v7731.col(12, iron_linear_thread() & 31u));
+        const unsigned int v8363 = static_cast<unsigned int>(v7731.row(12, iron_linear_thread() & 31u));
+        const float v8364 = v7731.x[12];
+        const unsigned int v8365 = v41 + v8363;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8366 = v6786 + v8362;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8367 = v8366 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8370 = v8365 + v35;
+        const unsigned int v8371 = v8366 + v20;
+        const bool v8372 = v8371 <= v8370;
+        const bool v8373 = v442 || v8372;
+        const bool v8374 = v8367 && v8373;
+        const unsigned int v8377 = v8366 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8378 = v8377 + v20;
+        const bool v8380 = v8370 < v8378;
+        const bool v8381 = v7939 || v8380;
+        const bool v8382 = v8374 && v8381;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8384 = v8364 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8385 = v8382 ? v8384 : __uint_as_float(0xff800000u);
+        v7731.x[12] = v8385;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8386 = static_cast<unsigned int>(v7731.col(13, iron_linear_thread() & 31u));
+        const unsigned int v8387 = static_cast<unsigned int>(v7731.row(13, iron_linear_thread() & 31u));
+        const float v8388 = v7731.x[13];
+        const unsigned int v8389 = v41 + v8387;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8390 = v6786 + v8386;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8391 = v8390 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8394 = v8389 + v35;
+        const unsigned int v8395 = v8390 + v20;
+        const bool v8396 = v8395 <= v8394;
+        const bool v8397 = v442 || v8396;
+        const bool v8398 = v8391 && v8397;
+        const unsigned int v8401 = v8390 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8402 = v8401 + v20;
+        const bool v8404 = v8394 < v8402;
+        const bool v8405 = v7939 || v8404;
+        const bool v8406 = v8398 && v8405;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8408 = v8388 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8409 = v8406 ? v8408 : __uint_as_float(0xff800000u);
+        v7731.x[13] = v8409;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8410 = static_cast<unsigned int>(v7731.col(14, iron_linear_thread() & 31u));
+        const unsigned int v8411 = static_cast<unsigned int>(v7731.row(14, iron_linear_thread() & 31u));
+        const float v8412 = v7731.x[14];
+        const unsigned int v8413 = v41 + v8411;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8414 = v6786 + v8410;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8415 = v8414 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8418 = v8413 + v35;
+        const unsigned int v8419 = v8414 + v20;
+        const bool v8420 = v8419 <= v8418;
+        const bool v8421 = v442 || v8420;
+        const bool v8422 = v8415 && v8421;
+        const unsigned int v8425 = v8414 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8426 = v8425 + v20;
+        const bool v8428 = v8418 < v8426;
+        const bool v8429 = v7939 || v8428;
+        const bool v8430 = v8422 && v8429;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8432 = v8412 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8433 = v8430 ? v8432 : __uint_as_float(0xff800000u);
+        v7731.x[14] = v8433;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8434 = static_cast<unsigned int>(v7731.col(15, iron_linear_thread() & 31u));
+        const unsigned int v8435 = static_cast<unsigned int>(v7731.row(15, iron_linear_thread() & 31u));
+        const float v8436 = v7731.x[15];
+        const unsigned int v8437 = v41 + v8435;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8438 = v6786 + v8434;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8439 = v8438 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8442 = v8437 + v35;
+        const unsigned int v8443 = v8438 + v20;
+        const bool v8444 = v8443 <= v8442;
+        const bool v8445 = v442 || v8444;
+        const bool v8446 = v8439 && v8445;
+        const unsigned int v8449 = v8438 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8450 = v8449 + v20;
+        const bool v8452 = v8442 < v8450;
+        const bool v8453 = v7939 || v8452;
+        const bool v8454 = v8446 && v8453;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8456 = v8436 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8457 = v8454 ? v8456 : __uint_as_float(0xff800000u);
+        v7731.x[15] = v8457;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8458 = static_cast<unsigned int>(v7731.col(16, iron_linear_thread() & 31u));
+        const unsigned int v8459 = static_cast<unsigned int>(v7731.row(16, iron_linear_thread() & 31u));
+        const float v8460 = v7731.x[16];
+        const unsigned int v8461 = v41 + v8459;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8462 = v6786 + v8458;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8463 = v8462 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8466 = v8461 + v35;
+        const unsigned int v8467 = v8462 + v20;
+        const bool v8468 = v8467 <= v8466;
+        const bool v8469 = v442 || v8468;
+        const bool v8470 = v8463 && v8469;
+        const unsigned int v8473 = v8462 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8474 = v8473 + v20;
+        const bool v8476 = v8466 < v8474;
+        const bool v8477 = v7939 || v8476;
+        const bool v8478 = v8470 && v8477;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8480 = v8460 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8481 = v8478 ? v8480 : __uint_as_float(0xff800000u);
+        v7731.x[16] = v8481;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8482 = static_cast<unsigned int>(v7731.col(17, iron_linear_thread() & 31u));
+        const unsigned int v8483 = static_cast<unsigned int>(v7731.row(17, iron_linear_thread() & 31u));
+        const float v8484 = v7731.x[17];
+        const unsigned int v8485 = v41 + v8483;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8486 = v6786 + v8482;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8487 = v8486 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8490 = v8485 + v35;
+        const unsigned int v8491 = v8486 + v20;
+        const bool v8492 = v8491 <= v8490;
+        const bool v8493 = v442 || v8492;
+        const bool v8494 = v8487 && v8493;
+        const unsigned int v8497 = v8486 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8498 = v8497 + v20;
+        const bool v8500 = v8490 < v8498;
+        const bool v8501 = v7939 || v8500;
+        const bool v8502 = v8494 && v8501;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8504 = v8484 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8505 = v8502 ? v8504 : __uint_as_float(0xff800000u);
+        v7731.x[17] = v8505;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8506 = static_cast<unsigned int>(v7731.col(18, iron_linear_thread() & 31u));
+        const unsigned int v8507 = static_cast<unsigned int>(v7731.row(18, iron_linear_thread() & 31u));
+        const float v8508 = v7731.x[18];
+        const unsigned int v8509 = v41 + v8507;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8510 = v6786 + v8506;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8511 = v8510 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8514 = v8509 + v35;
+        const unsigned int v8515 = v8510 + v20;
+        const bool v8516 = v8515 <= v8514;
+        const bool v8517 = v442 || v8516;
+        const bool v8518 = v8511 && v8517;
+        const unsigned int v8521 = v8510 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8522 = v8521 + v20;
+        const bool v8524 = v8514 < v8522;
+        const bool v8525 = v7939 || v8524;
+        const bool v8526 = v8518 && v8525;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8528 = v8508 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8529 = v8526 ? v8528 : __uint_as_float(0xff800000u);
+        v7731.x[18] = v8529;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8530 = static_cast<unsigned int>(v7731.col(19, iron_linear_thread() & 31u));
+        const unsigned int v8531 = static_cast<unsigned int>(v7731.row(19, iron_linear_thread() & 31u));
+        const float v8532 = v7731.x[19];
+        const unsigned int v8533 = v41 + v8531;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8534 = v6786 + v8530;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8535 = v8534 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8538 = v8533 + v35;
+        const unsigned int v8539 = v8534 + v20;
+        const bool v8540 = v8539 <= v8538;
+        const bool v8541 = v442 || v8540;
+        const bool v8542 = v8535 && v8541;
+        const unsigned int v8545 = v8534 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8546 = v8545 + v20;
+        const bool v8548 = v8538 < v8546;
+        const bool v8549 = v7939 || v8548;
+        const bool v8550 = v8542 && v8549;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8552 = v8532 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8553 = v8550 ? v8552 : __uint_as_float(0xff800000u);
+        v7731.x[19] = v8553;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8554 = static_cast<unsigned int>(v7731.col(20, iron_linear_thread() & 31u));
+        const unsigned int v8555 = static_cast<unsigned int>(v7731.row(20, iron_linear_thread() & 31u));
+        const float v8556 = v7731.x[20];
+        const unsigned int v8557 = v41 + v8555;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8558 = v6786 + v8554;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8559 = v8558 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8562 = v8557 + v35;
+        const unsigned int v8563 = v8558 + v20;
+        const bool v8564 = v8563 <= v8562;
+        const bool v8565 = v442 || v8564;
+        const bool v8566 = v8559 && v8565;
+        const unsigned int v8569 = v8558 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8570 = v8569 + v20;
+        const bool v8572 = v8562 < v8570;
+        const bool v8573 = v7939 || v8572;
+        const bool v8574 = v8566 && v8573;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8576 = v8556 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8577 = v8574 ? v8576 : __uint_as_float(0xff800000u);
+        v7731.x[20] = v8577;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8578 = static_cast<unsigned int>(v7731.col(21, iron_linear_thread() & 31u));
+        const unsigned int v8579 = static_cast<unsigned int>(v7731.row(21, iron_linear_thread() & 31u));
+        const float v8580 = v7731.x[21];
+        const unsigned int v8581 = v41 + v8579;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8582 = v6786 + v8578;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8583 = v8582 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8586 = v8581 + v35;
+        const unsigned int v8587 = v8582 + v20;
+        const bool v8588 = v8587 <= v8586;
+        const bool v8589 = v442 || v8588;
+        const bool v8590 = v8583 && v8589;
+        const unsigned int v8593 = v8582 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8594 = v8593 + v20;
+        const bool v8596 = v8586 < v8594;
+        const bool v8597 = v7939 || v8596;
+        const bool v8598 = v8590 && v8597;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8600 = v8580 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8601 = v8598 ? v8600 : __uint_as_float(0xff800000u);
+        v7731.x[21] = v8601;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8602 = static_cast<unsigned int>(v7731.col(22, iron_linear_thread() & 31u));
+        const unsigned int v8603 = static_cast<unsigned int>(v7731.row(22, iron_linear_thread() & 31u));
+        const float v8604 = v7731.x[22];
+        const unsigned int v8605 = v41 + v8603;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8606 = v6786 + v8602;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8607 = v8606 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8610 = v8605 + v35;
+        const unsigned int v8611 = v8606 + v20;
+        const bool v8612 = v8611 <= v8610;
+        const bool v8613 = v442 || v8612;
+        const bool v8614 = v8607 && v8613;
+        const unsigned int v8617 = v8606 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8618 = v8617 + v20;
+        const bool v8620 = v8610 < v8618;
+        const bool v8621 = v7939 || v8620;
+        const bool v8622 = v8614 && v8621;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8624 = v8604 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8625 = v8622 ? v8624 : __uint_as_float(0xff800000u);
+        v7731.x[22] = v8625;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8626 = static_cast<unsigned int>(v7731.col(23, iron_linear_thread() & 31u));
+        const unsigned int v8627 = static_cast<unsigned int>(v7731.row(23, iron_linear_thread() & 31u));
+        const float v8628 = v7731.x[23];
+        const unsigned int v8629 = v41 + v8627;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8630 = v6786 + v8626;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8631 = v8630 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8634 = v8629 + v35;
+        const unsigned int v8635 = v8630 + v20;
+        const bool v8636 = v8635 <= v8634;
+        const bool v8637 = v442 || v8636;
+        const bool v8638 = v8631 && v8637;
+        const unsigned int v8641 = v8630 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8642 = v8641 + v20;
+        const bool v8644 = v8634 < v8642;
+        const bool v8645 = v7939 || v8644;
+        const bool v8646 = v8638 && v8645;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8648 = v8628 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8649 = v8646 ? v8648 : __uint_as_float(0xff800000u);
+        v7731.x[23] = v8649;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8650 = static_cast<unsigned int>(v7731.col(24, iron_linear_thread() & 31u));
+        const unsigned int v8651 = static_cast<unsigned int>(v7731.row(24, iron_linear_thread() & 31u));
+        const float v8652 = v7731.x[24];
+        const unsigned int v8653 = v41 + v8651;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8654 = v6786 + v8650;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8655 = v8654 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8658 = v8653 + v35;
+        const unsigned int v8659 = v8654 + v20;
+        const bool v8660 = v8659 <= v8658;
+        const bool v8661 = v442 || v8660;
+        const bool v8662 = v8655 && v8661;
+        const unsigned int v8665 = v8654 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8666 = v8665 + v20;
+        const bool v8668 = v8658 < v8666;
+        const bool v8669 = v7939 || v8668;
+        const bool v8670 = v8662 && v8669;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8672 = v8652 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8673 = v8670 ? v8672 : __uint_as_float(0xff800000u);
+        v7731.x[24] = v8673;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8674 = static_cast<unsigned int>(v7731.col(25, iron_linear_thread() & 31u));
+        const unsigned int v8675 = static_cast<unsigned int>(v7731.row(25, iron_linear_thread() & 31u));
+        const float v8676 = v7731.x[25];
+        const unsigned int v8677 = v41 + v8675;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8678 = v6786 + v8674;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8679 = v8678 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8682 = v8677 + v35;
+        const unsigned int v8683 = v8678 + v20;
+        const bool v8684 = v8683 <= v8682;
+        const bool v8685 = v442 || v8684;
+        const bool v8686 = v8679 && v8685;
+        const unsigned int v8689 = v8678 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8690 = v8689 + v20;
+        const bool v8692 = v8682 < v8690;
+        const bool v8693 = v7939 || v8692;
+        const bool v8694 = v8686 && v8693;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8696 = v8676 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8697 = v8694 ? v8696 : __uint_as_float(0xff800000u);
+        v7731.x[25] = v8697;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8698 = static_cast<unsigned int>(v7731.col(26, iron_linear_thread() & 31u));
+        const unsigned int v8699 = static_cast<unsigned int>(v7731.row(26, iron_linear_thread() & 31u));
+        const float v8700 = v7731.x[26];
+        const unsigned int v8701 = v41 + v8699;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8702 = v6786 + v8698;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8703 = v8702 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8706 = v8701 + v35;
+        const unsigned int v8707 = v8702 + v20;
+        const bool v8708 = v8707 <= v8706;
+        const bool v8709 = v442 || v8708;
+        const bool v8710 = v8703 && v8709;
+        const unsigned int v8713 = v8702 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8714 = v8713 + v20;
+        const bool v8716 = v8706 < v8714;
+        const bool v8717 = v7939 || v8716;
+        const bool v8718 = v8710 && v8717;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8720 = v8700 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8721 = v8718 ? v8720 : __uint_as_float(0xff800000u);
+        v7731.x[26] = v8721;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8722 = static_cast<unsigned int>(v7731.col(27, iron_linear_thread() & 31u));
+        const unsigned int v8723 = static_cast<unsigned int>(v7731.row(27, iron_linear_thread() & 31u));
+        const float v8724 = v7731.x[27];
+        const unsigned int v8725 = v41 + v8723;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8726 = v6786 + v8722;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8727 = v8726 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8730 = v8725 + v35;
+        const unsigned int v8731 = v8726 + v20;
+        const bool v8732 = v8731 <= v8730;
+        const bool v8733 = v442 || v8732;
+        const bool v8734 = v8727 && v8733;
+        const unsigned int v8737 = v8726 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8738 = v8737 + v20;
+        const bool v8740 = v8730 < v8738;
+        const bool v8741 = v7939 || v8740;
+        const bool v8742 = v8734 && v8741;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8744 = v8724 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8745 = v8742 ? v8744 : __uint_as_float(0xff800000u);
+        v7731.x[27] = v8745;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8746 = static_cast<unsigned int>(v7731.col(28, iron_linear_thread() & 31u));
+        const unsigned int v8747 = static_cast<unsigned int>(v7731.row(28, iron_linear_thread() & 31u));
+        const float v8748 = v7731.x[28];
+        const unsigned int v8749 = v41 + v8747;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8750 = v6786 + v8746;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8751 = v8750 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8754 = v8749 + v35;
+        const unsigned int v8755 = v8750 + v20;
+        const bool v8756 = v8755 <= v8754;
+        const bool v8757 = v442 || v8756;
+        const bool v8758 = v8751 && v8757;
+        const unsigned int v8761 = v8750 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8762 = v8761 + v20;
+        const bool v8764 = v8754 < v8762;
+        const bool v8765 = v7939 || v8764;
+        const bool v8766 = v8758 && v8765;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8768 = v8748 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8769 = v8766 ? v8768 : __uint_as_float(0xff800000u);
+        v7731.x[28] = v8769;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8770 = static_cast<unsigned int>(v7731.col(29, iron_linear_thread() & 31u));
+        const unsigned int v8771 = static_cast<unsigned int>(v7731.row(29, iron_linear_thread() & 31u));
+        const float v8772 = v7731.x[29];
+        const unsigned int v8773 = v41 + v8771;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8774 = v6786 + v8770;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8775 = v8774 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8778 = v8773 + v35;
+        const unsigned int v8779 = v8774 + v20;
+        const bool v8780 = v8779 <= v8778;
+        const bool v8781 = v442 || v8780;
+        const bool v8782 = v8775 && v8781;
+        const unsigned int v8785 = v8774 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8786 = v8785 + v20;
+        const bool v8788 = v8778 < v8786;
+        const bool v8789 = v7939 || v8788;
+        const bool v8790 = v8782 && v8789;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8792 = v8772 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8793 = v8790 ? v8792 : __uint_as_float(0xff800000u);
+        v7731.x[29] = v8793;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8794 = static_cast<unsigned int>(v7731.col(30, iron_linear_thread() & 31u));
+        const unsigned int v8795 = static_cast<unsigned int>(v7731.row(30, iron_linear_thread() & 31u));
+        const float v8796 = v7731.x[30];
+        const unsigned int v8797 = v41 + v8795;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8798 = v6786 + v8794;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8799 = v8798 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8802 = v8797 + v35;
+        const unsigned int v8803 = v8798 + v20;
+        const bool v8804 = v8803 <= v8802;
+        const bool v8805 = v442 || v8804;
+        const bool v8806 = v8799 && v8805;
+        const unsigned int v8809 = v8798 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8810 = v8809 + v20;
+        const bool v8812 = v8802 < v8810;
+        const bool v8813 = v7939 || v8812;
+        const bool v8814 = v8806 && v8813;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8816 = v8796 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8817 = v8814 ? v8816 : __uint_as_float(0xff800000u);
+        v7731.x[30] = v8817;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8818 = static_cast<unsigned int>(v7731.col(31, iron_linear_thread() & 31u));
+        const unsigned int v8819 = static_cast<unsigned int>(v7731.row(31, iron_linear_thread() & 31u));
+        const float v8820 = v7731.x[31];
+        const unsigned int v8821 = v41 + v8819;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8822 = v6786 + v8818;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8823 = v8822 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8826 = v8821 + v35;
+        const unsigned int v8827 = v8822 + v20;
+        const bool v8828 = v8827 <= v8826;
+        const bool v8829 = v442 || v8828;
+        const bool v8830 = v8823 && v8829;
+        const unsigned int v8833 = v8822 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8834 = v8833 + v20;
+        const bool v8836 = v8826 < v8834;
+        const bool v8837 = v7939 || v8836;
+        const bool v8838 = v8830 && v8837;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8840 = v8820 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8841 = v8838 ? v8840 : __uint_as_float(0xff800000u);
+        v7731.x[31] = v8841;  // kernels/sdpa/flash_tile.hpp:171
+      }
+      iron_frag<float, 2, 16, 8> v8843;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v8843, 0.0f);
+      iron_frag_row_reduce<false>(v8843, v7731);
+      iron_frag<float, 2, 16, 8> v8845;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v8845, 0.0f);
+      const float v8849 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v8850 = v8843.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v8851 = fmaxf(v8849, v8850);
+      const bool v8854 = v8851 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8855 = v8854 ? 0.0f : v8851;
+      const float v8856 = v8849 - v8855;  // kernels/sdpa/flash_tile.hpp:184
+      const float v8857 = iron_exp2_approx(v8856);
+      v8845.x[0] = v8857;  // kernels/sdpa/flash_tile.hpp:182
+      const float v8861 = v463.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v8862 = v8843.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v8863 = fmaxf(v8861, v8862);
+      const bool v8866 = v8863 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8867 = v8866 ? 0.0f : v8863;
+      const float v8868 = v8861 - v8867;  // kernels/sdpa/flash_tile.hpp:184
+      const float v8869 = iron_exp2_approx(v8868);
+      v8845.x[1] = v8869;  // kernels/sdpa/flash_tile.hpp:182
+      const float v8873 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v8874 = v8843.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v8875 = fmaxf(v8873, v8874);
+      const bool v8878 = v8875 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8879 = v8878 ? 0.0f : v8875;
+      const float v8880 = v8873 - v8879;  // kernels/sdpa/flash_tile.hpp:184
+      const float v8881 = iron_exp2_approx(v8880);
+      v8845.x[2] = v8881;  // kernels/sdpa/flash_tile.hpp:182
+      const float v8885 = v463.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v8886 = v8843.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v8887 = fmaxf(v8885, v8886);
+      const bool v8890 = v8887 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8891 = v8890 ? 0.0f : v8887;
+      const float v8892 = v8885 - v8891;  // kernels/sdpa/flash_tile.hpp:184
+      const float v8893 = iron_exp2_approx(v8892);
+      v8845.x[3] = v8893;  // kernels/sdpa/flash_tile.hpp:182
+      const float v8896 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v8897 = v8843.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v8898 = fmaxf(v8896, v8897);
+      v463.x[0] = v8898;  // kernels/sdpa/flash_tile.hpp:186
+      const float v8901 = v463.x[1];
+      const float v8902 = v8843.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v8903 = fmaxf(v8901, v8902);
+      v463.x[1] = v8903;  // kernels/sdpa/flash_tile.hpp:186
+      const float v8906 = v463.x[2];
+      const float v8907 = v8843.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v8908 = fmaxf(v8906, v8907);
+      v463.x[2] = v8908;  // kernels/sdpa/flash_tile.hpp:186
+      const float v8911 = v463.x[3];
+      const float v8912 = v8843.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v8913 = fmaxf(v8911, v8912);
+      v463.x[3] = v8913;  // kernels/sdpa/flash_tile.hpp:186
+      const float v8916 = v7731.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v8917 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8920 = v8917 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8921 = v8920 ? 0.0f : v8917;
+      const float v8922 = v8916 - v8921;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8923 = iron_exp2_approx(v8922);
+      v7731.x[0] = v8923;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8926 = v7731.x[1];
+      const float v8927 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8930 = v8927 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8931 = v8930 ? 0.0f : v8927;
+      const float v8932 = v8926 - v8931;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8933 = iron_exp2_approx(v8932);
+      v7731.x[1] = v8933;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8936 = v7731.x[2];
+      const float v8937 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8940 = v8937 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8941 = v8940 ? 0.0f : v8937;
+      const float v8942 = v8936 - v8941;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8943 = iron_exp2_approx(v8942);
+      v7731.x[2] = v8943;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8946 = v7731.x[3];
+      const float v8947 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8950 = v8947 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8951 = v8950 ? 0.0f : v8947;
+      const float v8952 = v8946 - v8951;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8953 = iron_exp2_approx(v8952);
+      v7731.x[3] = v8953;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8956 = v7731.x[4];
+      const float v8957 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8960 = v8957 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8961 = v8960 ? 0.0f : v8957;
+      const float v8962 = v8956 - v8961;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8963 = iron_exp2_approx(v8962);
+      v7731.x[4] = v8963;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8966 = v7731.x[5];
+      const float v8967 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8970 = v8967 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8971 = v8970 ? 0.0f : v8967;
+      const float v8972 = v8966 - v8971;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8973 = iron_exp2_approx(v8972);
+      v7731.x[5] = v8973;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8976 = v7731.x[6];
+      const float v8977 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8980 = v8977 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8981 = v8980 ? 0.0f : v8977;
+      const float v8982 = v8976 - v8981;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8983 = iron_exp2_approx(v8982);
+      v7731.x[6] = v8983;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8986 = v7731.x[7];
+      const float v8987 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8990 = v8987 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8991 = v8990 ? 0.0f : v8987;
+      const float v8992 = v8986 - v8991;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8993 = iron_exp2_approx(v8992);
+      v7731.x[7] = v8993;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8996 = v7731.x[8];
+      const float v8997 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9000 = v8997 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9001 = v9000 ? 0.0f : v8997;
+      const float v9002 = v8996 - v9001;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9003 = iron_exp2_approx(v9002);
+      v7731.x[8] = v9003;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9006 = v7731.x[9];
+      const float v9007 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9010 = v9007 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9011 = v9010 ? 0.0f : v9007;
+      const float v9012 = v9006 - v9011;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9013 = iron_exp2_approx(v9012);
+      v7731.x[9] = v9013;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9016 = v7731.x[10];
+      const float v9017 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9020 = v9017 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9021 = v9020 ? 0.0f : v9017;
+      const float v9022 = v9016 - v9021;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9023 = iron_exp2_approx(v9022);
+      v7731.x[10] = v9023;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9026 = v7731.x[11];
+      const float v9027 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9030 = v9027 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9031 = v9030 ? 0.0f : v9027;
+      const float v9032 = v9026 - v9031;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9033 = iron_exp2_approx(v9032);
+      v7731.x[11] = v9033;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9036 = v7731.x[12];
+      const float v9037 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9040 = v9037 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9041 = v9040 ? 0.0f : v9037;
+      const float v9042 = v9036 - v9041;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9043 = iron_exp2_approx(v9042);
+      v7731.x[12] = v9043;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9046 = v7731.x[13];
+      const float v9047 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9050 = v9047 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9051 = v9050 ? 0.0f : v9047;
+      const float v9052 = v9046 - v9051;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9053 = iron_exp2_approx(v9052);
+      v7731.x[13] = v9053;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9056 = v7731.x[14];
+      const float v9057 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9060 = v9057 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9061 = v9060 ? 0.0f : v9057;
+      const float v9062 = v9056 - v9061;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9063 = iron_exp2_approx(v9062);
+      v7731.x[14] = v9063;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9066 = v7731.x[15];
+      const float v9067 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9070 = v9067 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9071 = v9070 ? 0.0f : v9067;
+      const float v9072 = v9066 - v9071;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9073 = iron_exp2_approx(v9072);
+      v7731.x[15] = v9073;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9076 = v7731.x[16];
+      const float v9077 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9080 = v9077 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9081 = v9080 ? 0.0f : v9077;
+      const float v9082 = v9076 - v9081;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9083 = iron_exp2_approx(v9082);
+      v7731.x[16] = v9083;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9086 = v7731.x[17];
+      const float v9087 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9090 = v9087 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9091 = v9090 ? 0.0f : v9087;
+      const float v9092 = v9086 - v9091;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9093 = iron_exp2_approx(v9092);
+      v7731.x[17] = v9093;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9096 = v7731.x[18];
+      const float v9097 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9100 = v9097 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9101 = v9100 ? 0.0f : v9097;
+      const float v9102 = v9096 - v9101;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9103 = iron_exp2_approx(v9102);
+      v7731.x[18] = v9103;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9106 = v7731.x[19];
+      const float v9107 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9110 = v9107 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9111 = v9110 ? 0.0f : v9107;
+      const float v9112 = v9106 - v9111;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9113 = iron_exp2_approx(v9112);
+      v7731.x[19] = v9113;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9116 = v7731.x[20];
+      const float v9117 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9120 = v9117 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9121 = v9120 ? 0.0f : v9117;
+      const float v9122 = v9116 - v9121;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9123 = iron_exp2_approx(v9122);
+      v7731.x[20] = v9123;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9126 = v7731.x[21];
+      const float v9127 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9130 = v9127 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9131 = v9130 ? 0.0f : v9127;
+      const float v9132 = v9126 - v9131;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9133 = iron_exp2_approx(v9132);
+      v7731.x[21] = v9133;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9136 = v7731.x[22];
+      const float v9137 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9140 = v9137 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9141 = v9140 ? 0.0f : v9137;
+      const float v9142 = v9136 - v9141;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9143 = iron_exp2_approx(v9142);
+      v7731.x[22] = v9143;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9146 = v7731.x[23];
+      const float v9147 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9150 = v9147 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9151 = v9150 ? 0.0f : v9147;
+      const float v9152 = v9146 - v9151;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9153 = iron_exp2_approx(v9152);
+      v7731.x[23] = v9153;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9156 = v7731.x[24];
+      const float v9157 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9160 = v9157 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9161 = v9160 ? 0.0f : v9157;
+      const float v9162 = v9156 - v9161;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9163 = iron_exp2_approx(v9162);
+      v7731.x[24] = v9163;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9166 = v7731.x[25];
+      const float v9167 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9170 = v9167 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9171 = v9170 ? 0.0f : v9167;
+      const float v9172 = v9166 - v9171;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9173 = iron_exp2_approx(v9172);
+      v7731.x[25] = v9173;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9176 = v7731.x[26];
+      const float v9177 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9180 = v9177 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9181 = v9180 ? 0.0f : v9177;
+      const float v9182 = v9176 - v9181;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9183 = iron_exp2_approx(v9182);
+      v7731.x[26] = v9183;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9186 = v7731.x[27];
+      const float v9187 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9190 = v9187 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9191 = v9190 ? 0.0f : v9187;
+      const float v9192 = v9186 - v9191;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9193 = iron_exp2_approx(v9192);
+      v7731.x[27] = v9193;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9196 = v7731.x[28];
+      const float v9197 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9200 = v9197 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9201 = v9200 ? 0.0f : v9197;
+      const float v9202 = v9196 - v9201;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9203 = iron_exp2_approx(v9202);
+      v7731.x[28] = v9203;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9206 = v7731.x[29];
+      const float v9207 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9210 = v9207 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9211 = v9210 ? 0.0f : v9207;
+      const float v9212 = v9206 - v9211;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9213 = iron_exp2_approx(v9212);
+      v7731.x[29] = v9213;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9216 = v7731.x[30];
+      const float v9217 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9220 = v9217 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9221 = v9220 ? 0.0f : v9217;
+      const float v9222 = v9216 - v9221;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9223 = iron_exp2_approx(v9222);
+      v7731.x[30] = v9223;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9226 = v7731.x[31];
+      const float v9227 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9230 = v9227 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9231 = v9230 ? 0.0f : v9227;
+      const float v9232 = v9226 - v9231;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9233 = iron_exp2_approx(v9232);
+      v7731.x[31] = v9233;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 16, 8> v9235;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v9235, 0.0f);
+      iron_frag_row_reduce<true>(v9235, v7731);
+      const float v9238 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v9239 = v9235.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v9240 = v8845.x[0];
+      const float v9241 = v9238 * v9240;
+      const float v9242 = v9241 + v9239;
+      v465.x[0] = v9242;  // kernels/sdpa/flash_tile.hpp:193
+      const float v9245 = v465.x[1];
+      const float v9246 = v9235.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v9247 = v8845.x[1];
+      const float v9248 = v9245 * v9247;
+      const float v9249 = v9248 + v9246;
+      v465.x[1] = v9249;  // kernels/sdpa/flash_tile.hpp:193
+      const float v9252 = v465.x[2];
+      const float v9253 = v9235.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v9254 = v8845.x[2];
+      const float v9255 = v9252 * v9254;
+      const float v9256 = v9255 + v9253;
+      v465.x[2] = v9256;  // kernels/sdpa/flash_tile.hpp:193
+      const float v9259 = v465.x[3];
+      const float v9260 = v9235.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v9261 = v8845.x[3];
+      const float v9262 = v9259 * v9261;
+      const float v9263 = v9262 + v9260;
+      v465.x[3] = v9263;  // kernels/sdpa/flash_tile.hpp:193
+      const float v9266 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v9267 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9268 = v9266 * v9267;
+      v467.x[0] = v9268;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9271 = v467.x[1];
+      const float v9272 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9273 = v9271 * v9272;
+      v467.x[1] = v9273;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9276 = v467.x[2];
+      const float v9277 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9278 = v9276 * v9277;
+      v467.x[2] = v9278;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9281 = v467.x[3];
+      const float v9282 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9283 = v9281 * v9282;
+      v467.x[3] = v9283;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9286 = v467.x[4];
+      const float v9287 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9288 = v9286 * v9287;
+      v467.x[4] = v9288;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9291 = v467.x[5];
+      const float v9292 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9293 = v9291 * v9292;
+      v467.x[5] = v9293;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9296 = v467.x[6];
+      const float v9297 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9298 = v9296 * v9297;
+      v467.x[6] = v9298;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9301 = v467.x[7];
+      const float v9302 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9303 = v9301 * v9302;
+      v467.x[7] = v9303;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9306 = v467.x[8];
+      const float v9307 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9308 = v9306 * v9307;
+      v467.x[8] = v9308;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9311 = v467.x[9];
+      const float v9312 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9313 = v9311 * v9312;
+      v467.x[9] = v9313;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9316 = v467.x[10];
+      const float v9317 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9318 = v9316 * v9317;
+      v467.x[10] = v9318;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9321 = v467.x[11];
+      const float v9322 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9323 = v9321 * v9322;
+      v467.x[11] = v9323;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9326 = v467.x[12];
+      const float v9327 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9328 = v9326 * v9327;
+      v467.x[12] = v9328;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9331 = v467.x[13];
+      const float v9332 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9333 = v9331 * v9332;
+      v467.x[13] = v9333;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9336 = v467.x[14];
+      const float v9337 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9338 = v9336 * v9337;
+      v467.x[14] = v9338;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9341 = v467.x[15];
+      const float v9342 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9343 = v9341 * v9342;
+      v467.x[15] = v9343;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9346 = v469.x[0];
+      const float v9347 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9348 = v9346 * v9347;
+      v469.x[0] = v9348;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9351 = v469.x[1];
+      const float v9352 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9353 = v9351 * v9352;
+      v469.x[1] = v9353;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9356 = v469.x[2];
+      const float v9357 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9358 = v9356 * v9357;
+      v469.x[2] = v9358;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9361 = v469.x[3];
+      const float v9362 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9363 = v9361 * v9362;
+      v469.x[3] = v9363;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9366 = v469.x[4];
+      const float v9367 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9368 = v9366 * v9367;
+      v469.x[4] = v9368;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9371 = v469.x[5];
+      const float v9372 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9373 = v9371 * v9372;
+      v469.x[5] = v9373;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9376 = v469.x[6];
+      const float v9377 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9378 = v9376 * v9377;
+      v469.x[6] = v9378;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9381 = v469.x[7];
+      const float v9382 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9383 = v9381 * v9382;
+      v469.x[7] = v9383;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9386 = v469.x[8];
+      const float v9387 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9388 = v9386 * v9387;
+      v469.x[8] = v9388;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9391 = v469.x[9];
+      const float v9392 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9393 = v9391 * v9392;
+      v469.x[9] = v9393;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9396 = v469.x[10];
+      const float v9397 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9398 = v9396 * v9397;
+      v469.x[10] = v9398;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9401 = v469.x[11];
+      const float v9402 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9403 = v9401 * v9402;
+      v469.x[11] = v9403;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9406 = v469.x[12];
+      const float v9407 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9408 = v9406 * v9407;
+      v469.x[12] = v9408;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9411 = v469.x[13];
+      const float v9412 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9413 = v9411 * v9412;
+      v469.x[13] = v9413;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9416 = v469.x[14];
+      const float v9417 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9418 = v9416 * v9417;
+      v469.x[14] = v9418;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9421 = v469.x[15];
+      const float v9422 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9423 = v9421 * v9422;
+      v469.x[15] = v9423;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9426 = v471.x[0];
+      const float v9427 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9428 = v9426 * v9427;
+      v471.x[0] = v9428;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9431 = v471.x[1];
+      const float v9432 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9433 = v9431 * v9432;
+      v471.x[1] = v9433;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9436 = v471.x[2];
+      const float v9437 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9438 = v9436 * v9437;
+      v471.x[2] = v9438;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9441 = v471.x[3];
+      const float v9442 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9443 = v9441 * v9442;
+      v471.x[3] = v9443;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9446 = v471.x[4];
+      const float v9447 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9448 = v9446 * v9447;
+      v471.x[4] = v9448;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9451 = v471.x[5];
+      const float v9452 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9453 = v9451 * v9452;
+      v471.x[5] = v9453;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9456 = v471.x[6];
+      const float v9457 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9458 = v9456 * v9457;
+      v471.x[6] = v9458;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9461 = v471.x[7];
+      const float v9462 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9463 = v9461 * v9462;
+      v471.x[7] = v9463;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9466 = v471.x[8];
+      const float v9467 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9468 = v9466 * v9467;
+      v471.x[8] = v9468;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9471 = v471.x[9];
+      const float v9472 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9473 = v9471 * v9472;
+      v471.x[9] = v9473;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9476 = v471.x[10];
+      const float v9477 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9478 = v9476 * v9477;
+      v471.x[10] = v9478;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9481 = v471.x[11];
+      const float v9482 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9483 = v9481 * v9482;
+      v471.x[11] = v9483;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9486 = v471.x[12];
+      const float v9487 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9488 = v9486 * v9487;
+      v471.x[12] = v9488;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9491 = v471.x[13];
+      const float v9492 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9493 = v9491 * v9492;
+      v471.x[13] = v9493;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9496 = v471.x[14];
+      const float v9497 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9498 = v9496 * v9497;
+      v471.x[14] = v9498;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9501 = v471.x[15];
+      const float v9502 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9503 = v9501 * v9502;
+      v471.x[15] = v9503;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9506 = v473.x[0];
+      const float v9507 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9508 = v9506 * v9507;
+      v473.x[0] = v9508;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9511 = v473.x[1];
+      const float v9512 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9513 = v9511 * v9512;
+      v473.x[1] = v9513;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9516 = v473.x[2];
+      const float v9517 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9518 = v9516 * v9517;
+      v473.x[2] = v9518;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9521 = v473.x[3];
+      const float v9522 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9523 = v9521 * v9522;
+      v473.x[3] = v9523;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9526 = v473.x[4];
+      const float v9527 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9528 = v9526 * v9527;
+      v473.x[4] = v9528;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9531 = v473.x[5];
+      const float v9532 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9533 = v9531 * v9532;
+      v473.x[5] = v9533;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9536 = v473.x[6];
+      const float v9537 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9538 = v9536 * v9537;
+      v473.x[6] = v9538;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9541 = v473.x[7];
+      const float v9542 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9543 = v9541 * v9542;
+      v473.x[7] = v9543;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9546 = v473.x[8];
+      const float v9547 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9548 = v9546 * v9547;
+      v473.x[8] = v9548;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9551 = v473.x[9];
+      const float v9552 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9553 = v9551 * v9552;
+      v473.x[9] = v9553;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9556 = v473.x[10];
+      const float v9557 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9558 = v9556 * v9557;
+      v473.x[10] = v9558;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9561 = v473.x[11];
+      const float v9562 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9563 = v9561 * v9562;
+      v473.x[11] = v9563;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9566 = v473.x[12];
+      const float v9567 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9568 = v9566 * v9567;
+      v473.x[12] = v9568;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9571 = v473.x[13];
+      const float v9572 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9573 = v9571 * v9572;
+      v473.x[13] = v9573;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9576 = v473.x[14];
+      const float v9577 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9578 = v9576 * v9577;
+      v473.x[14] = v9578;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9581 = v473.x[15];
+      const float v9582 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9583 = v9581 * v9582;
+      v473.x[15] = v9583;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9586 = v475.x[0];
+      const float v9587 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9588 = v9586 * v9587;
+      v475.x[0] = v9588;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9591 = v475.x[1];
+      const float v9592 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9593 = v9591 * v9592;
+      v475.x[1] = v9593;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9596 = v475.x[2];
+      const float v9597 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9598 = v9596 * v9597;
+      v475.x[2] = v9598;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9601 = v475.x[3];
+      const float v9602 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9603 = v9601 * v9602;
+      v475.x[3] = v9603;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9606 = v475.x[4];
+      const float v9607 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9608 = v9606 * v9607;
+      v475.x[4] = v9608;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9611 = v475.x[5];
+      const float v9612 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9613 = v9611 * v9612;
+      v475.x[5] = v9613;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9616 = v475.x[6];
+      const float v9617 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9618 = v9616 * v9617;
+      v475.x[6] = v9618;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9621 = v475.x[7];
+      const float v9622 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9623 = v9621 * v9622;
+      v475.x[7] = v9623;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9626 = v475.x[8];
+      const float v9627 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9628 = v9626 * v9627;
+      v475.x[8] = v9628;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9631 = v475.x[9];
+      const float v9632 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9633 = v9631 * v9632;
+      v475.x[9] = v9633;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9636 = v475.x[10];
+      const float v9637 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9638 = v9636 * v9637;
+      v475.x[10] = v9638;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9641 = v475.x[11];
+      const float v9642 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9643 = v9641 * v9642;
+      v475.x[11] = v9643;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9646 = v475.x[12];
+      const float v9647 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9648 = v9646 * v9647;
+      v475.x[12] = v9648;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9651 = v475.x[13];
+      const float v9652 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9653 = v9651 * v9652;
+      v475.x[13] = v9653;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9656 = v475.x[14];
+      const float v9657 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9658 = v9656 * v9657;
+      v475.x[14] = v9658;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9661 = v475.x[15];
+      const float v9662 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9663 = v9661 * v9662;
+      v475.x[15] = v9663;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9666 = v477.x[0];
+      const float v9667 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9668 = v9666 * v9667;
+      v477.x[0] = v9668;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9671 = v477.x[1];
+      const float v9672 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9673 = v9671 * v9672;
+      v477.x[1] = v9673;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9676 = v477.x[2];
+      const float v9677 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9678 = v9676 * v9677;
+      v477.x[2] = v9678;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9681 = v477.x[3];
+      const float v9682 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9683 = v9681 * v9682;
+      v477.x[3] = v9683;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9686 = v477.x[4];
+      const float v9687 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9688 = v9686 * v9687;
+      v477.x[4] = v9688;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9691 = v477.x[5];
+      const float v9692 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9693 = v9691 * v9692;
+      v477.x[5] = v9693;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9696 = v477.x[6];
+      const float v9697 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9698 = v9696 * v9697;
+      v477.x[6] = v9698;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9701 = v477.x[7];
+      const float v9702 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9703 = v9701 * v9702;
+      v477.x[7] = v9703;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9706 = v477.x[8];
+      const float v9707 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9708 = v9706 * v9707;
+      v477.x[8] = v9708;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9711 = v477.x[9];
+      const float v9712 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9713 = v9711 * v9712;
+      v477.x[9] = v9713;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9716 = v477.x[10];
+      const float v9717 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9718 = v9716 * v9717;
+      v477.x[10] = v9718;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9721 = v477.x[11];
+      const float v9722 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9723 = v9721 * v9722;
+      v477.x[11] = v9723;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9726 = v477.x[12];
+      const float v9727 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9728 = v9726 * v9727;
+      v477.x[12] = v9728;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9731 = v477.x[13];
+      const float v9732 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9733 = v9731 * v9732;
+      v477.x[13] = v9733;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9736 = v477.x[14];
+      const float v9737 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9738 = v9736 * v9737;
+      v477.x[14] = v9738;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9741 = v477.x[15];
+      const float v9742 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9743 = v9741 * v9742;
+      v477.x[15] = v9743;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9746 = v479.x[0];
+      const float v9747 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9748 = v9746 * v9747;
+      v479.x[0] = v9748;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9751 = v479.x[1];
+      const float v9752 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9753 = v9751 * v9752;
+      v479.x[1] = v9753;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9756 = v479.x[2];
+      const float v9757 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9758 = v9756 * v9757;
+      v479.x[2] = v9758;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9761 = v479.x[3];
+      const float v9762 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9763 = v9761 * v9762;
+      v479.x[3] = v9763;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9766 = v479.x[4];
+      const float v9767 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9768 = v9766 * v9767;
+      v479.x[4] = v9768;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9771 = v479.x[5];
+      const float v9772 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9773 = v9771 * v9772;
+      v479.x[5] = v9773;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9776 = v479.x[6];
+      const float v9777 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9778 = v9776 * v9777;
+      v479.x[6] = v9778;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9781 = v479.x[7];
+      const float v9782 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9783 = v9781 * v9782;
+      v479.x[7] = v9783;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9786 = v479.x[8];
+      const float v9787 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9788 = v9786 * v9787;
+      v479.x[8] = v9788;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9791 = v479.x[9];
+      const float v9792 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9793 = v9791 * v9792;
+      v479.x[9] = v9793;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9796 = v479.x[10];
+      const float v9797 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9798 = v9796 * v9797;
+      v479.x[10] = v9798;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9801 = v479.x[11];
+      const float v9802 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9803 = v9801 * v9802;
+      v479.x[11] = v9803;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9806 = v479.x[12];
+      const float v9807 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9808 = v9806 * v9807;
+      v479.x[12] = v9808;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9811 = v479.x[13];
+      const float v9812 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9813 = v9811 * v9812;
+      v479.x[13] = v9813;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9816 = v479.x[14];
+      const float v9817 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9818 = v9816 * v9817;
+      v479.x[14] = v9818;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9821 = v479.x[15];
+      const float v9822 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9823 = v9821 * v9822;
+      v479.x[15] = v9823;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9826 = v481.x[0];
+      const float v9827 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9828 = v9826 * v9827;
+      v481.x[0] = v9828;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9831 = v481.x[1];
+      const float v9832 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9833 = v9831 * v9832;
+      v481.x[1] = v9833;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9836 = v481.x[2];
+      const float v9837 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9838 = v9836 * v9837;
+      v481.x[2] = v9838;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9841 = v481.x[3];
+      const float v9842 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9843 = v9841 * v9842;
+      v481.x[3] = v9843;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9846 = v481.x[4];
+      const float v9847 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9848 = v9846 * v9847;
+      v481.x[4] = v9848;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9851 = v481.x[5];
+      const float v9852 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9853 = v9851 * v9852;
+      v481.x[5] = v9853;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9856 = v481.x[6];
+      const float v9857 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9858 = v9856 * v9857;
+      v481.x[6] = v9858;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9861 = v481.x[7];
+      const float v9862 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9863 = v9861 * v9862;
+      v481.x[7] = v9863;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9866 = v481.x[8];
+      const float v9867 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9868 = v9866 * v9867;
+      v481.x[8] = v9868;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9871 = v481.x[9];
+      const float v9872 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9873 = v9871 * v9872;
+      v481.x[9] = v9873;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9876 = v481.x[10];
+      const float v9877 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9878 = v9876 * v9877;
+      v481.x[10] = v9878;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9881 = v481.x[11];
+      const float v9882 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9883 = v9881 * v9882;
+      v481.x[11] = v9883;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9886 = v481.x[12];
+      const float v9887 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9888 = v9886 * v9887;
+      v481.x[12] = v9888;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9891 = v481.x[13];
+      const float v9892 = v8845.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9893 = v9891 * v9892;
+      v481.x[13] = v9893;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9896 = v481.x[14];
+      const float v9897 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9898 = v9896 * v9897;
+      v481.x[14] = v9898;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9901 = v481.x[15];
+      const float v9902 = v8845.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v9903 = v9901 * v9902;
+      v481.x[15] = v9903;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<iron_bf16, 0, 16, 64> v9905;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v9905, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v9905, v7731);
+      iron_frag<iron_bf16, 1, 64, 32> v9907;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9907, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9907, shm2, v7737, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v467, v9905, v9907);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v9914;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9914, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9914, shm2, v7762, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v469, v9905, v9914);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v9921;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9921, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9921, shm2, v7786, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v471, v9905, v9921);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v9928;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9928, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9928, shm2, v7810, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v473, v9905, v9928);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v9935;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9935, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9935, shm2, v7834, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v475, v9905, v9935);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v9942;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9942, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9942, shm2, v7858, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v477, v9905, v9942);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v9949;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9949, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9949, shm2, v7882, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v479, v9905, v9949);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v9956;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9956, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9956, shm2, v7906, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v481, v9905, v9956);  // kernels/sdpa/flash_tile.hpp:206
     }
-    __syncthreads();
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
     const float v3652 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
     iron_frag<float, 2, 16, 8> v3654;  // kernels/sdpa/flash_tile.hpp:212
     iron_frag_fill(v3654, 0.0f);
@@ -3505,7 +3505,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
     const bool v3797 = v3789 > 0.0f;
     const float v3798 = v3797 ? v3795 : 0.0f;
     v3746.x[3] = v3798;  // kernels/sdpa/flash_tile.hpp:221
-    const unsigned int v3800 = v41 + v8326;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3800 = v41 + v9265;  // kernels/sdpa/flash_tile.hpp:227
     const float v3801 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3802 = v467.x[0];
     const float v3803 = v3802 * v3801;
@@ -3516,10 +3516,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v3811 = v3810 * v1;
       const unsigned int v3812 = v3811 + v28;
       const unsigned int v3813 = v3812 << 8u;
-      const unsigned int v3814 = v3813 + v8325;
+      const unsigned int v3814 = v3813 + v9264;
       out[v3814] = v3808;
     }
-    const unsigned int v3816 = v41 + v8331;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3816 = v41 + v9270;  // kernels/sdpa/flash_tile.hpp:227
     const float v3817 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3818 = v467.x[1];
     const float v3819 = v3818 * v3817;
@@ -3530,10 +3530,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v3827 = v3826 * v1;
       const unsigned int v3828 = v3827 + v28;
       const unsigned int v3829 = v3828 << 8u;
-      const unsigned int v3830 = v3829 + v8330;
+      const unsigned int v3830 = v3829 + v9269;
       out[v3830] = v3824;
     }
-    const unsigned int v3832 = v41 + v8336;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3832 = v41 + v9275;  // kernels/sdpa/flash_tile.hpp:227
     const float v3833 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3834 = v467.x[2];
     const float v3835 = v3834 * v3833;
@@ -3544,10 +3544,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v3843 = v3842 * v1;
       const unsigned int v3844 = v3843 + v28;
       const unsigned int v3845 = v3844 << 8u;
-      const unsigned int v3846 = v3845 + v8335;
+      const unsigned int v3846 = v3845 + v9274;
       out[v3846] = v3840;
     }
-    const unsigned int v3848 = v41 + v8341;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3848 = v41 + v9280;  // kernels/sdpa/flash_tile.hpp:227
     const float v3849 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3850 = v467.x[3];
     const float v3851 = v3850 * v3849;
@@ -3558,10 +3558,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v3859 = v3858 * v1;
       const unsigned int v3860 = v3859 + v28;
       const unsigned int v3861 = v3860 << 8u;
-      const unsigned int v3862 = v3861 + v8340;
+      const unsigned int v3862 = v3861 + v9279;
       out[v3862] = v3856;
     }
-    const unsigned int v3864 = v41 + v8346;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3864 = v41 + v9285;  // kernels/sdpa/flash_tile.hpp:227
     const float v3865 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3866 = v467.x[4];
     const float v3867 = v3866 * v3865;
@@ -3572,10 +3572,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v3875 = v3874 * v1;
       const unsigned int v3876 = v3875 + v28;
       const unsigned int v3877 = v3876 << 8u;
-      const unsigned int v3878 = v3877 + v8345;
+      const unsigned int v3878 = v3877 + v9284;
       out[v3878] = v3872;
     }
-    const unsigned int v3880 = v41 + v8351;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3880 = v41 + v9290;  // kernels/sdpa/flash_tile.hpp:227
     const float v3881 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3882 = v467.x[5];
     const float v3883 = v3882 * v3881;
@@ -3586,10 +3586,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v3891 = v3890 * v1;
       const unsigned int v3892 = v3891 + v28;
       const unsigned int v3893 = v3892 << 8u;
-      const unsigned int v3894 = v3893 + v8350;
+      const unsigned int v3894 = v3893 + v9289;
       out[v3894] = v3888;
     }
-    const unsigned int v3896 = v41 + v8356;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3896 = v41 + v9295;  // kernels/sdpa/flash_tile.hpp:227
     const float v3897 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3898 = v467.x[6];
     const float v3899 = v3898 * v3897;
@@ -3600,10 +3600,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v3907 = v3906 * v1;
       const unsigned int v3908 = v3907 + v28;
       const unsigned int v3909 = v3908 << 8u;
-      const unsigned int v3910 = v3909 + v8355;
+      const unsigned int v3910 = v3909 + v9294;
       out[v3910] = v3904;
     }
-    const unsigned int v3912 = v41 + v8361;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3912 = v41 + v9300;  // kernels/sdpa/flash_tile.hpp:227
     const float v3913 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3914 = v467.x[7];
     const float v3915 = v3914 * v3913;
@@ -3614,10 +3614,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v3923 = v3922 * v1;
       const unsigned int v3924 = v3923 + v28;
       const unsigned int v3925 = v3924 << 8u;
-      const unsigned int v3926 = v3925 + v8360;
+      const unsigned int v3926 = v3925 + v9299;
       out[v3926] = v3920;
     }
-    const unsigned int v3928 = v41 + v8366;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3928 = v41 + v9305;  // kernels/sdpa/flash_tile.hpp:227
     const float v3929 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3930 = v467.x[8];
     const float v3931 = v3930 * v3929;
@@ -3628,10 +3628,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v3939 = v3938 * v1;
       const unsigned int v3940 = v3939 + v28;
       const unsigned int v3941 = v3940 << 8u;
-      const unsigned int v3942 = v3941 + v8365;
+      const unsigned int v3942 = v3941 + v9304;
       out[v3942] = v3936;
     }
-    const unsigned int v3944 = v41 + v8371;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3944 = v41 + v9310;  // kernels/sdpa/flash_tile.hpp:227
     const float v3945 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3946 = v467.x[9];
     const float v3947 = v3946 * v3945;
@@ -3642,10 +3642,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v3955 = v3954 * v1;
       const unsigned int v3956 = v3955 + v28;
       const unsigned int v3957 = v3956 << 8u;
-      const unsigned int v3958 = v3957 + v8370;
+      const unsigned int v3958 = v3957 + v9309;
       out[v3958] = v3952;
     }
-    const unsigned int v3960 = v41 + v8376;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3960 = v41 + v9315;  // kernels/sdpa/flash_tile.hpp:227
     const float v3961 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3962 = v467.x[10];
     const float v3963 = v3962 * v3961;
@@ -3656,10 +3656,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v3971 = v3970 * v1;
       const unsigned int v3972 = v3971 + v28;
       const unsigned int v3973 = v3972 << 8u;
-      const unsigned int v3974 = v3973 + v8375;
+      const unsigned int v3974 = v3973 + v9314;
       out[v3974] = v3968;
     }
-    const unsigned int v3976 = v41 + v8381;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3976 = v41 + v9320;  // kernels/sdpa/flash_tile.hpp:227
     const float v3977 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v3978 = v467.x[11];
     const float v3979 = v3978 * v3977;
@@ -3670,10 +3670,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v3987 = v3986 * v1;
       const unsigned int v3988 = v3987 + v28;
       const unsigned int v3989 = v3988 << 8u;
-      const unsigned int v3990 = v3989 + v8380;
+      const unsigned int v3990 = v3989 + v9319;
       out[v3990] = v3984;
     }
-    const unsigned int v3992 = v41 + v8386;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v3992 = v41 + v9325;  // kernels/sdpa/flash_tile.hpp:227
     const float v3993 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v3994 = v467.x[12];
     const float v3995 = v3994 * v3993;
@@ -3684,10 +3684,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4003 = v4002 * v1;
       const unsigned int v4004 = v4003 + v28;
       const unsigned int v4005 = v4004 << 8u;
-      const unsigned int v4006 = v4005 + v8385;
+      const unsigned int v4006 = v4005 + v9324;
       out[v4006] = v4000;
     }
-    const unsigned int v4008 = v41 + v8391;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4008 = v41 + v9330;  // kernels/sdpa/flash_tile.hpp:227
     const float v4009 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4010 = v467.x[13];
     const float v4011 = v4010 * v4009;
@@ -3698,10 +3698,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4019 = v4018 * v1;
       const unsigned int v4020 = v4019 + v28;
       const unsigned int v4021 = v4020 << 8u;
-      const unsigned int v4022 = v4021 + v8390;
+      const unsigned int v4022 = v4021 + v9329;
       out[v4022] = v4016;
     }
-    const unsigned int v4024 = v41 + v8396;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4024 = v41 + v9335;  // kernels/sdpa/flash_tile.hpp:227
     const float v4025 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4026 = v467.x[14];
     const float v4027 = v4026 * v4025;
@@ -3712,10 +3712,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4035 = v4034 * v1;
       const unsigned int v4036 = v4035 + v28;
       const unsigned int v4037 = v4036 << 8u;
-      const unsigned int v4038 = v4037 + v8395;
+      const unsigned int v4038 = v4037 + v9334;
       out[v4038] = v4032;
     }
-    const unsigned int v4040 = v41 + v8401;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4040 = v41 + v9340;  // kernels/sdpa/flash_tile.hpp:227
     const float v4041 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4042 = v467.x[15];
     const float v4043 = v4042 * v4041;
@@ -3726,16 +3726,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4051 = v4050 * v1;
       const unsigned int v4052 = v4051 + v28;
       const unsigned int v4053 = v4052 << 8u;
-      const unsigned int v4054 = v4053 + v8400;
+      const unsigned int v4054 = v4053 + v9339;
       out[v4054] = v4048;
     }
-    const unsigned int v4056 = v41 + v8406;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4056 = v41 + v9345;  // kernels/sdpa/flash_tile.hpp:227
     const float v4057 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4058 = v469.x[0];
     const float v4059 = v4058 * v4057;
     const bool v4060 = v4056 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4060) {
-      const unsigned int v4063 = 32u + v8405;
+      const unsigned int v4063 = 32u + v9344;
       const iron_bf16 v4064 = iron_f32_to_bf16(v4059);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4066 = v13 + v4056;
       const unsigned int v4067 = v4066 * v1;
@@ -3744,13 +3744,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4070 = v4069 + v4063;
       out[v4070] = v4064;
     }
-    const unsigned int v4072 = v41 + v8411;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4072 = v41 + v9350;  // kernels/sdpa/flash_tile.hpp:227
     const float v4073 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4074 = v469.x[1];
     const float v4075 = v4074 * v4073;
     const bool v4076 = v4072 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4076) {
-      const unsigned int v4079 = 32u + v8410;
+      const unsigned int v4079 = 32u + v9349;
       const iron_bf16 v4080 = iron_f32_to_bf16(v4075);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4082 = v13 + v4072;
       const unsigned int v4083 = v4082 * v1;
@@ -3759,13 +3759,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4086 = v4085 + v4079;
       out[v4086] = v4080;
     }
-    const unsigned int v4088 = v41 + v8416;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4088 = v41 + v9355;  // kernels/sdpa/flash_tile.hpp:227
     const float v4089 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4090 = v469.x[2];
     const float v4091 = v4090 * v4089;
     const bool v4092 = v4088 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4092) {
-      const unsigned int v4095 = 32u + v8415;
+      const unsigned int v4095 = 32u + v9354;
       const iron_bf16 v4096 = iron_f32_to_bf16(v4091);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4098 = v13 + v4088;
       const unsigned int v4099 = v4098 * v1;
@@ -3774,13 +3774,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4102 = v4101 + v4095;
       out[v4102] = v4096;
     }
-    const unsigned int v4104 = v41 + v8421;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4104 = v41 + v9360;  // kernels/sdpa/flash_tile.hpp:227
     const float v4105 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4106 = v469.x[3];
     const float v4107 = v4106 * v4105;
     const bool v4108 = v4104 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4108) {
-      const unsigned int v4111 = 32u + v8420;
+      const unsigned int v4111 = 32u + v9359;
       const iron_bf16 v4112 = iron_f32_to_bf16(v4107);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4114 = v13 + v4104;
       const unsigned int v4115 = v4114 * v1;
@@ -3789,13 +3789,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4118 = v4117 + v4111;
       out[v4118] = v4112;
     }
-    const unsigned int v4120 = v41 + v8426;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4120 = v41 + v9365;  // kernels/sdpa/flash_tile.hpp:227
     const float v4121 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4122 = v469.x[4];
     const float v4123 = v4122 * v4121;
     const bool v4124 = v4120 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4124) {
-      const unsigned int v4127 = 32u + v8425;
+      const unsigned int v4127 = 32u + v9364;
       const iron_bf16 v4128 = iron_f32_to_bf16(v4123);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4130 = v13 + v4120;
       const unsigned int v4131 = v4130 * v1;
@@ -3804,13 +3804,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4134 = v4133 + v4127;
       out[v4134] = v4128;
     }
-    const unsigned int v4136 = v41 + v8431;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4136 = v41 + v9370;  // kernels/sdpa/flash_tile.hpp:227
     const float v4137 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4138 = v469.x[5];
     const float v4139 = v4138 * v4137;
     const bool v4140 = v4136 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4140) {
-      const unsigned int v4143 = 32u + v8430;
+      const unsigned int v4143 = 32u + v9369;
       const iron_bf16 v4144 = iron_f32_to_bf16(v4139);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4146 = v13 + v4136;
       const unsigned int v4147 = v4146 * v1;
@@ -3819,13 +3819,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4150 = v4149 + v4143;
       out[v4150] = v4144;
     }
-    const unsigned int v4152 = v41 + v8436;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4152 = v41 + v9375;  // kernels/sdpa/flash_tile.hpp:227
     const float v4153 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4154 = v469.x[6];
     const float v4155 = v4154 * v4153;
     const bool v4156 = v4152 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4156) {
-      const unsigned int v4159 = 32u + v8435;
+      const unsigned int v4159 = 32u + v9374;
       const iron_bf16 v4160 = iron_f32_to_bf16(v4155);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4162 = v13 + v4152;
       const unsigned int v4163 = v4162 * v1;
@@ -3834,13 +3834,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4166 = v4165 + v4159;
       out[v4166] = v4160;
     }
-    const unsigned int v4168 = v41 + v8441;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4168 = v41 + v9380;  // kernels/sdpa/flash_tile.hpp:227
     const float v4169 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4170 = v469.x[7];
     const float v4171 = v4170 * v4169;
     const bool v4172 = v4168 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4172) {
-      const unsigned int v4175 = 32u + v8440;
+      const unsigned int v4175 = 32u + v9379;
       const iron_bf16 v4176 = iron_f32_to_bf16(v4171);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4178 = v13 + v4168;
       const unsigned int v4179 = v4178 * v1;
@@ -3849,13 +3849,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4182 = v4181 + v4175;
       out[v4182] = v4176;
     }
-    const unsigned int v4184 = v41 + v8446;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4184 = v41 + v9385;  // kernels/sdpa/flash_tile.hpp:227
     const float v4185 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4186 = v469.x[8];
     const float v4187 = v4186 * v4185;
     const bool v4188 = v4184 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4188) {
-      const unsigned int v4191 = 32u + v8445;
+      const unsigned int v4191 = 32u + v9384;
       const iron_bf16 v4192 = iron_f32_to_bf16(v4187);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4194 = v13 + v4184;
       const unsigned int v4195 = v4194 * v1;
@@ -3864,13 +3864,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4198 = v4197 + v4191;
       out[v4198] = v4192;
     }
-    const unsigned int v4200 = v41 + v8451;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4200 = v41 + v9390;  // kernels/sdpa/flash_tile.hpp:227
     const float v4201 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4202 = v469.x[9];
     const float v4203 = v4202 * v4201;
     const bool v4204 = v4200 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4204) {
-      const unsigned int v4207 = 32u + v8450;
+      const unsigned int v4207 = 32u + v9389;
       const iron_bf16 v4208 = iron_f32_to_bf16(v4203);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4210 = v13 + v4200;
       const unsigned int v4211 = v4210 * v1;
@@ -3879,13 +3879,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4214 = v4213 + v4207;
       out[v4214] = v4208;
     }
-    const unsigned int v4216 = v41 + v8456;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4216 = v41 + v9395;  // kernels/sdpa/flash_tile.hpp:227
     const float v4217 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4218 = v469.x[10];
     const float v4219 = v4218 * v4217;
     const bool v4220 = v4216 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4220) {
-      const unsigned int v4223 = 32u + v8455;
+      const unsigned int v4223 = 32u + v9394;
       const iron_bf16 v4224 = iron_f32_to_bf16(v4219);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4226 = v13 + v4216;
       const unsigned int v4227 = v4226 * v1;
@@ -3894,13 +3894,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4230 = v4229 + v4223;
       out[v4230] = v4224;
     }
-    const unsigned int v4232 = v41 + v8461;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4232 = v41 + v9400;  // kernels/sdpa/flash_tile.hpp:227
     const float v4233 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4234 = v469.x[11];
     const float v4235 = v4234 * v4233;
     const bool v4236 = v4232 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4236) {
-      const unsigned int v4239 = 32u + v8460;
+      const unsigned int v4239 = 32u + v9399;
       const iron_bf16 v4240 = iron_f32_to_bf16(v4235);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4242 = v13 + v4232;
       const unsigned int v4243 = v4242 * v1;
@@ -3909,13 +3909,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4246 = v4245 + v4239;
       out[v4246] = v4240;
     }
-    const unsigned int v4248 = v41 + v8466;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4248 = v41 + v9405;  // kernels/sdpa/flash_tile.hpp:227
     const float v4249 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4250 = v469.x[12];
     const float v4251 = v4250 * v4249;
     const bool v4252 = v4248 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4252) {
-      const unsigned int v4255 = 32u + v8465;
+      const unsigned int v4255 = 32u + v9404;
       const iron_bf16 v4256 = iron_f32_to_bf16(v4251);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4258 = v13 + v4248;
       const unsigned int v4259 = v4258 * v1;
@@ -3924,13 +3924,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4262 = v4261 + v4255;
       out[v4262] = v4256;
     }
-    const unsigned int v4264 = v41 + v8471;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4264 = v41 + v9410;  // kernels/sdpa/flash_tile.hpp:227
     const float v4265 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4266 = v469.x[13];
     const float v4267 = v4266 * v4265;
     const bool v4268 = v4264 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4268) {
-      const unsigned int v4271 = 32u + v8470;
+      const unsigned int v4271 = 32u + v9409;
       const iron_bf16 v4272 = iron_f32_to_bf16(v4267);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4274 = v13 + v4264;
       const unsigned int v4275 = v4274 * v1;
@@ -3939,13 +3939,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4278 = v4277 + v4271;
       out[v4278] = v4272;
     }
-    const unsigned int v4280 = v41 + v8476;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4280 = v41 + v9415;  // kernels/sdpa/flash_tile.hpp:227
     const float v4281 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4282 = v469.x[14];
     const float v4283 = v4282 * v4281;
     const bool v4284 = v4280 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4284) {
-      const unsigned int v4287 = 32u + v8475;
+      const unsigned int v4287 = 32u + v9414;
       const iron_bf16 v4288 = iron_f32_to_bf16(v4283);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4290 = v13 + v4280;
       const unsigned int v4291 = v4290 * v1;
@@ -3954,13 +3954,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4294 = v4293 + v4287;
       out[v4294] = v4288;
     }
-    const unsigned int v4296 = v41 + v8481;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4296 = v41 + v9420;  // kernels/sdpa/flash_tile.hpp:227
     const float v4297 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4298 = v469.x[15];
     const float v4299 = v4298 * v4297;
     const bool v4300 = v4296 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4300) {
-      const unsigned int v4303 = 32u + v8480;
+      const unsigned int v4303 = 32u + v9419;
       const iron_bf16 v4304 = iron_f32_to_bf16(v4299);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4306 = v13 + v4296;
       const unsigned int v4307 = v4306 * v1;
@@ -3969,13 +3969,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4310 = v4309 + v4303;
       out[v4310] = v4304;
     }
-    const unsigned int v4312 = v41 + v8486;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4312 = v41 + v9425;  // kernels/sdpa/flash_tile.hpp:227
     const float v4313 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4314 = v471.x[0];
     const float v4315 = v4314 * v4313;
     const bool v4316 = v4312 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4316) {
-      const unsigned int v4319 = 64u + v8485;
+      const unsigned int v4319 = 64u + v9424;
       const iron_bf16 v4320 = iron_f32_to_bf16(v4315);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4322 = v13 + v4312;
       const unsigned int v4323 = v4322 * v1;
@@ -3984,13 +3984,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4326 = v4325 + v4319;
       out[v4326] = v4320;
     }
-    const unsigned int v4328 = v41 + v8491;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4328 = v41 + v9430;  // kernels/sdpa/flash_tile.hpp:227
     const float v4329 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4330 = v471.x[1];
     const float v4331 = v4330 * v4329;
     const bool v4332 = v4328 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4332) {
-      const unsigned int v4335 = 64u + v8490;
+      const unsigned int v4335 = 64u + v9429;
       const iron_bf16 v4336 = iron_f32_to_bf16(v4331);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4338 = v13 + v4328;
       const unsigned int v4339 = v4338 * v1;
@@ -3999,13 +3999,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4342 = v4341 + v4335;
       out[v4342] = v4336;
     }
-    const unsigned int v4344 = v41 + v8496;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4344 = v41 + v9435;  // kernels/sdpa/flash_tile.hpp:227
     const float v4345 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4346 = v471.x[2];
     const float v4347 = v4346 * v4345;
     const bool v4348 = v4344 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4348) {
-      const unsigned int v4351 = 64u + v8495;
+      const unsigned int v4351 = 64u + v9434;
       const iron_bf16 v4352 = iron_f32_to_bf16(v4347);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4354 = v13 + v4344;
       const unsigned int v4355 = v4354 * v1;
@@ -4014,13 +4014,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4358 = v4357 + v4351;
       out[v4358] = v4352;
     }
-    const unsigned int v4360 = v41 + v8501;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4360 = v41 + v9440;  // kernels/sdpa/flash_tile.hpp:227
     const float v4361 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4362 = v471.x[3];
     const float v4363 = v4362 * v4361;
     const bool v4364 = v4360 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4364) {
-      const unsigned int v4367 = 64u + v8500;
+      const unsigned int v4367 = 64u + v9439;
       const iron_bf16 v4368 = iron_f32_to_bf16(v4363);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4370 = v13 + v4360;
       const unsigned int v4371 = v4370 * v1;
@@ -4029,13 +4029,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4374 = v4373 + v4367;
       out[v4374] = v4368;
     }
-    const unsigned int v4376 = v41 + v8506;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4376 = v41 + v9445;  // kernels/sdpa/flash_tile.hpp:227
     const float v4377 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4378 = v471.x[4];
     const float v4379 = v4378 * v4377;
     const bool v4380 = v4376 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4380) {
-      const unsigned int v4383 = 64u + v8505;
+      const unsigned int v4383 = 64u + v9444;
       const iron_bf16 v4384 = iron_f32_to_bf16(v4379);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4386 = v13 + v4376;
       const unsigned int v4387 = v4386 * v1;
@@ -4044,13 +4044,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4390 = v4389 + v4383;
       out[v4390] = v4384;
     }
-    const unsigned int v4392 = v41 + v8511;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4392 = v41 + v9450;  // kernels/sdpa/flash_tile.hpp:227
     const float v4393 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4394 = v471.x[5];
     const float v4395 = v4394 * v4393;
     const bool v4396 = v4392 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4396) {
-      const unsigned int v4399 = 64u + v8510;
+      const unsigned int v4399 = 64u + v9449;
       const iron_bf16 v4400 = iron_f32_to_bf16(v4395);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4402 = v13 + v4392;
       const unsigned int v4403 = v4402 * v1;
@@ -4059,13 +4059,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4406 = v4405 + v4399;
       out[v4406] = v4400;
     }
-    const unsigned int v4408 = v41 + v8516;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4408 = v41 + v9455;  // kernels/sdpa/flash_tile.hpp:227
     const float v4409 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4410 = v471.x[6];
     const float v4411 = v4410 * v4409;
     const bool v4412 = v4408 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4412) {
-      const unsigned int v4415 = 64u + v8515;
+      const unsigned int v4415 = 64u + v9454;
       const iron_bf16 v4416 = iron_f32_to_bf16(v4411);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4418 = v13 + v4408;
       const unsigned int v4419 = v4418 * v1;
@@ -4074,13 +4074,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4422 = v4421 + v4415;
       out[v4422] = v4416;
     }
-    const unsigned int v4424 = v41 + v8521;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4424 = v41 + v9460;  // kernels/sdpa/flash_tile.hpp:227
     const float v4425 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4426 = v471.x[7];
     const float v4427 = v4426 * v4425;
     const bool v4428 = v4424 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4428) {
-      const unsigned int v4431 = 64u + v8520;
+      const unsigned int v4431 = 64u + v9459;
       const iron_bf16 v4432 = iron_f32_to_bf16(v4427);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4434 = v13 + v4424;
       const unsigned int v4435 = v4434 * v1;
@@ -4089,13 +4089,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4438 = v4437 + v4431;
       out[v4438] = v4432;
     }
-    const unsigned int v4440 = v41 + v8526;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4440 = v41 + v9465;  // kernels/sdpa/flash_tile.hpp:227
     const float v4441 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4442 = v471.x[8];
     const float v4443 = v4442 * v4441;
     const bool v4444 = v4440 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4444) {
-      const unsigned int v4447 = 64u + v8525;
+      const unsigned int v4447 = 64u + v9464;
       const iron_bf16 v4448 = iron_f32_to_bf16(v4443);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4450 = v13 + v4440;
       const unsigned int v4451 = v4450 * v1;
@@ -4104,13 +4104,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4454 = v4453 + v4447;
       out[v4454] = v4448;
     }
-    const unsigned int v4456 = v41 + v8531;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4456 = v41 + v9470;  // kernels/sdpa/flash_tile.hpp:227
     const float v4457 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4458 = v471.x[9];
     const float v4459 = v4458 * v4457;
     const bool v4460 = v4456 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4460) {
-      const unsigned int v4463 = 64u + v8530;
+      const unsigned int v4463 = 64u + v9469;
       const iron_bf16 v4464 = iron_f32_to_bf16(v4459);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4466 = v13 + v4456;
       const unsigned int v4467 = v4466 * v1;
@@ -4119,13 +4119,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4470 = v4469 + v4463;
       out[v4470] = v4464;
     }
-    const unsigned int v4472 = v41 + v8536;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4472 = v41 + v9475;  // kernels/sdpa/flash_tile.hpp:227
     const float v4473 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4474 = v471.x[10];
     const float v4475 = v4474 * v4473;
     const bool v4476 = v4472 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4476) {
-      const unsigned int v4479 = 64u + v8535;
+      const unsigned int v4479 = 64u + v9474;
       const iron_bf16 v4480 = iron_f32_to_bf16(v4475);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4482 = v13 + v4472;
       const unsigned int v4483 = v4482 * v1;
@@ -4134,13 +4134,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4486 = v4485 + v4479;
       out[v4486] = v4480;
     }
-    const unsigned int v4488 = v41 + v8541;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4488 = v41 + v9480;  // kernels/sdpa/flash_tile.hpp:227
     const float v4489 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4490 = v471.x[11];
     const float v4491 = v4490 * v4489;
     const bool v4492 = v4488 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4492) {
-      const unsigned int v4495 = 64u + v8540;
+      const unsigned int v4495 = 64u + v9479;
       const iron_bf16 v4496 = iron_f32_to_bf16(v4491);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4498 = v13 + v4488;
       const unsigned int v4499 = v4498 * v1;
@@ -4149,13 +4149,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4502 = v4501 + v4495;
       out[v4502] = v4496;
     }
-    const unsigned int v4504 = v41 + v8546;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4504 = v41 + v9485;  // kernels/sdpa/flash_tile.hpp:227
     const float v4505 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4506 = v471.x[12];
     const float v4507 = v4506 * v4505;
     const bool v4508 = v4504 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4508) {
-      const unsigned int v4511 = 64u + v8545;
+      const unsigned int v4511 = 64u + v9484;
       const iron_bf16 v4512 = iron_f32_to_bf16(v4507);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4514 = v13 + v4504;
       const unsigned int v4515 = v4514 * v1;
@@ -4164,13 +4164,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4518 = v4517 + v4511;
       out[v4518] = v4512;
     }
-    const unsigned int v4520 = v41 + v8551;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4520 = v41 + v9490;  // kernels/sdpa/flash_tile.hpp:227
     const float v4521 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4522 = v471.x[13];
     const float v4523 = v4522 * v4521;
     const bool v4524 = v4520 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4524) {
-      const unsigned int v4527 = 64u + v8550;
+      const unsigned int v4527 = 64u + v9489;
       const iron_bf16 v4528 = iron_f32_to_bf16(v4523);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4530 = v13 + v4520;
       const unsigned int v4531 = v4530 * v1;
@@ -4179,13 +4179,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4534 = v4533 + v4527;
       out[v4534] = v4528;
     }
-    const unsigned int v4536 = v41 + v8556;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4536 = v41 + v9495;  // kernels/sdpa/flash_tile.hpp:227
     const float v4537 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4538 = v471.x[14];
     const float v4539 = v4538 * v4537;
     const bool v4540 = v4536 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4540) {
-      const unsigned int v4543 = 64u + v8555;
+      const unsigned int v4543 = 64u + v9494;
       const iron_bf16 v4544 = iron_f32_to_bf16(v4539);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4546 = v13 + v4536;
       const unsigned int v4547 = v4546 * v1;
@@ -4194,13 +4194,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4550 = v4549 + v4543;
       out[v4550] = v4544;
     }
-    const unsigned int v4552 = v41 + v8561;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4552 = v41 + v9500;  // kernels/sdpa/flash_tile.hpp:227
     const float v4553 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4554 = v471.x[15];
     const float v4555 = v4554 * v4553;
     const bool v4556 = v4552 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4556) {
-      const unsigned int v4559 = 64u + v8560;
+      const unsigned int v4559 = 64u + v9499;
       const iron_bf16 v4560 = iron_f32_to_bf16(v4555);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4562 = v13 + v4552;
       const unsigned int v4563 = v4562 * v1;
@@ -4209,13 +4209,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4566 = v4565 + v4559;
       out[v4566] = v4560;
     }
-    const unsigned int v4568 = v41 + v8566;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4568 = v41 + v9505;  // kernels/sdpa/flash_tile.hpp:227
     const float v4569 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4570 = v473.x[0];
     const float v4571 = v4570 * v4569;
     const bool v4572 = v4568 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4572) {
-      const unsigned int v4575 = 96u + v8565;
+      const unsigned int v4575 = 96u + v9504;
       const iron_bf16 v4576 = iron_f32_to_bf16(v4571);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4578 = v13 + v4568;
       const unsigned int v4579 = v4578 * v1;
@@ -4224,13 +4224,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4582 = v4581 + v4575;
       out[v4582] = v4576;
     }
-    const unsigned int v4584 = v41 + v8571;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4584 = v41 + v9510;  // kernels/sdpa/flash_tile.hpp:227
     const float v4585 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4586 = v473.x[1];
     const float v4587 = v4586 * v4585;
     const bool v4588 = v4584 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4588) {
-      const unsigned int v4591 = 96u + v8570;
+      const unsigned int v4591 = 96u + v9509;
       const iron_bf16 v4592 = iron_f32_to_bf16(v4587);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4594 = v13 + v4584;
       const unsigned int v4595 = v4594 * v1;
@@ -4239,13 +4239,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4598 = v4597 + v4591;
       out[v4598] = v4592;
     }
-    const unsigned int v4600 = v41 + v8576;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4600 = v41 + v9515;  // kernels/sdpa/flash_tile.hpp:227
     const float v4601 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4602 = v473.x[2];
     const float v4603 = v4602 * v4601;
     const bool v4604 = v4600 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4604) {
-      const unsigned int v4607 = 96u + v8575;
+      const unsigned int v4607 = 96u + v9514;
       const iron_bf16 v4608 = iron_f32_to_bf16(v4603);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4610 = v13 + v4600;
       const unsigned int v4611 = v4610 * v1;
@@ -4254,13 +4254,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4614 = v4613 + v4607;
       out[v4614] = v4608;
     }
-    const unsigned int v4616 = v41 + v8581;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4616 = v41 + v9520;  // kernels/sdpa/flash_tile.hpp:227
     const float v4617 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4618 = v473.x[3];
     const float v4619 = v4618 * v4617;
     const bool v4620 = v4616 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4620) {
-      const unsigned int v4623 = 96u + v8580;
+      const unsigned int v4623 = 96u + v9519;
       const iron_bf16 v4624 = iron_f32_to_bf16(v4619);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4626 = v13 + v4616;
       const unsigned int v4627 = v4626 * v1;
@@ -4269,13 +4269,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4630 = v4629 + v4623;
       out[v4630] = v4624;
     }
-    const unsigned int v4632 = v41 + v8586;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4632 = v41 + v9525;  // kernels/sdpa/flash_tile.hpp:227
     const float v4633 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4634 = v473.x[4];
     const float v4635 = v4634 * v4633;
     const bool v4636 = v4632 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4636) {
-      const unsigned int v4639 = 96u + v8585;
+      const unsigned int v4639 = 96u + v9524;
       const iron_bf16 v4640 = iron_f32_to_bf16(v4635);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4642 = v13 + v4632;
       const unsigned int v4643 = v4642 * v1;
@@ -4284,13 +4284,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4646 = v4645 + v4639;
       out[v4646] = v4640;
     }
-    const unsigned int v4648 = v41 + v8591;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4648 = v41 + v9530;  // kernels/sdpa/flash_tile.hpp:227
     const float v4649 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4650 = v473.x[5];
     const float v4651 = v4650 * v4649;
     const bool v4652 = v4648 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4652) {
-      const unsigned int v4655 = 96u + v8590;
+      const unsigned int v4655 = 96u + v9529;
       const iron_bf16 v4656 = iron_f32_to_bf16(v4651);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4658 = v13 + v4648;
       const unsigned int v4659 = v4658 * v1;
@@ -4299,13 +4299,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4662 = v4661 + v4655;
       out[v4662] = v4656;
     }
-    const unsigned int v4664 = v41 + v8596;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4664 = v41 + v9535;  // kernels/sdpa/flash_tile.hpp:227
     const float v4665 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4666 = v473.x[6];
     const float v4667 = v4666 * v4665;
     const bool v4668 = v4664 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4668) {
-      const unsigned int v4671 = 96u + v8595;
+      const unsigned int v4671 = 96u + v9534;
       const iron_bf16 v4672 = iron_f32_to_bf16(v4667);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4674 = v13 + v4664;
       const unsigned int v4675 = v4674 * v1;
@@ -4314,13 +4314,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4678 = v4677 + v4671;
       out[v4678] = v4672;
     }
-    const unsigned int v4680 = v41 + v8601;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4680 = v41 + v9540;  // kernels/sdpa/flash_tile.hpp:227
     const float v4681 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4682 = v473.x[7];
     const float v4683 = v4682 * v4681;
     const bool v4684 = v4680 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4684) {
-      const unsigned int v4687 = 96u + v8600;
+      const unsigned int v4687 = 96u + v9539;
       const iron_bf16 v4688 = iron_f32_to_bf16(v4683);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4690 = v13 + v4680;
       const unsigned int v4691 = v4690 * v1;
@@ -4329,13 +4329,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4694 = v4693 + v4687;
       out[v4694] = v4688;
     }
-    const unsigned int v4696 = v41 + v8606;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4696 = v41 + v9545;  // kernels/sdpa/flash_tile.hpp:227
     const float v4697 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4698 = v473.x[8];
     const float v4699 = v4698 * v4697;
     const bool v4700 = v4696 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4700) {
-      const unsigned int v4703 = 96u + v8605;
+      const unsigned int v4703 = 96u + v9544;
       const iron_bf16 v4704 = iron_f32_to_bf16(v4699);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4706 = v13 + v4696;
       const unsigned int v4707 = v4706 * v1;
@@ -4344,13 +4344,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4710 = v4709 + v4703;
       out[v4710] = v4704;
     }
-    const unsigned int v4712 = v41 + v8611;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4712 = v41 + v9550;  // kernels/sdpa/flash_tile.hpp:227
     const float v4713 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4714 = v473.x[9];
     const float v4715 = v4714 * v4713;
     const bool v4716 = v4712 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4716) {
-      const unsigned int v4719 = 96u + v8610;
+      const unsigned int v4719 = 96u + v9549;
       const iron_bf16 v4720 = iron_f32_to_bf16(v4715);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4722 = v13 + v4712;
       const unsigned int v4723 = v4722 * v1;
@@ -4359,13 +4359,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4726 = v4725 + v4719;
       out[v4726] = v4720;
     }
-    const unsigned int v4728 = v41 + v8616;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4728 = v41 + v9555;  // kernels/sdpa/flash_tile.hpp:227
     const float v4729 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4730 = v473.x[10];
     const float v4731 = v4730 * v4729;
     const bool v4732 = v4728 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4732) {
-      const unsigned int v4735 = 96u + v8615;
+      const unsigned int v4735 = 96u + v9554;
       const iron_bf16 v4736 = iron_f32_to_bf16(v4731);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4738 = v13 + v4728;
       const unsigned int v4739 = v4738 * v1;
@@ -4374,13 +4374,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4742 = v4741 + v4735;
       out[v4742] = v4736;
     }
-    const unsigned int v4744 = v41 + v8621;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4744 = v41 + v9560;  // kernels/sdpa/flash_tile.hpp:227
     const float v4745 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4746 = v473.x[11];
     const float v4747 = v4746 * v4745;
     const bool v4748 = v4744 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4748) {
-      const unsigned int v4751 = 96u + v8620;
+      const unsigned int v4751 = 96u + v9559;
       const iron_bf16 v4752 = iron_f32_to_bf16(v4747);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4754 = v13 + v4744;
       const unsigned int v4755 = v4754 * v1;
@@ -4389,13 +4389,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4758 = v4757 + v4751;
       out[v4758] = v4752;
     }
-    const unsigned int v4760 = v41 + v8626;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4760 = v41 + v9565;  // kernels/sdpa/flash_tile.hpp:227
     const float v4761 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4762 = v473.x[12];
     const float v4763 = v4762 * v4761;
     const bool v4764 = v4760 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4764) {
-      const unsigned int v4767 = 96u + v8625;
+      const unsigned int v4767 = 96u + v9564;
       const iron_bf16 v4768 = iron_f32_to_bf16(v4763);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4770 = v13 + v4760;
       const unsigned int v4771 = v4770 * v1;
@@ -4404,13 +4404,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4774 = v4773 + v4767;
       out[v4774] = v4768;
     }
-    const unsigned int v4776 = v41 + v8631;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4776 = v41 + v9570;  // kernels/sdpa/flash_tile.hpp:227
     const float v4777 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4778 = v473.x[13];
     const float v4779 = v4778 * v4777;
     const bool v4780 = v4776 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4780) {
-      const unsigned int v4783 = 96u + v8630;
+      const unsigned int v4783 = 96u + v9569;
       const iron_bf16 v4784 = iron_f32_to_bf16(v4779);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4786 = v13 + v4776;
       const unsigned int v4787 = v4786 * v1;
@@ -4419,13 +4419,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4790 = v4789 + v4783;
       out[v4790] = v4784;
     }
-    const unsigned int v4792 = v41 + v8636;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4792 = v41 + v9575;  // kernels/sdpa/flash_tile.hpp:227
     const float v4793 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4794 = v473.x[14];
     const float v4795 = v4794 * v4793;
     const bool v4796 = v4792 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4796) {
-      const unsigned int v4799 = 96u + v8635;
+      const unsigned int v4799 = 96u + v9574;
       const iron_bf16 v4800 = iron_f32_to_bf16(v4795);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4802 = v13 + v4792;
       const unsigned int v4803 = v4802 * v1;
@@ -4434,13 +4434,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4806 = v4805 + v4799;
       out[v4806] = v4800;
     }
-    const unsigned int v4808 = v41 + v8641;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4808 = v41 + v9580;  // kernels/sdpa/flash_tile.hpp:227
     const float v4809 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4810 = v473.x[15];
     const float v4811 = v4810 * v4809;
     const bool v4812 = v4808 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4812) {
-      const unsigned int v4815 = 96u + v8640;
+      const unsigned int v4815 = 96u + v9579;
       const iron_bf16 v4816 = iron_f32_to_bf16(v4811);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4818 = v13 + v4808;
       const unsigned int v4819 = v4818 * v1;
@@ -4449,13 +4449,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4822 = v4821 + v4815;
       out[v4822] = v4816;
     }
-    const unsigned int v4824 = v41 + v8646;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4824 = v41 + v9585;  // kernels/sdpa/flash_tile.hpp:227
     const float v4825 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4826 = v475.x[0];
     const float v4827 = v4826 * v4825;
     const bool v4828 = v4824 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4828) {
-      const unsigned int v4831 = 128u + v8645;
+      const unsigned int v4831 = 128u + v9584;
       const iron_bf16 v4832 = iron_f32_to_bf16(v4827);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4834 = v13 + v4824;
       const unsigned int v4835 = v4834 * v1;
@@ -4464,13 +4464,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4838 = v4837 + v4831;
       out[v4838] = v4832;
     }
-    const unsigned int v4840 = v41 + v8651;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4840 = v41 + v9590;  // kernels/sdpa/flash_tile.hpp:227
     const float v4841 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4842 = v475.x[1];
     const float v4843 = v4842 * v4841;
     const bool v4844 = v4840 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4844) {
-      const unsigned int v4847 = 128u + v8650;
+      const unsigned int v4847 = 128u + v9589;
       const iron_bf16 v4848 = iron_f32_to_bf16(v4843);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4850 = v13 + v4840;
       const unsigned int v4851 = v4850 * v1;
@@ -4479,13 +4479,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4854 = v4853 + v4847;
       out[v4854] = v4848;
     }
-    const unsigned int v4856 = v41 + v8656;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4856 = v41 + v9595;  // kernels/sdpa/flash_tile.hpp:227
     const float v4857 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4858 = v475.x[2];
     const float v4859 = v4858 * v4857;
     const bool v4860 = v4856 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4860) {
-      const unsigned int v4863 = 128u + v8655;
+      const unsigned int v4863 = 128u + v9594;
       const iron_bf16 v4864 = iron_f32_to_bf16(v4859);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4866 = v13 + v4856;
       const unsigned int v4867 = v4866 * v1;
@@ -4494,13 +4494,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4870 = v4869 + v4863;
       out[v4870] = v4864;
     }
-    const unsigned int v4872 = v41 + v8661;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4872 = v41 + v9600;  // kernels/sdpa/flash_tile.hpp:227
     const float v4873 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4874 = v475.x[3];
     const float v4875 = v4874 * v4873;
     const bool v4876 = v4872 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4876) {
-      const unsigned int v4879 = 128u + v8660;
+      const unsigned int v4879 = 128u + v9599;
       const iron_bf16 v4880 = iron_f32_to_bf16(v4875);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4882 = v13 + v4872;
       const unsigned int v4883 = v4882 * v1;
@@ -4509,13 +4509,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4886 = v4885 + v4879;
       out[v4886] = v4880;
     }
-    const unsigned int v4888 = v41 + v8666;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4888 = v41 + v9605;  // kernels/sdpa/flash_tile.hpp:227
     const float v4889 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4890 = v475.x[4];
     const float v4891 = v4890 * v4889;
     const bool v4892 = v4888 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4892) {
-      const unsigned int v4895 = 128u + v8665;
+      const unsigned int v4895 = 128u + v9604;
       const iron_bf16 v4896 = iron_f32_to_bf16(v4891);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4898 = v13 + v4888;
       const unsigned int v4899 = v4898 * v1;
@@ -4524,13 +4524,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4902 = v4901 + v4895;
       out[v4902] = v4896;
     }
-    const unsigned int v4904 = v41 + v8671;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4904 = v41 + v9610;  // kernels/sdpa/flash_tile.hpp:227
     const float v4905 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4906 = v475.x[5];
     const float v4907 = v4906 * v4905;
     const bool v4908 = v4904 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4908) {
-      const unsigned int v4911 = 128u + v8670;
+      const unsigned int v4911 = 128u + v9609;
       const iron_bf16 v4912 = iron_f32_to_bf16(v4907);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4914 = v13 + v4904;
       const unsigned int v4915 = v4914 * v1;
@@ -4539,13 +4539,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4918 = v4917 + v4911;
       out[v4918] = v4912;
     }
-    const unsigned int v4920 = v41 + v8676;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4920 = v41 + v9615;  // kernels/sdpa/flash_tile.hpp:227
     const float v4921 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4922 = v475.x[6];
     const float v4923 = v4922 * v4921;
     const bool v4924 = v4920 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4924) {
-      const unsigned int v4927 = 128u + v8675;
+      const unsigned int v4927 = 128u + v9614;
       const iron_bf16 v4928 = iron_f32_to_bf16(v4923);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4930 = v13 + v4920;
       const unsigned int v4931 = v4930 * v1;
@@ -4554,13 +4554,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4934 = v4933 + v4927;
       out[v4934] = v4928;
     }
-    const unsigned int v4936 = v41 + v8681;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4936 = v41 + v9620;  // kernels/sdpa/flash_tile.hpp:227
     const float v4937 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4938 = v475.x[7];
     const float v4939 = v4938 * v4937;
     const bool v4940 = v4936 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4940) {
-      const unsigned int v4943 = 128u + v8680;
+      const unsigned int v4943 = 128u + v9619;
       const iron_bf16 v4944 = iron_f32_to_bf16(v4939);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4946 = v13 + v4936;
       const unsigned int v4947 = v4946 * v1;
@@ -4569,13 +4569,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4950 = v4949 + v4943;
       out[v4950] = v4944;
     }
-    const unsigned int v4952 = v41 + v8686;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4952 = v41 + v9625;  // kernels/sdpa/flash_tile.hpp:227
     const float v4953 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4954 = v475.x[8];
     const float v4955 = v4954 * v4953;
     const bool v4956 = v4952 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4956) {
-      const unsigned int v4959 = 128u + v8685;
+      const unsigned int v4959 = 128u + v9624;
       const iron_bf16 v4960 = iron_f32_to_bf16(v4955);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4962 = v13 + v4952;
       const unsigned int v4963 = v4962 * v1;
@@ -4584,13 +4584,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4966 = v4965 + v4959;
       out[v4966] = v4960;
     }
-    const unsigned int v4968 = v41 + v8691;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4968 = v41 + v9630;  // kernels/sdpa/flash_tile.hpp:227
     const float v4969 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v4970 = v475.x[9];
     const float v4971 = v4970 * v4969;
     const bool v4972 = v4968 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4972) {
-      const unsigned int v4975 = 128u + v8690;
+      const unsigned int v4975 = 128u + v9629;
       const iron_bf16 v4976 = iron_f32_to_bf16(v4971);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4978 = v13 + v4968;
       const unsigned int v4979 = v4978 * v1;
@@ -4599,13 +4599,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4982 = v4981 + v4975;
       out[v4982] = v4976;
     }
-    const unsigned int v4984 = v41 + v8696;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v4984 = v41 + v9635;  // kernels/sdpa/flash_tile.hpp:227
     const float v4985 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v4986 = v475.x[10];
     const float v4987 = v4986 * v4985;
     const bool v4988 = v4984 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v4988) {
-      const unsigned int v4991 = 128u + v8695;
+      const unsigned int v4991 = 128u + v9634;
       const iron_bf16 v4992 = iron_f32_to_bf16(v4987);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4994 = v13 + v4984;
       const unsigned int v4995 = v4994 * v1;
@@ -4614,13 +4614,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4998 = v4997 + v4991;
       out[v4998] = v4992;
     }
-    const unsigned int v5000 = v41 + v8701;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5000 = v41 + v9640;  // kernels/sdpa/flash_tile.hpp:227
     const float v5001 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5002 = v475.x[11];
     const float v5003 = v5002 * v5001;
     const bool v5004 = v5000 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5004) {
-      const unsigned int v5007 = 128u + v8700;
+      const unsigned int v5007 = 128u + v9639;
       const iron_bf16 v5008 = iron_f32_to_bf16(v5003);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5010 = v13 + v5000;
       const unsigned int v5011 = v5010 * v1;
@@ -4629,13 +4629,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5014 = v5013 + v5007;
       out[v5014] = v5008;
     }
-    const unsigned int v5016 = v41 + v8706;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5016 = v41 + v9645;  // kernels/sdpa/flash_tile.hpp:227
     const float v5017 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5018 = v475.x[12];
     const float v5019 = v5018 * v5017;
     const bool v5020 = v5016 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5020) {
-      const unsigned int v5023 = 128u + v8705;
+      const unsigned int v5023 = 128u + v9644;
       const iron_bf16 v5024 = iron_f32_to_bf16(v5019);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5026 = v13 + v5016;
       const unsigned int v5027 = v5026 * v1;
@@ -4644,13 +4644,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5030 = v5029 + v5023;
       out[v5030] = v5024;
     }
-    const unsigned int v5032 = v41 + v8711;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5032 = v41 + v9650;  // kernels/sdpa/flash_tile.hpp:227
     const float v5033 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5034 = v475.x[13];
     const float v5035 = v5034 * v5033;
     const bool v5036 = v5032 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5036) {
-      const unsigned int v5039 = 128u + v8710;
+      const unsigned int v5039 = 128u + v9649;
       const iron_bf16 v5040 = iron_f32_to_bf16(v5035);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5042 = v13 + v5032;
       const unsigned int v5043 = v5042 * v1;
@@ -4659,13 +4659,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5046 = v5045 + v5039;
       out[v5046] = v5040;
     }
-    const unsigned int v5048 = v41 + v8716;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5048 = v41 + v9655;  // kernels/sdpa/flash_tile.hpp:227
     const float v5049 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5050 = v475.x[14];
     const float v5051 = v5050 * v5049;
     const bool v5052 = v5048 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5052) {
-      const unsigned int v5055 = 128u + v8715;
+      const unsigned int v5055 = 128u + v9654;
       const iron_bf16 v5056 = iron_f32_to_bf16(v5051);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5058 = v13 + v5048;
       const unsigned int v5059 = v5058 * v1;
@@ -4674,13 +4674,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5062 = v5061 + v5055;
       out[v5062] = v5056;
     }
-    const unsigned int v5064 = v41 + v8721;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5064 = v41 + v9660;  // kernels/sdpa/flash_tile.hpp:227
     const float v5065 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5066 = v475.x[15];
     const float v5067 = v5066 * v5065;
     const bool v5068 = v5064 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5068) {
-      const unsigned int v5071 = 128u + v8720;
+      const unsigned int v5071 = 128u + v9659;
       const iron_bf16 v5072 = iron_f32_to_bf16(v5067);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5074 = v13 + v5064;
       const unsigned int v5075 = v5074 * v1;
@@ -4689,13 +4689,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5078 = v5077 + v5071;
       out[v5078] = v5072;
     }
-    const unsigned int v5080 = v41 + v8726;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5080 = v41 + v9665;  // kernels/sdpa/flash_tile.hpp:227
     const float v5081 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5082 = v477.x[0];
     const float v5083 = v5082 * v5081;
     const bool v5084 = v5080 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5084) {
-      const unsigned int v5087 = 160u + v8725;
+      const unsigned int v5087 = 160u + v9664;
       const iron_bf16 v5088 = iron_f32_to_bf16(v5083);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5090 = v13 + v5080;
       const unsigned int v5091 = v5090 * v1;
@@ -4704,13 +4704,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5094 = v5093 + v5087;
       out[v5094] = v5088;
     }
-    const unsigned int v5096 = v41 + v8731;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5096 = v41 + v9670;  // kernels/sdpa/flash_tile.hpp:227
     const float v5097 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5098 = v477.x[1];
     const float v5099 = v5098 * v5097;
     const bool v5100 = v5096 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5100) {
-      const unsigned int v5103 = 160u + v8730;
+      const unsigned int v5103 = 160u + v9669;
       const iron_bf16 v5104 = iron_f32_to_bf16(v5099);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5106 = v13 + v5096;
       const unsigned int v5107 = v5106 * v1;
@@ -4719,13 +4719,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5110 = v5109 + v5103;
       out[v5110] = v5104;
     }
-    const unsigned int v5112 = v41 + v8736;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5112 = v41 + v9675;  // kernels/sdpa/flash_tile.hpp:227
     const float v5113 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5114 = v477.x[2];
     const float v5115 = v5114 * v5113;
     const bool v5116 = v5112 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5116) {
-      const unsigned int v5119 = 160u + v8735;
+      const unsigned int v5119 = 160u + v9674;
       const iron_bf16 v5120 = iron_f32_to_bf16(v5115);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5122 = v13 + v5112;
       const unsigned int v5123 = v5122 * v1;
@@ -4734,13 +4734,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5126 = v5125 + v5119;
       out[v5126] = v5120;
     }
-    const unsigned int v5128 = v41 + v8741;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5128 = v41 + v9680;  // kernels/sdpa/flash_tile.hpp:227
     const float v5129 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5130 = v477.x[3];
     const float v5131 = v5130 * v5129;
     const bool v5132 = v5128 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5132) {
-      const unsigned int v5135 = 160u + v8740;
+      const unsigned int v5135 = 160u + v9679;
       const iron_bf16 v5136 = iron_f32_to_bf16(v5131);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5138 = v13 + v5128;
       const unsigned int v5139 = v5138 * v1;
@@ -4749,13 +4749,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5142 = v5141 + v5135;
       out[v5142] = v5136;
     }
-    const unsigned int v5144 = v41 + v8746;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5144 = v41 + v9685;  // kernels/sdpa/flash_tile.hpp:227
     const float v5145 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5146 = v477.x[4];
     const float v5147 = v5146 * v5145;
     const bool v5148 = v5144 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5148) {
-      const unsigned int v5151 = 160u + v8745;
+      const unsigned int v5151 = 160u + v9684;
       const iron_bf16 v5152 = iron_f32_to_bf16(v5147);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5154 = v13 + v5144;
       const unsigned int v5155 = v5154 * v1;
@@ -4764,13 +4764,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5158 = v5157 + v5151;
       out[v5158] = v5152;
     }
-    const unsigned int v5160 = v41 + v8751;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5160 = v41 + v9690;  // kernels/sdpa/flash_tile.hpp:227
     const float v5161 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5162 = v477.x[5];
     const float v5163 = v5162 * v5161;
     const bool v5164 = v5160 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5164) {
-      const unsigned int v5167 = 160u + v8750;
+      const unsigned int v5167 = 160u + v9689;
       const iron_bf16 v5168 = iron_f32_to_bf16(v5163);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5170 = v13 + v5160;
       const unsigned int v5171 = v5170 * v1;
@@ -4779,13 +4779,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5174 = v5173 + v5167;
       out[v5174] = v5168;
     }
-    const unsigned int v5176 = v41 + v8756;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5176 = v41 + v9695;  // kernels/sdpa/flash_tile.hpp:227
     const float v5177 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5178 = v477.x[6];
     const float v5179 = v5178 * v5177;
     const bool v5180 = v5176 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5180) {
-      const unsigned int v5183 = 160u + v8755;
+      const unsigned int v5183 = 160u + v9694;
       const iron_bf16 v5184 = iron_f32_to_bf16(v5179);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5186 = v13 + v5176;
       const unsigned int v5187 = v5186 * v1;
@@ -4794,13 +4794,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5190 = v5189 + v5183;
       out[v5190] = v5184;
     }
-    const unsigned int v5192 = v41 + v8761;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5192 = v41 + v9700;  // kernels/sdpa/flash_tile.hpp:227
     const float v5193 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5194 = v477.x[7];
     const float v5195 = v5194 * v5193;
     const bool v5196 = v5192 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5196) {
-      const unsigned int v5199 = 160u + v8760;
+      const unsigned int v5199 = 160u + v9699;
       const iron_bf16 v5200 = iron_f32_to_bf16(v5195);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5202 = v13 + v5192;
       const unsigned int v5203 = v5202 * v1;
@@ -4809,13 +4809,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5206 = v5205 + v5199;
       out[v5206] = v5200;
     }
-    const unsigned int v5208 = v41 + v8766;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5208 = v41 + v9705;  // kernels/sdpa/flash_tile.hpp:227
     const float v5209 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5210 = v477.x[8];
     const float v5211 = v5210 * v5209;
     const bool v5212 = v5208 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5212) {
-      const unsigned int v5215 = 160u + v8765;
+      const unsigned int v5215 = 160u + v9704;
       const iron_bf16 v5216 = iron_f32_to_bf16(v5211);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5218 = v13 + v5208;
       const unsigned int v5219 = v5218 * v1;
@@ -4824,13 +4824,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5222 = v5221 + v5215;
       out[v5222] = v5216;
     }
-    const unsigned int v5224 = v41 + v8771;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5224 = v41 + v9710;  // kernels/sdpa/flash_tile.hpp:227
     const float v5225 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5226 = v477.x[9];
     const float v5227 = v5226 * v5225;
     const bool v5228 = v5224 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5228) {
-      const unsigned int v5231 = 160u + v8770;
+      const unsigned int v5231 = 160u + v9709;
       const iron_bf16 v5232 = iron_f32_to_bf16(v5227);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5234 = v13 + v5224;
       const unsigned int v5235 = v5234 * v1;
@@ -4839,13 +4839,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5238 = v5237 + v5231;
       out[v5238] = v5232;
     }
-    const unsigned int v5240 = v41 + v8776;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5240 = v41 + v9715;  // kernels/sdpa/flash_tile.hpp:227
     const float v5241 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5242 = v477.x[10];
     const float v5243 = v5242 * v5241;
     const bool v5244 = v5240 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5244) {
-      const unsigned int v5247 = 160u + v8775;
+      const unsigned int v5247 = 160u + v9714;
       const iron_bf16 v5248 = iron_f32_to_bf16(v5243);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5250 = v13 + v5240;
       const unsigned int v5251 = v5250 * v1;
@@ -4854,13 +4854,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5254 = v5253 + v5247;
       out[v5254] = v5248;
     }
-    const unsigned int v5256 = v41 + v8781;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5256 = v41 + v9720;  // kernels/sdpa/flash_tile.hpp:227
     const float v5257 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5258 = v477.x[11];
     const float v5259 = v5258 * v5257;
     const bool v5260 = v5256 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5260) {
-      const unsigned int v5263 = 160u + v8780;
+      const unsigned int v5263 = 160u + v9719;
       const iron_bf16 v5264 = iron_f32_to_bf16(v5259);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5266 = v13 + v5256;
       const unsigned int v5267 = v5266 * v1;
@@ -4869,13 +4869,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5270 = v5269 + v5263;
       out[v5270] = v5264;
     }
-    const unsigned int v5272 = v41 + v8786;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5272 = v41 + v9725;  // kernels/sdpa/flash_tile.hpp:227
     const float v5273 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5274 = v477.x[12];
     const float v5275 = v5274 * v5273;
     const bool v5276 = v5272 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5276) {
-      const unsigned int v5279 = 160u + v8785;
+      const unsigned int v5279 = 160u + v9724;
       const iron_bf16 v5280 = iron_f32_to_bf16(v5275);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5282 = v13 + v5272;
       const unsigned int v5283 = v5282 * v1;
@@ -4884,13 +4884,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5286 = v5285 + v5279;
       out[v5286] = v5280;
     }
-    const unsigned int v5288 = v41 + v8791;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5288 = v41 + v9730;  // kernels/sdpa/flash_tile.hpp:227
     const float v5289 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5290 = v477.x[13];
     const float v5291 = v5290 * v5289;
     const bool v5292 = v5288 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5292) {
-      const unsigned int v5295 = 160u + v8790;
+      const unsigned int v5295 = 160u + v9729;
       const iron_bf16 v5296 = iron_f32_to_bf16(v5291);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5298 = v13 + v5288;
       const unsigned int v5299 = v5298 * v1;
@@ -4899,13 +4899,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5302 = v5301 + v5295;
       out[v5302] = v5296;
     }
-    const unsigned int v5304 = v41 + v8796;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5304 = v41 + v9735;  // kernels/sdpa/flash_tile.hpp:227
     const float v5305 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5306 = v477.x[14];
     const float v5307 = v5306 * v5305;
     const bool v5308 = v5304 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5308) {
-      const unsigned int v5311 = 160u + v8795;
+      const unsigned int v5311 = 160u + v9734;
       const iron_bf16 v5312 = iron_f32_to_bf16(v5307);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5314 = v13 + v5304;
       const unsigned int v5315 = v5314 * v1;
@@ -4914,13 +4914,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5318 = v5317 + v5311;
       out[v5318] = v5312;
     }
-    const unsigned int v5320 = v41 + v8801;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5320 = v41 + v9740;  // kernels/sdpa/flash_tile.hpp:227
     const float v5321 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5322 = v477.x[15];
     const float v5323 = v5322 * v5321;
     const bool v5324 = v5320 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5324) {
-      const unsigned int v5327 = 160u + v8800;
+      const unsigned int v5327 = 160u + v9739;
       const iron_bf16 v5328 = iron_f32_to_bf16(v5323);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5330 = v13 + v5320;
       const unsigned int v5331 = v5330 * v1;
@@ -4929,13 +4929,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5334 = v5333 + v5327;
       out[v5334] = v5328;
     }
-    const unsigned int v5336 = v41 + v8806;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5336 = v41 + v9745;  // kernels/sdpa/flash_tile.hpp:227
     const float v5337 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5338 = v479.x[0];
     const float v5339 = v5338 * v5337;
     const bool v5340 = v5336 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5340) {
-      const unsigned int v5343 = 192u + v8805;
+      const unsigned int v5343 = 192u + v9744;
       const iron_bf16 v5344 = iron_f32_to_bf16(v5339);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5346 = v13 + v5336;
       const unsigned int v5347 = v5346 * v1;
@@ -4944,13 +4944,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5350 = v5349 + v5343;
       out[v5350] = v5344;
     }
-    const unsigned int v5352 = v41 + v8811;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5352 = v41 + v9750;  // kernels/sdpa/flash_tile.hpp:227
     const float v5353 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5354 = v479.x[1];
     const float v5355 = v5354 * v5353;
     const bool v5356 = v5352 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5356) {
-      const unsigned int v5359 = 192u + v8810;
+      const unsigned int v5359 = 192u + v9749;
       const iron_bf16 v5360 = iron_f32_to_bf16(v5355);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5362 = v13 + v5352;
       const unsigned int v5363 = v5362 * v1;
@@ -4959,13 +4959,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5366 = v5365 + v5359;
       out[v5366] = v5360;
     }
-    const unsigned int v5368 = v41 + v8816;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5368 = v41 + v9755;  // kernels/sdpa/flash_tile.hpp:227
     const float v5369 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5370 = v479.x[2];
     const float v5371 = v5370 * v5369;
     const bool v5372 = v5368 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5372) {
-      const unsigned int v5375 = 192u + v8815;
+      const unsigned int v5375 = 192u + v9754;
       const iron_bf16 v5376 = iron_f32_to_bf16(v5371);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5378 = v13 + v5368;
       const unsigned int v5379 = v5378 * v1;
@@ -4974,13 +4974,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5382 = v5381 + v5375;
       out[v5382] = v5376;
     }
-    const unsigned int v5384 = v41 + v8821;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5384 = v41 + v9760;  // kernels/sdpa/flash_tile.hpp:227
     const float v5385 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5386 = v479.x[3];
     const float v5387 = v5386 * v5385;
     const bool v5388 = v5384 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5388) {
-      const unsigned int v5391 = 192u + v8820;
+      const unsigned int v5391 = 192u + v9759;
       const iron_bf16 v5392 = iron_f32_to_bf16(v5387);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5394 = v13 + v5384;
       const unsigned int v5395 = v5394 * v1;
@@ -4989,13 +4989,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5398 = v5397 + v5391;
       out[v5398] = v5392;
     }
-    const unsigned int v5400 = v41 + v8826;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5400 = v41 + v9765;  // kernels/sdpa/flash_tile.hpp:227
     const float v5401 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5402 = v479.x[4];
     const float v5403 = v5402 * v5401;
     const bool v5404 = v5400 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5404) {
-      const unsigned int v5407 = 192u + v8825;
+      const unsigned int v5407 = 192u + v9764;
       const iron_bf16 v5408 = iron_f32_to_bf16(v5403);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5410 = v13 + v5400;
       const unsigned int v5411 = v5410 * v1;
@@ -5004,13 +5004,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5414 = v5413 + v5407;
       out[v5414] = v5408;
     }
-    const unsigned int v5416 = v41 + v8831;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5416 = v41 + v9770;  // kernels/sdpa/flash_tile.hpp:227
     const float v5417 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5418 = v479.x[5];
     const float v5419 = v5418 * v5417;
     const bool v5420 = v5416 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5420) {
-      const unsigned int v5423 = 192u + v8830;
+      const unsigned int v5423 = 192u + v9769;
       const iron_bf16 v5424 = iron_f32_to_bf16(v5419);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5426 = v13 + v5416;
       const unsigned int v5427 = v5426 * v1;
@@ -5019,13 +5019,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5430 = v5429 + v5423;
       out[v5430] = v5424;
     }
-    const unsigned int v5432 = v41 + v8836;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5432 = v41 + v9775;  // kernels/sdpa/flash_tile.hpp:227
     const float v5433 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5434 = v479.x[6];
     const float v5435 = v5434 * v5433;
     const bool v5436 = v5432 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5436) {
-      const unsigned int v5439 = 192u + v8835;
+      const unsigned int v5439 = 192u + v9774;
       const iron_bf16 v5440 = iron_f32_to_bf16(v5435);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5442 = v13 + v5432;
       const unsigned int v5443 = v5442 * v1;
@@ -5034,13 +5034,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5446 = v5445 + v5439;
       out[v5446] = v5440;
     }
-    const unsigned int v5448 = v41 + v8841;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5448 = v41 + v9780;  // kernels/sdpa/flash_tile.hpp:227
     const float v5449 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5450 = v479.x[7];
     const float v5451 = v5450 * v5449;
     const bool v5452 = v5448 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5452) {
-      const unsigned int v5455 = 192u + v8840;
+      const unsigned int v5455 = 192u + v9779;
       const iron_bf16 v5456 = iron_f32_to_bf16(v5451);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5458 = v13 + v5448;
       const unsigned int v5459 = v5458 * v1;
@@ -5049,13 +5049,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5462 = v5461 + v5455;
       out[v5462] = v5456;
     }
-    const unsigned int v5464 = v41 + v8846;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5464 = v41 + v9785;  // kernels/sdpa/flash_tile.hpp:227
     const float v5465 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5466 = v479.x[8];
     const float v5467 = v5466 * v5465;
     const bool v5468 = v5464 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5468) {
-      const unsigned int v5471 = 192u + v8845;
+      const unsigned int v5471 = 192u + v9784;
       const iron_bf16 v5472 = iron_f32_to_bf16(v5467);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5474 = v13 + v5464;
       const unsigned int v5475 = v5474 * v1;
@@ -5064,13 +5064,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5478 = v5477 + v5471;
       out[v5478] = v5472;
     }
-    const unsigned int v5480 = v41 + v8851;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5480 = v41 + v9790;  // kernels/sdpa/flash_tile.hpp:227
     const float v5481 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5482 = v479.x[9];
     const float v5483 = v5482 * v5481;
     const bool v5484 = v5480 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5484) {
-      const unsigned int v5487 = 192u + v8850;
+      const unsigned int v5487 = 192u + v9789;
       const iron_bf16 v5488 = iron_f32_to_bf16(v5483);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5490 = v13 + v5480;
       const unsigned int v5491 = v5490 * v1;
@@ -5079,13 +5079,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5494 = v5493 + v5487;
       out[v5494] = v5488;
     }
-    const unsigned int v5496 = v41 + v8856;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5496 = v41 + v9795;  // kernels/sdpa/flash_tile.hpp:227
     const float v5497 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5498 = v479.x[10];
     const float v5499 = v5498 * v5497;
     const bool v5500 = v5496 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5500) {
-      const unsigned int v5503 = 192u + v8855;
+      const unsigned int v5503 = 192u + v9794;
       const iron_bf16 v5504 = iron_f32_to_bf16(v5499);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5506 = v13 + v5496;
       const unsigned int v5507 = v5506 * v1;
@@ -5094,13 +5094,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5510 = v5509 + v5503;
       out[v5510] = v5504;
     }
-    const unsigned int v5512 = v41 + v8861;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5512 = v41 + v9800;  // kernels/sdpa/flash_tile.hpp:227
     const float v5513 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5514 = v479.x[11];
     const float v5515 = v5514 * v5513;
     const bool v5516 = v5512 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5516) {
-      const unsigned int v5519 = 192u + v8860;
+      const unsigned int v5519 = 192u + v9799;
       const iron_bf16 v5520 = iron_f32_to_bf16(v5515);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5522 = v13 + v5512;
       const unsigned int v5523 = v5522 * v1;
@@ -5109,13 +5109,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5526 = v5525 + v5519;
       out[v5526] = v5520;
     }
-    const unsigned int v5528 = v41 + v8866;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5528 = v41 + v9805;  // kernels/sdpa/flash_tile.hpp:227
     const float v5529 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5530 = v479.x[12];
     const float v5531 = v5530 * v5529;
     const bool v5532 = v5528 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5532) {
-      const unsigned int v5535 = 192u + v8865;
+      const unsigned int v5535 = 192u + v9804;
       const iron_bf16 v5536 = iron_f32_to_bf16(v5531);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5538 = v13 + v5528;
       const unsigned int v5539 = v5538 * v1;
@@ -5124,13 +5124,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5542 = v5541 + v5535;
       out[v5542] = v5536;
     }
-    const unsigned int v5544 = v41 + v8871;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5544 = v41 + v9810;  // kernels/sdpa/flash_tile.hpp:227
     const float v5545 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5546 = v479.x[13];
     const float v5547 = v5546 * v5545;
     const bool v5548 = v5544 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5548) {
-      const unsigned int v5551 = 192u + v8870;
+      const unsigned int v5551 = 192u + v9809;
       const iron_bf16 v5552 = iron_f32_to_bf16(v5547);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5554 = v13 + v5544;
       const unsigned int v5555 = v5554 * v1;
@@ -5139,13 +5139,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5558 = v5557 + v5551;
       out[v5558] = v5552;
     }
-    const unsigned int v5560 = v41 + v8876;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5560 = v41 + v9815;  // kernels/sdpa/flash_tile.hpp:227
     const float v5561 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5562 = v479.x[14];
     const float v5563 = v5562 * v5561;
     const bool v5564 = v5560 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5564) {
-      const unsigned int v5567 = 192u + v8875;
+      const unsigned int v5567 = 192u + v9814;
       const iron_bf16 v5568 = iron_f32_to_bf16(v5563);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5570 = v13 + v5560;
       const unsigned int v5571 = v5570 * v1;
@@ -5154,13 +5154,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5574 = v5573 + v5567;
       out[v5574] = v5568;
     }
-    const unsigned int v5576 = v41 + v8881;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5576 = v41 + v9820;  // kernels/sdpa/flash_tile.hpp:227
     const float v5577 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5578 = v479.x[15];
     const float v5579 = v5578 * v5577;
     const bool v5580 = v5576 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5580) {
-      const unsigned int v5583 = 192u + v8880;
+      const unsigned int v5583 = 192u + v9819;
       const iron_bf16 v5584 = iron_f32_to_bf16(v5579);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5586 = v13 + v5576;
       const unsigned int v5587 = v5586 * v1;
@@ -5169,13 +5169,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5590 = v5589 + v5583;
       out[v5590] = v5584;
     }
-    const unsigned int v5592 = v41 + v8886;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5592 = v41 + v9825;  // kernels/sdpa/flash_tile.hpp:227
     const float v5593 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5594 = v481.x[0];
     const float v5595 = v5594 * v5593;
     const bool v5596 = v5592 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5596) {
-      const unsigned int v5599 = 224u + v8885;
+      const unsigned int v5599 = 224u + v9824;
       const iron_bf16 v5600 = iron_f32_to_bf16(v5595);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5602 = v13 + v5592;
       const unsigned int v5603 = v5602 * v1;
@@ -5184,13 +5184,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5606 = v5605 + v5599;
       out[v5606] = v5600;
     }
-    const unsigned int v5608 = v41 + v8891;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5608 = v41 + v9830;  // kernels/sdpa/flash_tile.hpp:227
     const float v5609 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5610 = v481.x[1];
     const float v5611 = v5610 * v5609;
     const bool v5612 = v5608 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5612) {
-      const unsigned int v5615 = 224u + v8890;
+      const unsigned int v5615 = 224u + v9829;
       const iron_bf16 v5616 = iron_f32_to_bf16(v5611);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5618 = v13 + v5608;
       const unsigned int v5619 = v5618 * v1;
@@ -5199,13 +5199,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5622 = v5621 + v5615;
       out[v5622] = v5616;
     }
-    const unsigned int v5624 = v41 + v8896;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5624 = v41 + v9835;  // kernels/sdpa/flash_tile.hpp:227
     const float v5625 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5626 = v481.x[2];
     const float v5627 = v5626 * v5625;
     const bool v5628 = v5624 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5628) {
-      const unsigned int v5631 = 224u + v8895;
+      const unsigned int v5631 = 224u + v9834;
       const iron_bf16 v5632 = iron_f32_to_bf16(v5627);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5634 = v13 + v5624;
       const unsigned int v5635 = v5634 * v1;
@@ -5214,13 +5214,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5638 = v5637 + v5631;
       out[v5638] = v5632;
     }
-    const unsigned int v5640 = v41 + v8901;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5640 = v41 + v9840;  // kernels/sdpa/flash_tile.hpp:227
     const float v5641 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5642 = v481.x[3];
     const float v5643 = v5642 * v5641;
     const bool v5644 = v5640 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5644) {
-      const unsigned int v5647 = 224u + v8900;
+      const unsigned int v5647 = 224u + v9839;
       const iron_bf16 v5648 = iron_f32_to_bf16(v5643);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5650 = v13 + v5640;
       const unsigned int v5651 = v5650 * v1;
@@ -5229,13 +5229,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5654 = v5653 + v5647;
       out[v5654] = v5648;
     }
-    const unsigned int v5656 = v41 + v8906;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5656 = v41 + v9845;  // kernels/sdpa/flash_tile.hpp:227
     const float v5657 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5658 = v481.x[4];
     const float v5659 = v5658 * v5657;
     const bool v5660 = v5656 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5660) {
-      const unsigned int v5663 = 224u + v8905;
+      const unsigned int v5663 = 224u + v9844;
       const iron_bf16 v5664 = iron_f32_to_bf16(v5659);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5666 = v13 + v5656;
       const unsigned int v5667 = v5666 * v1;
@@ -5244,13 +5244,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5670 = v5669 + v5663;
       out[v5670] = v5664;
     }
-    const unsigned int v5672 = v41 + v8911;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5672 = v41 + v9850;  // kernels/sdpa/flash_tile.hpp:227
     const float v5673 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5674 = v481.x[5];
     const float v5675 = v5674 * v5673;
     const bool v5676 = v5672 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5676) {
-      const unsigned int v5679 = 224u + v8910;
+      const unsigned int v5679 = 224u + v9849;
       const iron_bf16 v5680 = iron_f32_to_bf16(v5675);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5682 = v13 + v5672;
       const unsigned int v5683 = v5682 * v1;
@@ -5259,13 +5259,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5686 = v5685 + v5679;
       out[v5686] = v5680;
     }
-    const unsigned int v5688 = v41 + v8916;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5688 = v41 + v9855;  // kernels/sdpa/flash_tile.hpp:227
     const float v5689 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5690 = v481.x[6];
     const float v5691 = v5690 * v5689;
     const bool v5692 = v5688 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5692) {
-      const unsigned int v5695 = 224u + v8915;
+      const unsigned int v5695 = 224u + v9854;
       const iron_bf16 v5696 = iron_f32_to_bf16(v5691);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5698 = v13 + v5688;
       const unsigned int v5699 = v5698 * v1;
@@ -5274,13 +5274,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5702 = v5701 + v5695;
       out[v5702] = v5696;
     }
-    const unsigned int v5704 = v41 + v8921;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5704 = v41 + v9860;  // kernels/sdpa/flash_tile.hpp:227
     const float v5705 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5706 = v481.x[7];
     const float v5707 = v5706 * v5705;
     const bool v5708 = v5704 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5708) {
-      const unsigned int v5711 = 224u + v8920;
+      const unsigned int v5711 = 224u + v9859;
       const iron_bf16 v5712 = iron_f32_to_bf16(v5707);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5714 = v13 + v5704;
       const unsigned int v5715 = v5714 * v1;
@@ -5289,13 +5289,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5718 = v5717 + v5711;
       out[v5718] = v5712;
     }
-    const unsigned int v5720 = v41 + v8926;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5720 = v41 + v9865;  // kernels/sdpa/flash_tile.hpp:227
     const float v5721 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5722 = v481.x[8];
     const float v5723 = v5722 * v5721;
     const bool v5724 = v5720 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5724) {
-      const unsigned int v5727 = 224u + v8925;
+      const unsigned int v5727 = 224u + v9864;
       const iron_bf16 v5728 = iron_f32_to_bf16(v5723);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5730 = v13 + v5720;
       const unsigned int v5731 = v5730 * v1;
@@ -5304,13 +5304,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5734 = v5733 + v5727;
       out[v5734] = v5728;
     }
-    const unsigned int v5736 = v41 + v8931;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5736 = v41 + v9870;  // kernels/sdpa/flash_tile.hpp:227
     const float v5737 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5738 = v481.x[9];
     const float v5739 = v5738 * v5737;
     const bool v5740 = v5736 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5740) {
-      const unsigned int v5743 = 224u + v8930;
+      const unsigned int v5743 = 224u + v9869;
       const iron_bf16 v5744 = iron_f32_to_bf16(v5739);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5746 = v13 + v5736;
       const unsigned int v5747 = v5746 * v1;
@@ -5319,13 +5319,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5750 = v5749 + v5743;
       out[v5750] = v5744;
     }
-    const unsigned int v5752 = v41 + v8936;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5752 = v41 + v9875;  // kernels/sdpa/flash_tile.hpp:227
     const float v5753 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5754 = v481.x[10];
     const float v5755 = v5754 * v5753;
     const bool v5756 = v5752 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5756) {
-      const unsigned int v5759 = 224u + v8935;
+      const unsigned int v5759 = 224u + v9874;
       const iron_bf16 v5760 = iron_f32_to_bf16(v5755);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5762 = v13 + v5752;
       const unsigned int v5763 = v5762 * v1;
@@ -5334,13 +5334,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5766 = v5765 + v5759;
       out[v5766] = v5760;
     }
-    const unsigned int v5768 = v41 + v8941;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5768 = v41 + v9880;  // kernels/sdpa/flash_tile.hpp:227
     const float v5769 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5770 = v481.x[11];
     const float v5771 = v5770 * v5769;
     const bool v5772 = v5768 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5772) {
-      const unsigned int v5775 = 224u + v8940;
+      const unsigned int v5775 = 224u + v9879;
       const iron_bf16 v5776 = iron_f32_to_bf16(v5771);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5778 = v13 + v5768;
       const unsigned int v5779 = v5778 * v1;
@@ -5349,13 +5349,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5782 = v5781 + v5775;
       out[v5782] = v5776;
     }
-    const unsigned int v5784 = v41 + v8946;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5784 = v41 + v9885;  // kernels/sdpa/flash_tile.hpp:227
     const float v5785 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5786 = v481.x[12];
     const float v5787 = v5786 * v5785;
     const bool v5788 = v5784 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5788) {
-      const unsigned int v5791 = 224u + v8945;
+      const unsigned int v5791 = 224u + v9884;
       const iron_bf16 v5792 = iron_f32_to_bf16(v5787);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5794 = v13 + v5784;
       const unsigned int v5795 = v5794 * v1;
@@ -5364,13 +5364,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5798 = v5797 + v5791;
       out[v5798] = v5792;
     }
-    const unsigned int v5800 = v41 + v8951;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5800 = v41 + v9890;  // kernels/sdpa/flash_tile.hpp:227
     const float v5801 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
     const float v5802 = v481.x[13];
     const float v5803 = v5802 * v5801;
     const bool v5804 = v5800 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5804) {
-      const unsigned int v5807 = 224u + v8950;
+      const unsigned int v5807 = 224u + v9889;
       const iron_bf16 v5808 = iron_f32_to_bf16(v5803);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5810 = v13 + v5800;
       const unsigned int v5811 = v5810 * v1;
@@ -5379,13 +5379,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5814 = v5813 + v5807;
       out[v5814] = v5808;
     }
-    const unsigned int v5816 = v41 + v8956;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5816 = v41 + v9895;  // kernels/sdpa/flash_tile.hpp:227
     const float v5817 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5818 = v481.x[14];
     const float v5819 = v5818 * v5817;
     const bool v5820 = v5816 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5820) {
-      const unsigned int v5823 = 224u + v8955;
+      const unsigned int v5823 = 224u + v9894;
       const iron_bf16 v5824 = iron_f32_to_bf16(v5819);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5826 = v13 + v5816;
       const unsigned int v5827 = v5826 * v1;
@@ -5394,13 +5394,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5830 = v5829 + v5823;
       out[v5830] = v5824;
     }
-    const unsigned int v5832 = v41 + v8961;  // kernels/sdpa/flash_tile.hpp:227
+    const unsigned int v5832 = v41 + v9900;  // kernels/sdpa/flash_tile.hpp:227
     const float v5833 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
     const float v5834 = v481.x[15];
     const float v5835 = v5834 * v5833;
     const bool v5836 = v5832 < v20;  // kernels/sdpa/flash_tile.hpp:229
     if (v5836) {
-      const unsigned int v5839 = 224u + v8960;
+      const unsigned int v5839 = 224u + v9899;
       const iron_bf16 v5840 = iron_f32_to_bf16(v5835);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v5842 = v13 + v5832;
       const unsigned int v5843 = v5842 * v1;
