@@ -40,11 +40,16 @@
 /// of each row's query, so a simdgroup takes 32 / lk keys side by side, 4 keys per lane a step.
 /// Scores are dot products in f32 summed across the key's lanes by shuffles, in log2 units (the
 /// query is scaled by scale · log2 e once); masks apply only to steps a window, the causal diagonal
-/// or the split's end cuts. Each lane keeps an online softmax (running max, weight sum, 8 weighted
-/// value elements per row); a single-row block (multi-head attention, heads_q = heads_kv, and
-/// q_tokens = 1) computes one row instead of 4. At the end the states merge across lanes (shuffles)
-/// and simdgroups (shared memory, into simdgroup 0), whose lanes write the rows, 8 elements a lane.
-/// iron_sdpa_decode_combine: one group per (b, t, h) row, four elements of the row a thread.
+/// or the split's end cuts. A block of several rows at lk = 16 (head_dim 72 … 128) sums its 16
+/// scores a lane (4 keys × 4 rows) by a reduce-scatter instead (15 shuffles, not 64: each lane
+/// holds its keys and rows in a lane-dependent order, so every round keeps and sends fixed
+/// slots), takes one exp2 for the one score it ends with and gathers the 16 weights back by
+/// shuffles; the same tree of 16 partial sums and the same weights. Each lane keeps an online
+/// softmax (running max, weight sum, 8 weighted value elements per row); a single-row block
+/// (multi-head attention, heads_q = heads_kv, and q_tokens = 1) computes one row instead of 4. At
+/// the end the states merge across lanes (shuffles) and simdgroups (shared memory, into simdgroup
+/// 0), whose lanes write the rows, 8 elements a lane. iron_sdpa_decode_combine: one group per (b,
+/// t, h) row, four elements of the row a thread.
 ///
 /// ## Error bound
 /// u = 2^-24. Let, for one row and split, s_j be the scaled logits in log2 units, A =
@@ -715,6 +720,18 @@ IRON_TEST(iron_sdpa_decode, head_dim_256, F32, F16, BF16) {
 // head_dim 96: 12 vectors a key on 16 lanes, four of them idle.
 IRON_TEST(iron_sdpa_decode, head_dim_96, F32, F16, BF16) {
   return decode_setup(shape(1, 1, 4, 4, 96, 24, {21}, 1), dt, rng);
+}
+
+// The reduce-scatter step (row blocks at head_dim 128): three new tokens of GQA 4 (three blocks
+// whose rows see different keys) under a window of 16, and a sequence of 5 keys.
+IRON_TEST(iron_sdpa_decode, d128_three_tokens_window, F32, F16, BF16) {
+  return decode_setup(shape(2, 3, 8, 2, 128, 72, {70, 5}, 2, 16), dt, rng);
+}
+
+// The reduce-scatter step at head_dim 96 (four idle lanes a key) with GQA 6: a block of 4 rows
+// and one of 2 (two rows computed, never stored).
+IRON_TEST(iron_sdpa_decode, d96_gqa6_partial_block, F32, F16, BF16) {
+  return decode_setup(shape(1, 1, 6, 1, 96, 40, {37}, 2), dt, rng);
 }
 
 // More splits than 16-key runs: three splits hold no key (out 0, lse −inf).

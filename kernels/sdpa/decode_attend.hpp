@@ -117,14 +117,24 @@ void attend(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& 
   auto has_dims = sub < nv;
   auto dim0 = select(has_dims, sub * 8u, 0u);
 
+  // A block of more than one row at lk = 16 (head_dim 72 … 128) takes the reduce-scatter step
+  // (fast_step below): lane sub of a key group holds its rows in the order j ^ jp and its keys in
+  // the order i ^ ip, jp and ip being its sub's bits 2, 3 and 0, 1 swapped, so the scores' halves
+  // it keeps and sends in each round of the reduction are fixed slots. Elsewhere jp = ip = 0.
+  auto block_rows = rows - block * kRows;
+  auto fast = lk_log == 4u && block_rows != 1u;
+  auto jp = select(fast, ((sub >> 2u) & 1u) << 1u | ((sub >> 3u) & 1u), Expr<u32>(0u));
+  auto ip = ((sub & 1u) << 1u) | ((sub >> 1u) & 1u);
+
   // The block's rows r = t · ratio + g (query head h · ratio + g of token t), each with its
-  // queries' 8 elements scaled to log2 units, and the keys [klo, khi) it sees. A row past the
-  // block's rows has zero queries and sees every key: it is computed and never stored.
+  // queries' 8 elements scaled to log2 units, and the keys [klo, khi) it sees; the lane's row j
+  // is the block's row j ^ jp. A row past the block's rows has zero queries and sees every key:
+  // it is computed and never stored.
   std::array<std::array<Expr<f32>, 8>, kRows> qv;
   std::array<Expr<u32>, kRows> klo, khi;
   auto q_scale = pb.scale * kLog2e;
   for (u32 j = 0; j < kRows; ++j) {
-    auto r = block * kRows + j;
+    auto r = block * kRows + (jp ^ j);
     auto live = r < rows;
     auto rc = min(r, rows - 1u);
     auto t = rc / ratio;
@@ -209,7 +219,76 @@ void attend(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& 
     }
   };
 
-  auto block_rows = rows - block * kRows;
+  // The step of a block of kRows rows at lk = 16 (kKeysPerLane · kRows = 16 scores a lane, one
+  // per lane of the key group after a reduce-scatter): the same scores, weights and sums as
+  // `step`, in 15 shuffles and 5 exp2 a lane where `step` takes 64 and 20. The lane's slot i holds
+  // key i ^ ip of its key group's 4, its slot j row j ^ jp (see jp). Round k of the reduction adds
+  // the upper half of the slots from lane sub ^ 2^k into the lower half: afterwards slot (0, 0),
+  // the lane's key ip and row jp, holds the whole score (a tree of 16 partials as in `step`).
+  const auto fast_step = [&](const Expr<u32>& p, const Expr<u32>& slot) {
+    constexpr u32 kScores = kKeysPerLane * kRows;
+    static_assert(kScores == 16, "one score a lane of a 16-lane key group");
+    std::array<Expr<f32>, kScores> s;
+    std::array<std::array<Expr<f32>, 8>, kKeysPerLane> vv;
+    for (u32 i = 0; i < kKeysPerLane; ++i) {
+      auto local = warp * warp_keys + (ip ^ i) * key_groups + kg;
+      auto at = slot * kStageElements + ((local << 4u) + sub) * 8u;
+      const auto kk = load8<T>(k_ring, at);
+      vv[i] = load8<T>(v_ring, at);
+      for (u32 j = 0; j < kRows; ++j) {
+        Expr<f32> dot = qv[j][0] * kk[0];
+        for (u32 e = 1; e < 8; ++e) dot = fma(qv[j][e], kk[e], dot);
+        s[i * kRows + j] = dot;
+      }
+    }
+    for (u32 half = kScores / 2, mask = 1; half >= 1; half /= 2, mask <<= 1) {
+      for (u32 x = 0; x < half; ++x) s[x] = s[x] + simd_shuffle_xor(s[x + half], mask);
+    }
+    Var<f32> score = s[0];
+    Expr<u32> safe_lo = klo[0];
+    Expr<u32> safe_hi = min(end, khi[0]);
+    for (u32 j = 1; j < kRows; ++j) {
+      safe_lo = max(safe_lo, klo[j]);
+      safe_hi = min(safe_hi, khi[j]);
+    }
+    auto wbase = p + warp * warp_keys;
+    IRON_IF(wbase < safe_lo || wbase + warp_keys > safe_hi) {
+      auto key = wbase + ip * key_groups + kg;
+      score = select(key >= klo[0] && key < khi[0] && key < end, score.get(), kNegInf);
+    }
+    // The row's top over the 4 keys (lanes sub ^ 1, 2), then each slot row's from the lanes
+    // holding it (sub ^ 4, 8).
+    auto top = max(score.get(), simd_shuffle_xor(score.get(), 1u));
+    top = max(top, simd_shuffle_xor(top, 2u));
+    std::array<Expr<f32>, kRows> shift, corr;
+    for (u32 j = 0; j < kRows; ++j) {
+      const u32 row_mask = ((j >> 1) << 2) | ((j & 1u) << 3);
+      auto row_top = row_mask == 0 ? top : simd_shuffle_xor(top, row_mask);
+      auto m_new = max(m[j].get(), row_top);
+      shift[j] = select(m_new == kNegInf, 0.0f, m_new);  // no key yet: weights stay 0
+      corr[j] = exp2_of<T>(m[j].get() - shift[j]);
+      m[j] = m_new;
+    }
+    auto w_own = exp2_of<T>(score.get() - shift[0]);
+    std::array<Expr<f32>, kScores> w;
+    for (u32 i = 0; i < kKeysPerLane; ++i) {
+      for (u32 j = 0; j < kRows; ++j) {
+        const u32 mask = (i >> 1) | ((i & 1u) << 1) | ((j >> 1) << 2) | ((j & 1u) << 3);
+        w[i * kRows + j] = mask == 0 ? w_own : simd_shuffle_xor(w_own, mask);
+      }
+    }
+    for (u32 j = 0; j < kRows; ++j) {
+      Expr<f32> w_sum = w[j];
+      for (u32 i = 1; i < kKeysPerLane; ++i) w_sum = w_sum + w[i * kRows + j];
+      l[j] = fma(l[j].get(), corr[j], w_sum);
+      for (u32 e = 0; e < 8; ++e) {
+        Expr<f32> a = acc[j * 8 + e].get() * corr[j];
+        for (u32 i = 0; i < kKeysPerLane; ++i) a = fma(w[i * kRows + j], vv[i][e], a);
+        acc[j * 8 + e] = a;
+      }
+    }
+  };
+
   pipelined(
       start, end, stage_keys, kStages,
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
@@ -227,7 +306,10 @@ void attend(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& 
       },
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
         IRON_IF(block_rows == 1u) { step(std::integral_constant<u32, 1>{}, p, slot); }
-        IRON_ELSE { step(std::integral_constant<u32, kRows>{}, p, slot); }
+        IRON_ELSE {
+          IRON_IF(fast) { fast_step(p, slot); }
+          IRON_ELSE { step(std::integral_constant<u32, kRows>{}, p, slot); }
+        }
       });
 
   // The key groups of a simdgroup merge their states (lanes lk apart hold the same elements).
@@ -252,12 +334,12 @@ void attend(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& 
 
   // Simdgroups 1 … 3 leave their states in shared memory; simdgroup 0 merges them into its own
   // and its first key group's lanes write each row's normalized output (8 elements a lane) and
-  // log-sum-exp.
+  // log-sum-exp. Slot j of a lane holds the block's row j ^ jp; lane 0's jp is 0.
   auto part_acc = shared<f32>((kWarps - 1) * kRows * kMaxHeadDim);
   auto part_ml = shared<f32>(kWarps * kRows * 2);
   IRON_IF(warp > 0u && kg == 0u && has_dims) {
     for (u32 j = 0; j < kRows; ++j) {
-      auto at = ((warp - 1u) * kRows + j) * kMaxHeadDim + sub * 8u;
+      auto at = ((warp - 1u) * kRows + (jp ^ j)) * kMaxHeadDim + sub * 8u;
       store_lanes(part_acc[at],
                   std::array<Expr<f32>, 4>{acc[j * 8].get(), acc[j * 8 + 1].get(),
                                            acc[j * 8 + 2].get(), acc[j * 8 + 3].get()});
@@ -275,17 +357,18 @@ void attend(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& 
   barrier();
   IRON_IF(warp == 0u && kg == 0u && has_dims) {
     for (u32 j = 0; j < kRows; ++j) {
+      auto jr = jp ^ j;
       Expr<f32> top = m[j].get();
-      for (u32 w = 1; w < kWarps; ++w) top = max(top, load(part_ml[(w * kRows + j) * 2u]));
+      for (u32 w = 1; w < kWarps; ++w) top = max(top, load(part_ml[(w * kRows + jr) * 2u]));
       auto shift = select(top == kNegInf, 0.0f, top);
       auto own = exp2_of<T>(m[j].get() - shift);
       Expr<f32> sum = l[j].get() * own;
       std::array<Expr<f32>, 8> o;
       for (u32 e = 0; e < 8; ++e) o[e] = acc[j * 8 + e].get() * own;
       for (u32 w = 1; w < kWarps; ++w) {
-        auto weight = exp2_of<T>(load(part_ml[(w * kRows + j) * 2u]) - shift);
-        sum = fma(load(part_ml[(w * kRows + j) * 2u + 1u]), weight, sum);
-        auto at = ((w - 1) * kRows + j) * kMaxHeadDim + sub * 8u;
+        auto weight = exp2_of<T>(load(part_ml[(w * kRows + jr) * 2u]) - shift);
+        sum = fma(load(part_ml[(w * kRows + jr) * 2u + 1u]), weight, sum);
+        auto at = ((w - 1) * kRows + jr) * kMaxHeadDim + sub * 8u;
         const auto lo = load_lanes<4>(part_acc[at]);
         const auto hi = load_lanes<4>(part_acc[at + 4u]);
         for (u32 e = 0; e < 4; ++e) {
@@ -294,7 +377,7 @@ void attend(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& 
         }
       }
       auto inv = 1.0f / select(sum > 0.0f, sum, 1.0f);  // no key: every sum is 0, and o too
-      auto r = block * kRows + j;
+      auto r = block * kRows + jr;
       IRON_IF(r < rows) {
         auto row = (b * pb.q_tokens + r / ratio) * pb.heads_q + h * ratio + r % ratio;
         auto at = (row * pb.splits + split) * pb.head_dim + sub * 8u;

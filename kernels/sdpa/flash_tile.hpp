@@ -12,7 +12,6 @@
 namespace iron::kernels::sdpa {
 
 inline constexpr std::uint32_t kWarps = 4;    ///< simdgroups per group
-inline constexpr std::uint32_t kBlockK = 64;  ///< keys per step
 inline constexpr std::uint32_t kThreads = kWarps * 32;
 /// Query rows per simdgroup: 32 up to head_dim 128 (each k and v fragment read from shared
 /// memory then serves two 16-row tiles, halving the shared reads a product needs), 16 for 256
@@ -20,6 +19,14 @@ inline constexpr std::uint32_t kThreads = kWarps * 32;
 template <std::uint32_t D>
 constexpr std::uint32_t warp_rows() {
   return D <= 128 ? 32 : 16;
+}
+/// Keys per step: as many as the registers hold beside the accumulators without spilling (a
+/// step's scores and weights take kWarpRows · keys / 32 f32 registers a lane): 64 for 16-bit
+/// types up to head_dim 64, 32 beyond, 16 for f32 (whose fragment products go the software way).
+template <class T, std::uint32_t D>
+constexpr std::uint32_t block_k() {
+  if constexpr (dsl::lane_bytes<T>() != 2) return 16;
+  return D <= 64 ? 64 : 32;
 }
 /// Query rows per group.
 template <std::uint32_t D>
@@ -107,7 +114,8 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
   constexpr std::uint32_t kBlockQ = block_q<D>();
   // The queries stay in registers where they fit beside the accumulators, else each step
   // reads them from shared memory.
-  constexpr bool kQueriesInRegisters = kWarpRows * D <= 2048;
+  constexpr bool kQueriesInRegisters = dsl::lane_bytes<T>() == 2 && kWarpRows * D <= 2048;
+  constexpr std::uint32_t kBlockK = block_k<T, D>();
   constexpr std::uint32_t kPitch = pitch<T, D>();
   constexpr std::uint32_t kStage = kBlockK * kPitch;
   const auto keys = kv.keys;

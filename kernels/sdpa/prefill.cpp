@@ -334,29 +334,57 @@ std::uint64_t prefill_flops(const PrefillCase& c) {
   return 4 * c.head_dim * c.heads_q * pairs;
 }
 
-/// The packed form on random data. A batch of equal lengths is compared with torch's
-/// scaled_dot_product_attention on [batch, heads, seq, D] tensors (cuDNN and FlashAttention-2),
-/// one of mixed lengths (self-attention, no window) with one such call per sequence.
-bench::BenchSetup prefill_bench(const PrefillCase& c, DType dt) {
+/// Which prefill form a bench times.
+enum class Form { Packed, Lse, Paged };
+
+/// A form on random data (the paged one on shuffled pages of `page_size`). A batch of equal
+/// lengths is compared with torch's scaled_dot_product_attention on [batch, heads, seq, D]
+/// tensors (cuDNN and FlashAttention-2; the paged form with the same contiguous call), one of
+/// mixed lengths (self-attention, no window) with one such call per sequence.
+bench::BenchSetup prefill_bench(const PrefillCase& c, DType dt, Form form = Form::Packed,
+                                std::uint32_t page_size = 64) {
   const std::size_t rows_q = c.total_q() * c.heads_q * c.head_dim;
   const std::size_t rows_k = c.total_k() * c.heads_kv * c.head_dim;
-  bench::BenchSetup setup("iron_sdpa_prefill_d" + std::to_string(c.head_dim), dt);
+  const char* prefix = form == Form::Lse     ? "iron_sdpa_prefill_lse_d"
+                       : form == Form::Paged ? "iron_sdpa_prefill_paged_d"
+                                             : "iron_sdpa_prefill_d";
+  bench::BenchSetup setup(prefix + std::to_string(c.head_dim), dt);
   setup.random("q", rows_q)
-      .random("k", rows_k)
-      .random("v", rows_k)
       .input_u32("cu_seqlens_q", c.offsets(c.q_lens))
-      .input_u32("cu_seqlens_k", c.offsets(c.k_lens))
       .input("sinks", no_sinks(c.heads_q))
       .output("out", rows_q)
       .constant("batch", static_cast<double>(c.batch()))
       .constant("heads_q", static_cast<double>(c.heads_q))
       .constant("heads_kv", static_cast<double>(c.heads_kv))
       .constant("total_q", static_cast<double>(c.total_q()))
-      .constant("total_k", static_cast<double>(c.total_k()))
       .constant("max_seqlen_q", c.max_q())
       .constant("causal", c.causal ? 1.0 : 0.0)
       .constant("window", c.window)
       .constant("scale", c.scale);
+  if (form == Form::Paged) {
+    std::uint32_t pages_per_seq = 1;
+    for (auto n : c.k_lens)
+      pages_per_seq = std::max(pages_per_seq, (n + page_size - 1) / page_size);
+    const std::uint32_t num_pages = static_cast<std::uint32_t>(c.batch()) * pages_per_seq;
+    std::vector<std::uint32_t> table(num_pages);
+    std::iota(table.begin(), table.end(), 0u);
+    std::mt19937 engine(1);
+    std::shuffle(table.begin(), table.end(), engine);
+    const std::size_t pool = std::size_t{num_pages} * c.heads_kv * page_size * c.head_dim;
+    setup.random("k_pages", pool)
+        .random("v_pages", pool)
+        .input_u32("seq_lens_k", c.k_lens)
+        .input_u32("block_table", table)
+        .constant("num_pages", num_pages)
+        .constant("page_size", page_size)
+        .constant("pages_per_seq", pages_per_seq);
+  } else {
+    setup.random("k", rows_k)
+        .random("v", rows_k)
+        .input_u32("cu_seqlens_k", c.offsets(c.k_lens))
+        .constant("total_k", static_cast<double>(c.total_k()));
+  }
+  if (form == Form::Lse) setup.output("lse", c.heads_q * c.total_q());
   setup.grid(bench::geometry_grid(setup)).flops(prefill_flops(c));
   const bool equal = std::all_of(c.q_lens.begin(), c.q_lens.end(),
                                  [&](std::uint32_t n) { return n == c.q_lens[0]; }) &&
@@ -432,6 +460,62 @@ IRON_TEST(iron_sdpa_prefill_d256, window_short_rows, F32, F16, BF16) {
   return prefill_setup(c, no_sinks(1), false, dt, rng);
 }
 
+// Eight query heads on one KV head, two sequences, non-causal.
+IRON_TEST(iron_sdpa_prefill_d128, varlen_mqa8, F32, F16, BF16) {
+  const PrefillCase c{{3, 65}, {3, 65}, 8, 1, 128, false, 0, 0.088};
+  return prefill_setup(c, no_sinks(8), false, dt, rng);
+}
+
+// Head dim 256, causal, four query heads on one KV head, sinks.
+IRON_TEST(iron_sdpa_prefill_d256, causal_gqa4_sinks, F32, F16, BF16) {
+  const PrefillCase c{{40}, {40}, 4, 1, 256, true, 0, 0.0625};
+  return prefill_setup(c, {1.0f, kNoSink, -2.0f, 0.0f}, false, dt, rng);
+}
+
+// Non-causal window over a longer cache, with the lse and sinks.
+IRON_TEST(iron_sdpa_prefill_lse_d64, window_cross_lengths_sinks, F32, F16, BF16) {
+  const PrefillCase c{{5, 70}, {90, 70}, 2, 2, 64, false, 24, 0.125};
+  return prefill_setup(c, {0.5f, kNoSink}, true, dt, rng);
+}
+
+// Sequences of one and two tokens: the smallest tiles, with the lse.
+IRON_TEST(iron_sdpa_prefill_lse_d128, one_and_two_tokens, F32, F16, BF16) {
+  const PrefillCase c{{1, 2}, {1, 2}, 1, 1, 128, true, 0, 0.1};
+  return prefill_setup(c, no_sinks(1), true, dt, rng);
+}
+
+// Head dim 256 with the lse: causal GQA 2 with a sink, and cross lengths non-causal.
+IRON_TEST(iron_sdpa_prefill_lse_d256, causal_gqa2_sink, F32, F16, BF16) {
+  const PrefillCase c{{17}, {17}, 2, 1, 256, true, 0, 0.0625};
+  return prefill_setup(c, {kNoSink, 3.0f}, true, dt, rng);
+}
+IRON_TEST(iron_sdpa_prefill_lse_d256, cross_lengths, F32, F16, BF16) {
+  const PrefillCase c{{1, 66}, {130, 66}, 1, 1, 256, false, 0, 0.07};
+  return prefill_setup(c, no_sinks(1), true, dt, rng);
+}
+
+// Pages of 256 (the largest), a long cache before one query, causal GQA 2.
+IRON_TEST(iron_sdpa_prefill_paged_d128, pages256, F32, F16, BF16) {
+  const PrefillCase c{{1, 3}, {300, 3}, 2, 1, 128, true, 0, 0.09};
+  return paged_setup(c, 256, no_sinks(2), dt, rng);
+}
+
+// Pages of 32 under a causal window.
+IRON_TEST(iron_sdpa_prefill_paged_d64, pages32_window, F32, F16, BF16) {
+  const PrefillCase c{{20, 9}, {60, 9}, 4, 4, 64, true, 16, 0.125};
+  return paged_setup(c, 32, {kNoSink, 0.0f, kNoSink, 2.0f}, dt, rng);
+}
+
+// Head dim 256 through pages of 16 (causal) and 64 (non-causal, two heads).
+IRON_TEST(iron_sdpa_prefill_paged_d256, pages16_causal, F32, F16, BF16) {
+  const PrefillCase c{{2, 10}, {40, 10}, 1, 1, 256, true, 0, 0.0625};
+  return paged_setup(c, 16, no_sinks(1), dt, rng);
+}
+IRON_TEST(iron_sdpa_prefill_paged_d256, pages64, F32, F16, BF16) {
+  const PrefillCase c{{1}, {100}, 2, 2, 256, false, 0, 0.06};
+  return paged_setup(c, 64, {kNoSink, 1.0f}, dt, rng);
+}
+
 // Pages of 16 in shuffled order, GQA 2, causal chunk after a cache.
 IRON_TEST(iron_sdpa_prefill_paged_d128, shuffled_pages16, F32, F16, BF16) {
   const PrefillCase c{{5, 40}, {70, 40}, 4, 2, 128, true, 0, 1.0 / std::sqrt(128.0)};
@@ -457,6 +541,25 @@ IRON_BENCH(iron_sdpa_prefill_d64, b4_h32_s4096, BF16) {
 }
 IRON_BENCH(iron_sdpa_prefill_d256, b4_h32_s4096, BF16) {
   return prefill_bench(dense(4, 32, 4096, 256, false), dt);
+}
+// The other forms at the same shape: with the lse, and through shuffled pages of 64.
+IRON_BENCH(iron_sdpa_prefill_lse_d128, b4_h32_s4096, BF16) {
+  return prefill_bench(dense(4, 32, 4096, 128, false), dt, Form::Lse);
+}
+IRON_BENCH(iron_sdpa_prefill_paged_d128, b4_h32_s4096_pages64, BF16) {
+  return prefill_bench(dense(4, 32, 4096, 128, false), dt, Form::Paged, 64);
+}
+IRON_BENCH(iron_sdpa_prefill_lse_d64, b4_h32_s4096, BF16) {
+  return prefill_bench(dense(4, 32, 4096, 64, false), dt, Form::Lse);
+}
+IRON_BENCH(iron_sdpa_prefill_paged_d64, b4_h32_s4096_pages16, BF16) {
+  return prefill_bench(dense(4, 32, 4096, 64, false), dt, Form::Paged, 16);
+}
+IRON_BENCH(iron_sdpa_prefill_lse_d256, b4_h32_s4096, BF16) {
+  return prefill_bench(dense(4, 32, 4096, 256, false), dt, Form::Lse);
+}
+IRON_BENCH(iron_sdpa_prefill_paged_d256, b4_h32_s4096_pages256, BF16) {
+  return prefill_bench(dense(4, 32, 4096, 256, false), dt, Form::Paged, 256);
 }
 // Mixed lengths with no padding: its rate against the dense shape's is the varlen cost.
 IRON_BENCH(iron_sdpa_prefill_d128, varlen_17_512_3000_4096, BF16) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "iron/bench/registry.hpp"
+#include "iron/codegen/target.hpp"
 #include "iron/core/error.hpp"
 #include "iron/dsl/kernel.hpp"
 #include "iron/runtime/backend.hpp"
@@ -115,7 +116,10 @@ std::string guard_verdict(const ir::Kernel& kernel, const Shapes& shapes) {
             runtime::TensorExtent{p.dtype, shapes.elements.at(p.name) * dtype_size(p.dtype)});
       }
     }
-    runtime::check_dispatch(kernel, args, *grid);
+    // The tests run on the simulator, which stands for a compute capability 9.0 device.
+    runtime::DeviceLimits limits;
+    limits.max_shared_bytes = codegen::TargetProfile::cuda(90).max_shared_bytes;
+    runtime::check_dispatch(kernel, args, *grid, limits);
   } catch (const std::exception& e) {
     return e.what();
   }

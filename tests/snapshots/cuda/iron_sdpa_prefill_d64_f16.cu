@@ -342,134 +342,134 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:93
   if (v38) {
     const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:96
-    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:114
+    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:122
     const unsigned int v42 = v41 << 5u;
     const unsigned int v43 = v25 + v42;
-    unsigned int v44 = 0u;  // kernels/sdpa/flash_tile.hpp:118
-    const unsigned int v46 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v49 = v46 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v52 = v46 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    unsigned int v44 = 0u;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v46 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v49 = v46 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v52 = v46 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v53 = v52 << 3u;
-    const unsigned int v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:82
     const bool v55 = v54 < v18;
-    const unsigned int v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v60 = v11 + v58;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v61 = v60 * v1;
     const unsigned int v62 = v61 + v26;
     const unsigned int v63 = v62 << 6u;
-    const unsigned int v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v66 = v49 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v66 = v49 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v68 = v66 + v53;
     iron_copy_async<16>(shm0 + (v68 ^ (((v68 >> 6u) & 7u) << 3u)), q + v64, v55);
-    const unsigned int v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v73 = v71 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v76 = v71 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v73 = v71 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v76 = v71 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v77 = v76 << 3u;
-    const unsigned int v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:82
     const bool v79 = v78 < v18;
-    const unsigned int v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v84 = v11 + v82;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v85 = v84 * v1;
     const unsigned int v86 = v85 + v26;
     const unsigned int v87 = v86 << 6u;
-    const unsigned int v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v90 = v73 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v90 = v73 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v92 = v90 + v77;
     iron_copy_async<16>(shm0 + (v92 ^ (((v92 >> 6u) & 7u) << 3u)), q + v88, v79);
-    const unsigned int v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v97 = v95 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v100 = v95 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v97 = v95 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v100 = v95 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v101 = v100 << 3u;
-    const unsigned int v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:82
     const bool v103 = v102 < v18;
-    const unsigned int v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v108 = v11 + v106;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v109 = v108 * v1;
     const unsigned int v110 = v109 + v26;
     const unsigned int v111 = v110 << 6u;
-    const unsigned int v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v114 = v97 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v114 = v97 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v116 = v114 + v101;
     iron_copy_async<16>(shm0 + (v116 ^ (((v116 >> 6u) & 7u) << 3u)), q + v112, v103);
-    const unsigned int v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v121 = v119 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v124 = v119 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v121 = v119 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v124 = v119 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v125 = v124 << 3u;
-    const unsigned int v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:82
     const bool v127 = v126 < v18;
-    const unsigned int v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v132 = v11 + v130;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v133 = v132 * v1;
     const unsigned int v134 = v133 + v26;
     const unsigned int v135 = v134 << 6u;
-    const unsigned int v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v138 = v121 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v138 = v121 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v140 = v138 + v125;
     iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v136, v127);
-    const unsigned int v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v145 = v143 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v148 = v143 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v145 = v143 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v148 = v143 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v149 = v148 << 3u;
-    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:82
     const bool v151 = v150 < v18;
-    const unsigned int v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v157 = v156 * v1;
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 6u;
-    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v162 = v145 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v162 = v145 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v164 = v162 + v149;
     iron_copy_async<16>(shm0 + (v164 ^ (((v164 >> 6u) & 7u) << 3u)), q + v160, v151);
-    const unsigned int v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v169 = v167 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v172 = v167 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v169 = v167 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v172 = v167 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v173 = v172 << 3u;
-    const unsigned int v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:82
     const bool v175 = v174 < v18;
-    const unsigned int v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v180 = v11 + v178;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v181 = v180 * v1;
     const unsigned int v182 = v181 + v26;
     const unsigned int v183 = v182 << 6u;
-    const unsigned int v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v186 = v169 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v186 = v169 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v188 = v186 + v173;
     iron_copy_async<16>(shm0 + (v188 ^ (((v188 >> 6u) & 7u) << 3u)), q + v184, v175);
-    const unsigned int v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v193 = v191 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v196 = v191 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v193 = v191 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v196 = v191 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v197 = v196 << 3u;
-    const unsigned int v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:82
     const bool v199 = v198 < v18;
-    const unsigned int v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v204 = v11 + v202;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v205 = v204 * v1;
     const unsigned int v206 = v205 + v26;
     const unsigned int v207 = v206 << 6u;
-    const unsigned int v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v210 = v193 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v210 = v193 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v212 = v210 + v197;
     iron_copy_async<16>(shm0 + (v212 ^ (((v212 >> 6u) & 7u) << 3u)), q + v208, v199);
-    const unsigned int v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v217 = v215 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v220 = v215 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v217 = v215 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v220 = v215 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v221 = v220 << 3u;
-    const unsigned int v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:82
     const bool v223 = v222 < v18;
-    const unsigned int v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v228 = v11 + v226;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v229 = v228 * v1;
     const unsigned int v230 = v229 + v26;
     const unsigned int v231 = v230 << 6u;
-    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v234 = v217 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v234 = v217 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v236 = v234 + v221;
     iron_copy_async<16>(shm0 + (v236 ^ (((v236 >> 6u) & 7u) << 3u)), q + v232, v223);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:119
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:120
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:121
-    const unsigned int v241 = v42 << 6u;  // kernels/sdpa/flash_tile.hpp:122
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:127
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:128
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:129
+    const unsigned int v241 = v42 << 6u;  // kernels/sdpa/flash_tile.hpp:130
     iron_frag<iron_f16, 0, 32, 16> v243;  // /usr/include/c++/12/array:99
     iron_frag_fill(v243, iron_f32_to_f16(0.0f));
     iron_frag<iron_f16, 0, 32, 16> v245;
@@ -478,88 +478,88 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
     iron_frag_fill(v247, iron_f32_to_f16(0.0f));
     iron_frag<iron_f16, 0, 32, 16> v249;
     iron_frag_fill(v249, iron_f32_to_f16(0.0f));
-    iron_frag_load_shared<false, 6, 3>(v243, shm0, v241, 64u);  // kernels/sdpa/flash_tile.hpp:124
+    iron_frag_load_shared<false, 6, 3>(v243, shm0, v241, 64u);  // kernels/sdpa/flash_tile.hpp:132
     const unsigned int v255 = v241 + 16u;
     iron_frag_load_shared<false, 6, 3>(v245, shm0, v255, 64u);
     const unsigned int v258 = v241 + 32u;
     iron_frag_load_shared<false, 6, 3>(v247, shm0, v258, 64u);
     const unsigned int v261 = v241 + 48u;
     iron_frag_load_shared<false, 6, 3>(v249, shm0, v261, 64u);
-    const unsigned int v263 = v25 + 128u;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v263 = v25 + 128u;  // kernels/sdpa/flash_tile.hpp:136
     const unsigned int v264 = min(v263, v18);
-    const unsigned int v265 = v264 + v37;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v267 = v265 - v18;  // kernels/sdpa/flash_tile.hpp:131
+    const unsigned int v265 = v264 + v37;  // kernels/sdpa/flash_tile.hpp:137
+    const unsigned int v267 = v265 - v18;  // kernels/sdpa/flash_tile.hpp:139
     const unsigned int v268 = min(v37, v267);
     const bool v269 = v265 > v18;
     const unsigned int v270 = v269 ? v268 : v44;
-    const bool v272 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:130
+    const bool v272 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:138
     const unsigned int v273 = v272 ? v37 : v270;
-    const unsigned int v275 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:132
+    const unsigned int v275 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:140
     const unsigned int v276 = v275 + 1u;
-    const unsigned int v280 = v276 - v18;  // kernels/sdpa/flash_tile.hpp:134
+    const unsigned int v280 = v276 - v18;  // kernels/sdpa/flash_tile.hpp:142
     const unsigned int v281 = v280 - v7;
     const unsigned int v282 = v281 >> 6u;
     const unsigned int v283 = v282 << 6u;
-    const bool v285 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:133
+    const bool v285 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:141
     const unsigned int v286 = v18 + v7;
     const bool v287 = v276 > v286;
     const bool v288 = v285 && v287;
     const unsigned int v289 = v288 ? v283 : v44;
-    const float v291 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:135
-    iron_frag<float, 2, 32, 8> v293;  // kernels/sdpa/flash_tile.hpp:137
+    const float v291 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:143
+    iron_frag<float, 2, 32, 8> v293;  // kernels/sdpa/flash_tile.hpp:145
     iron_frag_fill(v293, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 32, 8> v295;  // kernels/sdpa/flash_tile.hpp:138
+    iron_frag<float, 2, 32, 8> v295;  // kernels/sdpa/flash_tile.hpp:146
     iron_frag_fill(v295, 0.0f);
     iron_frag<float, 2, 32, 32> v297;  // /usr/include/c++/12/array:99
     iron_frag_fill(v297, 0.0f);
     iron_frag<float, 2, 32, 32> v299;
     iron_frag_fill(v299, 0.0f);
-    const bool v8467 = v289 < v273;  // kernels/sdpa/flash_tile.hpp:142
+    const bool v8467 = v289 < v273;  // kernels/sdpa/flash_tile.hpp:150
     if (v8467) {
-      const unsigned int v8471 = v289 + v49;  // kernels/sdpa/flash_tile.hpp:75
+      const unsigned int v8471 = v289 + v49;  // kernels/sdpa/flash_tile.hpp:82
       const bool v8472 = v8471 < v37;
-      const unsigned int v8473 = v8472 ? v8471 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8473 = v8472 ? v8471 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const unsigned int v8474 = v31 + v8473;  // kernels/sdpa/kv_sources.hpp:34
       const unsigned int v8475 = v8474 * v2;
       const unsigned int v8476 = v8475 + v28;
       const unsigned int v8477 = v8476 << 6u;
-      const unsigned int v8478 = v8477 + v53;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm1 + (v68 ^ (((v68 >> 6u) & 7u) << 3u)), k + v8478, v8472);  // kernels/sdpa/flash_tile.hpp:77
-      const unsigned int v8481 = v289 + v73;  // kernels/sdpa/flash_tile.hpp:75
+      const unsigned int v8478 = v8477 + v53;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm1 + (v68 ^ (((v68 >> 6u) & 7u) << 3u)), k + v8478, v8472);  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v8481 = v289 + v73;  // kernels/sdpa/flash_tile.hpp:82
       const bool v8482 = v8481 < v37;
-      const unsigned int v8483 = v8482 ? v8481 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8483 = v8482 ? v8481 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const unsigned int v8484 = v31 + v8483;  // kernels/sdpa/kv_sources.hpp:34
       const unsigned int v8485 = v8484 * v2;
       const unsigned int v8486 = v8485 + v28;
       const unsigned int v8487 = v8486 << 6u;
-      const unsigned int v8488 = v8487 + v77;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm1 + (v92 ^ (((v92 >> 6u) & 7u) << 3u)), k + v8488, v8482);  // kernels/sdpa/flash_tile.hpp:77
-      const unsigned int v8491 = v289 + v97;  // kernels/sdpa/flash_tile.hpp:75
+      const unsigned int v8488 = v8487 + v77;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm1 + (v92 ^ (((v92 >> 6u) & 7u) << 3u)), k + v8488, v8482);  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v8491 = v289 + v97;  // kernels/sdpa/flash_tile.hpp:82
       const bool v8492 = v8491 < v37;
-      const unsigned int v8493 = v8492 ? v8491 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8493 = v8492 ? v8491 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const unsigned int v8494 = v31 + v8493;  // kernels/sdpa/kv_sources.hpp:34
       const unsigned int v8495 = v8494 * v2;
       const unsigned int v8496 = v8495 + v28;
       const unsigned int v8497 = v8496 << 6u;
-      const unsigned int v8498 = v8497 + v101;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm1 + (v116 ^ (((v116 >> 6u) & 7u) << 3u)), k + v8498, v8492);  // kernels/sdpa/flash_tile.hpp:77
-      const unsigned int v8501 = v289 + v121;  // kernels/sdpa/flash_tile.hpp:75
+      const unsigned int v8498 = v8497 + v101;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm1 + (v116 ^ (((v116 >> 6u) & 7u) << 3u)), k + v8498, v8492);  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v8501 = v289 + v121;  // kernels/sdpa/flash_tile.hpp:82
       const bool v8502 = v8501 < v37;
-      const unsigned int v8503 = v8502 ? v8501 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8503 = v8502 ? v8501 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const unsigned int v8504 = v31 + v8503;  // kernels/sdpa/kv_sources.hpp:34
       const unsigned int v8505 = v8504 * v2;
       const unsigned int v8506 = v8505 + v28;
       const unsigned int v8507 = v8506 << 6u;
-      const unsigned int v8508 = v8507 + v125;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v8508, v8502);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8508 = v8507 + v125;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v8508, v8502);  // kernels/sdpa/flash_tile.hpp:84
       iron_copy_async<16>(shm2 + (v68 ^ (((v68 >> 6u) & 7u) << 3u)), v + v8478, v8472);
       iron_copy_async<16>(shm2 + (v92 ^ (((v92 >> 6u) & 7u) << 3u)), v + v8488, v8482);
       iron_copy_async<16>(shm2 + (v116 ^ (((v116 >> 6u) & 7u) << 3u)), v + v8498, v8492);
       iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v8508, v8502);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
-    const bool v5287 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
-    const unsigned int v7924 = static_cast<unsigned int>(v297.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:150
+    const bool v5287 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:174
+    const unsigned int v7924 = static_cast<unsigned int>(v297.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
     const unsigned int v7925 = static_cast<unsigned int>(v297.row(0, iron_linear_thread() & 31u));
     const unsigned int v7929 = static_cast<unsigned int>(v297.col(1, iron_linear_thread() & 31u));
     const unsigned int v7930 = static_cast<unsigned int>(v297.row(1, iron_linear_thread() & 31u));
@@ -688,7 +688,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
     const unsigned int v8239 = static_cast<unsigned int>(v299.col(31, iron_linear_thread() & 31u));
     const unsigned int v8240 = static_cast<unsigned int>(v299.row(31, iron_linear_thread() & 31u));
 
-    for (unsigned int v5034 = v289; v5034 < v273; v5034 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
+    for (unsigned int v5034 = v289; v5034 < v273; v5034 += 64u) {  // kernels/sdpa/flash_tile.hpp:150
       const unsigned int v5035 = v5034 - v289;
       const unsigned int v5036 = v5035 >> 6u;
       const unsigned int v5038 = v5036 & 1u;
@@ -699,49 +699,49 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v5044 = v5043 & 1u;
       const bool v5045 = v5041 < v273;
       if (v5045) {
-        const unsigned int v5047 = v5044 << 12u;  // kernels/sdpa/flash_tile.hpp:146
-        const unsigned int v5057 = v5041 + v49;  // kernels/sdpa/flash_tile.hpp:75
+        const unsigned int v5047 = v5044 << 12u;  // kernels/sdpa/flash_tile.hpp:154
+        const unsigned int v5057 = v5041 + v49;  // kernels/sdpa/flash_tile.hpp:82
         const bool v5058 = v5057 < v37;
-        const unsigned int v5061 = v5058 ? v5057 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5061 = v5058 ? v5057 : v44;  // kernels/sdpa/flash_tile.hpp:83
         const unsigned int v5063 = v31 + v5061;  // kernels/sdpa/kv_sources.hpp:34
         const unsigned int v5064 = v5063 * v2;
         const unsigned int v5065 = v5064 + v28;
         const unsigned int v5066 = v5065 << 6u;
-        const unsigned int v5067 = v5066 + v53;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v5070 = v5047 + v66;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5067 = v5066 + v53;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v5070 = v5047 + v66;  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5071 = v5070 + v53;
         iron_copy_async<16>(shm1 + (v5071 ^ (((v5071 >> 6u) & 7u) << 3u)), k + v5067, v5058);
-        const unsigned int v5081 = v5041 + v73;  // kernels/sdpa/flash_tile.hpp:75
+        const unsigned int v5081 = v5041 + v73;  // kernels/sdpa/flash_tile.hpp:82
         const bool v5082 = v5081 < v37;
-        const unsigned int v5085 = v5082 ? v5081 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5085 = v5082 ? v5081 : v44;  // kernels/sdpa/flash_tile.hpp:83
         const unsigned int v5087 = v31 + v5085;  // kernels/sdpa/kv_sources.hpp:34
         const unsigned int v5088 = v5087 * v2;
         const unsigned int v5089 = v5088 + v28;
         const unsigned int v5090 = v5089 << 6u;
-        const unsigned int v5091 = v5090 + v77;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v5094 = v5047 + v90;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5091 = v5090 + v77;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v5094 = v5047 + v90;  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5095 = v5094 + v77;
         iron_copy_async<16>(shm1 + (v5095 ^ (((v5095 >> 6u) & 7u) << 3u)), k + v5091, v5082);
-        const unsigned int v5105 = v5041 + v97;  // kernels/sdpa/flash_tile.hpp:75
+        const unsigned int v5105 = v5041 + v97;  // kernels/sdpa/flash_tile.hpp:82
         const bool v5106 = v5105 < v37;
-        const unsigned int v5109 = v5106 ? v5105 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5109 = v5106 ? v5105 : v44;  // kernels/sdpa/flash_tile.hpp:83
         const unsigned int v5111 = v31 + v5109;  // kernels/sdpa/kv_sources.hpp:34
         const unsigned int v5112 = v5111 * v2;
         const unsigned int v5113 = v5112 + v28;
         const unsigned int v5114 = v5113 << 6u;
-        const unsigned int v5115 = v5114 + v101;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v5118 = v5047 + v114;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5115 = v5114 + v101;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v5118 = v5047 + v114;  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5119 = v5118 + v101;
         iron_copy_async<16>(shm1 + (v5119 ^ (((v5119 >> 6u) & 7u) << 3u)), k + v5115, v5106);
-        const unsigned int v5129 = v5041 + v121;  // kernels/sdpa/flash_tile.hpp:75
+        const unsigned int v5129 = v5041 + v121;  // kernels/sdpa/flash_tile.hpp:82
         const bool v5130 = v5129 < v37;
-        const unsigned int v5133 = v5130 ? v5129 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5133 = v5130 ? v5129 : v44;  // kernels/sdpa/flash_tile.hpp:83
         const unsigned int v5135 = v31 + v5133;  // kernels/sdpa/kv_sources.hpp:34
         const unsigned int v5136 = v5135 * v2;
         const unsigned int v5137 = v5136 + v28;
         const unsigned int v5138 = v5137 << 6u;
-        const unsigned int v5139 = v5138 + v125;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v5142 = v5047 + v138;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5139 = v5138 + v125;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v5142 = v5047 + v138;  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5143 = v5142 + v125;
         iron_copy_async<16>(shm1 + (v5143 ^ (((v5143 >> 6u) & 7u) << 3u)), k + v5139, v5130);
         iron_copy_async<16>(shm2 + (v5071 ^ (((v5071 >> 6u) & 7u) << 3u)), v + v5067, v5058);
@@ -749,41 +749,41 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
         iron_copy_async<16>(shm2 + (v5119 ^ (((v5119 >> 6u) & 7u) << 3u)), v + v5115, v5106);
         iron_copy_async<16>(shm2 + (v5143 ^ (((v5143 >> 6u) & 7u) << 3u)), v + v5139, v5130);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
-      iron_frag<float, 2, 32, 64> v5243;  // kernels/sdpa/flash_tile.hpp:151
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:150
+      iron_frag<float, 2, 32, 64> v5243;  // kernels/sdpa/flash_tile.hpp:159
       iron_frag_fill(v5243, 0.0f);
-      iron_frag<iron_f16, 1, 16, 64> v5245;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag<iron_f16, 1, 16, 64> v5245;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5245, iron_f32_to_f16(0.0f));
-      const unsigned int v5249 = v5038 << 12u;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5249 = v5038 << 12u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load_shared<true, 6, 3>(v5245, shm1, v5249, 64u);
-      iron_frag_mma_sync(v5243, v243, v5245);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<iron_f16, 1, 16, 64> v5252;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma_sync(v5243, v243, v5245);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<iron_f16, 1, 16, 64> v5252;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5252, iron_f32_to_f16(0.0f));
-      const unsigned int v5257 = v5249 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5257 = v5249 + 16u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load_shared<true, 6, 3>(v5252, shm1, v5257, 64u);
-      iron_frag_mma_sync(v5243, v245, v5252);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<iron_f16, 1, 16, 64> v5259;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma_sync(v5243, v245, v5252);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<iron_f16, 1, 16, 64> v5259;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5259, iron_f32_to_f16(0.0f));
-      const unsigned int v5264 = v5249 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5264 = v5249 + 32u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load_shared<true, 6, 3>(v5259, shm1, v5264, 64u);
-      iron_frag_mma_sync(v5243, v247, v5259);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<iron_f16, 1, 16, 64> v5266;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma_sync(v5243, v247, v5259);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<iron_f16, 1, 16, 64> v5266;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5266, iron_f32_to_f16(0.0f));
-      const unsigned int v5271 = v5249 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5271 = v5249 + 48u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load_shared<true, 6, 3>(v5266, shm1, v5271, 64u);
-      iron_frag_mma_sync(v5243, v249, v5266);  // kernels/sdpa/flash_tile.hpp:156
-      const bool v5274 = v5041 <= v37;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v5282 = v5041 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      iron_frag_mma_sync(v5243, v249, v5266);  // kernels/sdpa/flash_tile.hpp:164
+      const bool v5274 = v5041 <= v37;  // kernels/sdpa/flash_tile.hpp:172
+      const unsigned int v5282 = v5041 + v18;  // kernels/sdpa/flash_tile.hpp:173
       const bool v5283 = v5282 <= v276;
       const bool v5284 = v272 || v5283;
-      const bool v5285 = v5274 && v5284;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v5288 = v5034 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const bool v5285 = v5274 && v5284;  // kernels/sdpa/flash_tile.hpp:172
+      const unsigned int v5288 = v5034 + v7;  // kernels/sdpa/flash_tile.hpp:174
       const unsigned int v5289 = v5288 + v18;
       const bool v5291 = v265 <= v5289;
       const bool v5292 = v5287 || v5291;
-      const bool v5293 = v5285 && v5292;  // kernels/sdpa/flash_tile.hpp:165
-      if (v5293) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v5296 = v5243.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      const bool v5293 = v5285 && v5292;  // kernels/sdpa/flash_tile.hpp:173
+      if (v5293) {  // kernels/sdpa/flash_tile.hpp:175
+        const float v5296 = v5243.x[0];  // kernels/sdpa/flash_tile.hpp:176
         const float v5297 = v5296 * v291;
         v5243.x[0] = v5297;
         const float v5300 = v5243.x[1];
@@ -976,2138 +976,2138 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
         const float v5549 = v5548 * v291;
         v5243.x[63] = v5549;
       } else {
-        const unsigned int v5550 = static_cast<unsigned int>(v5243.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5550 = static_cast<unsigned int>(v5243.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5551 = static_cast<unsigned int>(v5243.row(0, iron_linear_thread() & 31u));
         const float v5552 = v5243.x[0];
-        const unsigned int v5553 = v43 + v5551;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5554 = v5034 + v5550;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5555 = v5554 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5553 = v43 + v5551;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5554 = v5034 + v5550;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5555 = v5554 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5558 = v5553 + v37;
         const unsigned int v5559 = v5554 + v18;
         const bool v5560 = v5559 <= v5558;
         const bool v5561 = v272 || v5560;
         const bool v5562 = v5555 && v5561;
-        const unsigned int v5565 = v5554 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5565 = v5554 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5566 = v5565 + v18;
         const bool v5568 = v5558 < v5566;
         const bool v5569 = v5287 || v5568;
-        const bool v5570 = v5562 && v5569;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5572 = v5552 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5570 = v5562 && v5569;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5572 = v5552 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5573 = v5570 ? v5572 : __uint_as_float(0xff800000u);
-        v5243.x[0] = v5573;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[0] = v5573;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5574 = static_cast<unsigned int>(v5243.col(1, iron_linear_thread() & 31u));
         const unsigned int v5575 = static_cast<unsigned int>(v5243.row(1, iron_linear_thread() & 31u));
         const float v5576 = v5243.x[1];
-        const unsigned int v5577 = v43 + v5575;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5578 = v5034 + v5574;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5579 = v5578 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5577 = v43 + v5575;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5578 = v5034 + v5574;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5579 = v5578 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5582 = v5577 + v37;
         const unsigned int v5583 = v5578 + v18;
         const bool v5584 = v5583 <= v5582;
         const bool v5585 = v272 || v5584;
         const bool v5586 = v5579 && v5585;
-        const unsigned int v5589 = v5578 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5589 = v5578 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5590 = v5589 + v18;
         const bool v5592 = v5582 < v5590;
         const bool v5593 = v5287 || v5592;
-        const bool v5594 = v5586 && v5593;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5596 = v5576 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5594 = v5586 && v5593;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5596 = v5576 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5597 = v5594 ? v5596 : __uint_as_float(0xff800000u);
-        v5243.x[1] = v5597;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[1] = v5597;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5598 = static_cast<unsigned int>(v5243.col(2, iron_linear_thread() & 31u));
         const unsigned int v5599 = static_cast<unsigned int>(v5243.row(2, iron_linear_thread() & 31u));
         const float v5600 = v5243.x[2];
-        const unsigned int v5601 = v43 + v5599;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5602 = v5034 + v5598;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5603 = v5602 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5601 = v43 + v5599;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5602 = v5034 + v5598;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5603 = v5602 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5606 = v5601 + v37;
         const unsigned int v5607 = v5602 + v18;
         const bool v5608 = v5607 <= v5606;
         const bool v5609 = v272 || v5608;
         const bool v5610 = v5603 && v5609;
-        const unsigned int v5613 = v5602 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5613 = v5602 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5614 = v5613 + v18;
         const bool v5616 = v5606 < v5614;
         const bool v5617 = v5287 || v5616;
-        const bool v5618 = v5610 && v5617;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5620 = v5600 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5618 = v5610 && v5617;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5620 = v5600 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5621 = v5618 ? v5620 : __uint_as_float(0xff800000u);
-        v5243.x[2] = v5621;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[2] = v5621;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5622 = static_cast<unsigned int>(v5243.col(3, iron_linear_thread() & 31u));
         const unsigned int v5623 = static_cast<unsigned int>(v5243.row(3, iron_linear_thread() & 31u));
         const float v5624 = v5243.x[3];
-        const unsigned int v5625 = v43 + v5623;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5626 = v5034 + v5622;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5627 = v5626 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5625 = v43 + v5623;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5626 = v5034 + v5622;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5627 = v5626 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5630 = v5625 + v37;
         const unsigned int v5631 = v5626 + v18;
         const bool v5632 = v5631 <= v5630;
         const bool v5633 = v272 || v5632;
         const bool v5634 = v5627 && v5633;
-        const unsigned int v5637 = v5626 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5637 = v5626 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5638 = v5637 + v18;
         const bool v5640 = v5630 < v5638;
         const bool v5641 = v5287 || v5640;
-        const bool v5642 = v5634 && v5641;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5644 = v5624 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5642 = v5634 && v5641;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5644 = v5624 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5645 = v5642 ? v5644 : __uint_as_float(0xff800000u);
-        v5243.x[3] = v5645;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[3] = v5645;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5646 = static_cast<unsigned int>(v5243.col(4, iron_linear_thread() & 31u));
         const unsigned int v5647 = static_cast<unsigned int>(v5243.row(4, iron_linear_thread() & 31u));
         const float v5648 = v5243.x[4];
-        const unsigned int v5649 = v43 + v5647;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5650 = v5034 + v5646;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5651 = v5650 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5649 = v43 + v5647;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5650 = v5034 + v5646;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5651 = v5650 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5654 = v5649 + v37;
         const unsigned int v5655 = v5650 + v18;
         const bool v5656 = v5655 <= v5654;
         const bool v5657 = v272 || v5656;
         const bool v5658 = v5651 && v5657;
-        const unsigned int v5661 = v5650 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5661 = v5650 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5662 = v5661 + v18;
         const bool v5664 = v5654 < v5662;
         const bool v5665 = v5287 || v5664;
-        const bool v5666 = v5658 && v5665;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5668 = v5648 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5666 = v5658 && v5665;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5668 = v5648 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5669 = v5666 ? v5668 : __uint_as_float(0xff800000u);
-        v5243.x[4] = v5669;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[4] = v5669;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5670 = static_cast<unsigned int>(v5243.col(5, iron_linear_thread() & 31u));
         const unsigned int v5671 = static_cast<unsigned int>(v5243.row(5, iron_linear_thread() & 31u));
         const float v5672 = v5243.x[5];
-        const unsigned int v5673 = v43 + v5671;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5674 = v5034 + v5670;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5675 = v5674 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5673 = v43 + v5671;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5674 = v5034 + v5670;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5675 = v5674 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5678 = v5673 + v37;
         const unsigned int v5679 = v5674 + v18;
         const bool v5680 = v5679 <= v5678;
         const bool v5681 = v272 || v5680;
         const bool v5682 = v5675 && v5681;
-        const unsigned int v5685 = v5674 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5685 = v5674 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5686 = v5685 + v18;
         const bool v5688 = v5678 < v5686;
         const bool v5689 = v5287 || v5688;
-        const bool v5690 = v5682 && v5689;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5692 = v5672 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5690 = v5682 && v5689;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5692 = v5672 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5693 = v5690 ? v5692 : __uint_as_float(0xff800000u);
-        v5243.x[5] = v5693;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[5] = v5693;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5694 = static_cast<unsigned int>(v5243.col(6, iron_linear_thread() & 31u));
         const unsigned int v5695 = static_cast<unsigned int>(v5243.row(6, iron_linear_thread() & 31u));
         const float v5696 = v5243.x[6];
-        const unsigned int v5697 = v43 + v5695;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5698 = v5034 + v5694;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5699 = v5698 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5697 = v43 + v5695;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5698 = v5034 + v5694;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5699 = v5698 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5702 = v5697 + v37;
         const unsigned int v5703 = v5698 + v18;
         const bool v5704 = v5703 <= v5702;
         const bool v5705 = v272 || v5704;
         const bool v5706 = v5699 && v5705;
-        const unsigned int v5709 = v5698 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5709 = v5698 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5710 = v5709 + v18;
         const bool v5712 = v5702 < v5710;
         const bool v5713 = v5287 || v5712;
-        const bool v5714 = v5706 && v5713;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5716 = v5696 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5714 = v5706 && v5713;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5716 = v5696 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5717 = v5714 ? v5716 : __uint_as_float(0xff800000u);
-        v5243.x[6] = v5717;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[6] = v5717;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5718 = static_cast<unsigned int>(v5243.col(7, iron_linear_thread() & 31u));
         const unsigned int v5719 = static_cast<unsigned int>(v5243.row(7, iron_linear_thread() & 31u));
         const float v5720 = v5243.x[7];
-        const unsigned int v5721 = v43 + v5719;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5722 = v5034 + v5718;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5723 = v5722 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5721 = v43 + v5719;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5722 = v5034 + v5718;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5723 = v5722 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5726 = v5721 + v37;
         const unsigned int v5727 = v5722 + v18;
         const bool v5728 = v5727 <= v5726;
         const bool v5729 = v272 || v5728;
         const bool v5730 = v5723 && v5729;
-        const unsigned int v5733 = v5722 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5733 = v5722 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5734 = v5733 + v18;
         const bool v5736 = v5726 < v5734;
         const bool v5737 = v5287 || v5736;
-        const bool v5738 = v5730 && v5737;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5740 = v5720 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5738 = v5730 && v5737;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5740 = v5720 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5741 = v5738 ? v5740 : __uint_as_float(0xff800000u);
-        v5243.x[7] = v5741;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[7] = v5741;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5742 = static_cast<unsigned int>(v5243.col(8, iron_linear_thread() & 31u));
         const unsigned int v5743 = static_cast<unsigned int>(v5243.row(8, iron_linear_thread() & 31u));
         const float v5744 = v5243.x[8];
-        const unsigned int v5745 = v43 + v5743;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5746 = v5034 + v5742;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5747 = v5746 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5745 = v43 + v5743;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5746 = v5034 + v5742;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5747 = v5746 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5750 = v5745 + v37;
         const unsigned int v5751 = v5746 + v18;
         const bool v5752 = v5751 <= v5750;
         const bool v5753 = v272 || v5752;
         const bool v5754 = v5747 && v5753;
-        const unsigned int v5757 = v5746 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5757 = v5746 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5758 = v5757 + v18;
         const bool v5760 = v5750 < v5758;
         const bool v5761 = v5287 || v5760;
-        const bool v5762 = v5754 && v5761;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5764 = v5744 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5762 = v5754 && v5761;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5764 = v5744 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5765 = v5762 ? v5764 : __uint_as_float(0xff800000u);
-        v5243.x[8] = v5765;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[8] = v5765;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5766 = static_cast<unsigned int>(v5243.col(9, iron_linear_thread() & 31u));
         const unsigned int v5767 = static_cast<unsigned int>(v5243.row(9, iron_linear_thread() & 31u));
         const float v5768 = v5243.x[9];
-        const unsigned int v5769 = v43 + v5767;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5770 = v5034 + v5766;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5771 = v5770 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5769 = v43 + v5767;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5770 = v5034 + v5766;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5771 = v5770 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5774 = v5769 + v37;
         const unsigned int v5775 = v5770 + v18;
         const bool v5776 = v5775 <= v5774;
         const bool v5777 = v272 || v5776;
         const bool v5778 = v5771 && v5777;
-        const unsigned int v5781 = v5770 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5781 = v5770 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5782 = v5781 + v18;
         const bool v5784 = v5774 < v5782;
         const bool v5785 = v5287 || v5784;
-        const bool v5786 = v5778 && v5785;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5788 = v5768 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5786 = v5778 && v5785;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5788 = v5768 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5789 = v5786 ? v5788 : __uint_as_float(0xff800000u);
-        v5243.x[9] = v5789;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[9] = v5789;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5790 = static_cast<unsigned int>(v5243.col(10, iron_linear_thread() & 31u));
         const unsigned int v5791 = static_cast<unsigned int>(v5243.row(10, iron_linear_thread() & 31u));
         const float v5792 = v5243.x[10];
-        const unsigned int v5793 = v43 + v5791;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5794 = v5034 + v5790;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5795 = v5794 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5793 = v43 + v5791;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5794 = v5034 + v5790;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5795 = v5794 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5798 = v5793 + v37;
         const unsigned int v5799 = v5794 + v18;
         const bool v5800 = v5799 <= v5798;
         const bool v5801 = v272 || v5800;
         const bool v5802 = v5795 && v5801;
-        const unsigned int v5805 = v5794 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5805 = v5794 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5806 = v5805 + v18;
         const bool v5808 = v5798 < v5806;
         const bool v5809 = v5287 || v5808;
-        const bool v5810 = v5802 && v5809;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5812 = v5792 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5810 = v5802 && v5809;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5812 = v5792 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5813 = v5810 ? v5812 : __uint_as_float(0xff800000u);
-        v5243.x[10] = v5813;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[10] = v5813;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5814 = static_cast<unsigned int>(v5243.col(11, iron_linear_thread() & 31u));
         const unsigned int v5815 = static_cast<unsigned int>(v5243.row(11, iron_linear_thread() & 31u));
         const float v5816 = v5243.x[11];
-        const unsigned int v5817 = v43 + v5815;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5818 = v5034 + v5814;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5819 = v5818 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5817 = v43 + v5815;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5818 = v5034 + v5814;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5819 = v5818 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5822 = v5817 + v37;
         const unsigned int v5823 = v5818 + v18;
         const bool v5824 = v5823 <= v5822;
         const bool v5825 = v272 || v5824;
         const bool v5826 = v5819 && v5825;
-        const unsigned int v5829 = v5818 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5829 = v5818 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5830 = v5829 + v18;
         const bool v5832 = v5822 < v5830;
         const bool v5833 = v5287 || v5832;
-        const bool v5834 = v5826 && v5833;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5836 = v5816 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5834 = v5826 && v5833;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5836 = v5816 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5837 = v5834 ? v5836 : __uint_as_float(0xff800000u);
-        v5243.x[11] = v5837;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[11] = v5837;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5838 = static_cast<unsigned int>(v5243.col(12, iron_linear_thread() & 31u));
         const unsigned int v5839 = static_cast<unsigned int>(v5243.row(12, iron_linear_thread() & 31u));
         const float v5840 = v5243.x[12];
-        const unsigned int v5841 = v43 + v5839;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5842 = v5034 + v5838;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5843 = v5842 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5841 = v43 + v5839;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5842 = v5034 + v5838;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5843 = v5842 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5846 = v5841 + v37;
         const unsigned int v5847 = v5842 + v18;
         const bool v5848 = v5847 <= v5846;
         const bool v5849 = v272 || v5848;
         const bool v5850 = v5843 && v5849;
-        const unsigned int v5853 = v5842 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5853 = v5842 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5854 = v5853 + v18;
         const bool v5856 = v5846 < v5854;
         const bool v5857 = v5287 || v5856;
-        const bool v5858 = v5850 && v5857;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5860 = v5840 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5858 = v5850 && v5857;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5860 = v5840 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5861 = v5858 ? v5860 : __uint_as_float(0xff800000u);
-        v5243.x[12] = v5861;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[12] = v5861;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5862 = static_cast<unsigned int>(v5243.col(13, iron_linear_thread() & 31u));
         const unsigned int v5863 = static_cast<unsigned int>(v5243.row(13, iron_linear_thread() & 31u));
         const float v5864 = v5243.x[13];
-        const unsigned int v5865 = v43 + v5863;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5866 = v5034 + v5862;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5867 = v5866 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5865 = v43 + v5863;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5866 = v5034 + v5862;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5867 = v5866 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5870 = v5865 + v37;
         const unsigned int v5871 = v5866 + v18;
         const bool v5872 = v5871 <= v5870;
         const bool v5873 = v272 || v5872;
         const bool v5874 = v5867 && v5873;
-        const unsigned int v5877 = v5866 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5877 = v5866 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5878 = v5877 + v18;
         const bool v5880 = v5870 < v5878;
         const bool v5881 = v5287 || v5880;
-        const bool v5882 = v5874 && v5881;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5884 = v5864 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5882 = v5874 && v5881;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5884 = v5864 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5885 = v5882 ? v5884 : __uint_as_float(0xff800000u);
-        v5243.x[13] = v5885;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[13] = v5885;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5886 = static_cast<unsigned int>(v5243.col(14, iron_linear_thread() & 31u));
         const unsigned int v5887 = static_cast<unsigned int>(v5243.row(14, iron_linear_thread() & 31u));
         const float v5888 = v5243.x[14];
-        const unsigned int v5889 = v43 + v5887;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5890 = v5034 + v5886;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5891 = v5890 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5889 = v43 + v5887;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5890 = v5034 + v5886;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5891 = v5890 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5894 = v5889 + v37;
         const unsigned int v5895 = v5890 + v18;
         const bool v5896 = v5895 <= v5894;
         const bool v5897 = v272 || v5896;
         const bool v5898 = v5891 && v5897;
-        const unsigned int v5901 = v5890 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5901 = v5890 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5902 = v5901 + v18;
         const bool v5904 = v5894 < v5902;
         const bool v5905 = v5287 || v5904;
-        const bool v5906 = v5898 && v5905;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5908 = v5888 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5906 = v5898 && v5905;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5908 = v5888 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5909 = v5906 ? v5908 : __uint_as_float(0xff800000u);
-        v5243.x[14] = v5909;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[14] = v5909;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5910 = static_cast<unsigned int>(v5243.col(15, iron_linear_thread() & 31u));
         const unsigned int v5911 = static_cast<unsigned int>(v5243.row(15, iron_linear_thread() & 31u));
         const float v5912 = v5243.x[15];
-        const unsigned int v5913 = v43 + v5911;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5914 = v5034 + v5910;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5915 = v5914 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5913 = v43 + v5911;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5914 = v5034 + v5910;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5915 = v5914 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5918 = v5913 + v37;
         const unsigned int v5919 = v5914 + v18;
         const bool v5920 = v5919 <= v5918;
         const bool v5921 = v272 || v5920;
         const bool v5922 = v5915 && v5921;
-        const unsigned int v5925 = v5914 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5925 = v5914 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5926 = v5925 + v18;
         const bool v5928 = v5918 < v5926;
         const bool v5929 = v5287 || v5928;
-        const bool v5930 = v5922 && v5929;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5932 = v5912 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5930 = v5922 && v5929;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5932 = v5912 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5933 = v5930 ? v5932 : __uint_as_float(0xff800000u);
-        v5243.x[15] = v5933;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[15] = v5933;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5934 = static_cast<unsigned int>(v5243.col(16, iron_linear_thread() & 31u));
         const unsigned int v5935 = static_cast<unsigned int>(v5243.row(16, iron_linear_thread() & 31u));
         const float v5936 = v5243.x[16];
-        const unsigned int v5937 = v43 + v5935;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5938 = v5034 + v5934;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5939 = v5938 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5937 = v43 + v5935;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5938 = v5034 + v5934;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5939 = v5938 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5942 = v5937 + v37;
         const unsigned int v5943 = v5938 + v18;
         const bool v5944 = v5943 <= v5942;
         const bool v5945 = v272 || v5944;
         const bool v5946 = v5939 && v5945;
-        const unsigned int v5949 = v5938 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5949 = v5938 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5950 = v5949 + v18;
         const bool v5952 = v5942 < v5950;
         const bool v5953 = v5287 || v5952;
-        const bool v5954 = v5946 && v5953;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5956 = v5936 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5954 = v5946 && v5953;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5956 = v5936 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5957 = v5954 ? v5956 : __uint_as_float(0xff800000u);
-        v5243.x[16] = v5957;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[16] = v5957;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5958 = static_cast<unsigned int>(v5243.col(17, iron_linear_thread() & 31u));
         const unsigned int v5959 = static_cast<unsigned int>(v5243.row(17, iron_linear_thread() & 31u));
         const float v5960 = v5243.x[17];
-        const unsigned int v5961 = v43 + v5959;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5962 = v5034 + v5958;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5963 = v5962 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5961 = v43 + v5959;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5962 = v5034 + v5958;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5963 = v5962 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5966 = v5961 + v37;
         const unsigned int v5967 = v5962 + v18;
         const bool v5968 = v5967 <= v5966;
         const bool v5969 = v272 || v5968;
         const bool v5970 = v5963 && v5969;
-        const unsigned int v5973 = v5962 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5973 = v5962 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5974 = v5973 + v18;
         const bool v5976 = v5966 < v5974;
         const bool v5977 = v5287 || v5976;
-        const bool v5978 = v5970 && v5977;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5980 = v5960 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5978 = v5970 && v5977;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5980 = v5960 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5981 = v5978 ? v5980 : __uint_as_float(0xff800000u);
-        v5243.x[17] = v5981;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[17] = v5981;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5982 = static_cast<unsigned int>(v5243.col(18, iron_linear_thread() & 31u));
         const unsigned int v5983 = static_cast<unsigned int>(v5243.row(18, iron_linear_thread() & 31u));
         const float v5984 = v5243.x[18];
-        const unsigned int v5985 = v43 + v5983;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5986 = v5034 + v5982;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5987 = v5986 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5985 = v43 + v5983;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5986 = v5034 + v5982;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5987 = v5986 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5990 = v5985 + v37;
         const unsigned int v5991 = v5986 + v18;
         const bool v5992 = v5991 <= v5990;
         const bool v5993 = v272 || v5992;
         const bool v5994 = v5987 && v5993;
-        const unsigned int v5997 = v5986 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5997 = v5986 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5998 = v5997 + v18;
         const bool v6000 = v5990 < v5998;
         const bool v6001 = v5287 || v6000;
-        const bool v6002 = v5994 && v6001;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6004 = v5984 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6002 = v5994 && v6001;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6004 = v5984 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6005 = v6002 ? v6004 : __uint_as_float(0xff800000u);
-        v5243.x[18] = v6005;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[18] = v6005;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6006 = static_cast<unsigned int>(v5243.col(19, iron_linear_thread() & 31u));
         const unsigned int v6007 = static_cast<unsigned int>(v5243.row(19, iron_linear_thread() & 31u));
         const float v6008 = v5243.x[19];
-        const unsigned int v6009 = v43 + v6007;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6010 = v5034 + v6006;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6011 = v6010 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6009 = v43 + v6007;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6010 = v5034 + v6006;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6011 = v6010 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6014 = v6009 + v37;
         const unsigned int v6015 = v6010 + v18;
         const bool v6016 = v6015 <= v6014;
         const bool v6017 = v272 || v6016;
         const bool v6018 = v6011 && v6017;
-        const unsigned int v6021 = v6010 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6021 = v6010 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6022 = v6021 + v18;
         const bool v6024 = v6014 < v6022;
         const bool v6025 = v5287 || v6024;
-        const bool v6026 = v6018 && v6025;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6028 = v6008 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6026 = v6018 && v6025;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6028 = v6008 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6029 = v6026 ? v6028 : __uint_as_float(0xff800000u);
-        v5243.x[19] = v6029;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[19] = v6029;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6030 = static_cast<unsigned int>(v5243.col(20, iron_linear_thread() & 31u));
         const unsigned int v6031 = static_cast<unsigned int>(v5243.row(20, iron_linear_thread() & 31u));
         const float v6032 = v5243.x[20];
-        const unsigned int v6033 = v43 + v6031;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6034 = v5034 + v6030;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6035 = v6034 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6033 = v43 + v6031;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6034 = v5034 + v6030;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6035 = v6034 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6038 = v6033 + v37;
         const unsigned int v6039 = v6034 + v18;
         const bool v6040 = v6039 <= v6038;
         const bool v6041 = v272 || v6040;
         const bool v6042 = v6035 && v6041;
-        const unsigned int v6045 = v6034 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6045 = v6034 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6046 = v6045 + v18;
         const bool v6048 = v6038 < v6046;
         const bool v6049 = v5287 || v6048;
-        const bool v6050 = v6042 && v6049;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6052 = v6032 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6050 = v6042 && v6049;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6052 = v6032 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6053 = v6050 ? v6052 : __uint_as_float(0xff800000u);
-        v5243.x[20] = v6053;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[20] = v6053;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6054 = static_cast<unsigned int>(v5243.col(21, iron_linear_thread() & 31u));
         const unsigned int v6055 = static_cast<unsigned int>(v5243.row(21, iron_linear_thread() & 31u));
         const float v6056 = v5243.x[21];
-        const unsigned int v6057 = v43 + v6055;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6058 = v5034 + v6054;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6059 = v6058 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6057 = v43 + v6055;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6058 = v5034 + v6054;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6059 = v6058 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6062 = v6057 + v37;
         const unsigned int v6063 = v6058 + v18;
         const bool v6064 = v6063 <= v6062;
         const bool v6065 = v272 || v6064;
         const bool v6066 = v6059 && v6065;
-        const unsigned int v6069 = v6058 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6069 = v6058 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6070 = v6069 + v18;
         const bool v6072 = v6062 < v6070;
         const bool v6073 = v5287 || v6072;
-        const bool v6074 = v6066 && v6073;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6076 = v6056 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6074 = v6066 && v6073;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6076 = v6056 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6077 = v6074 ? v6076 : __uint_as_float(0xff800000u);
-        v5243.x[21] = v6077;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[21] = v6077;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6078 = static_cast<unsigned int>(v5243.col(22, iron_linear_thread() & 31u));
         const unsigned int v6079 = static_cast<unsigned int>(v5243.row(22, iron_linear_thread() & 31u));
         const float v6080 = v5243.x[22];
-        const unsigned int v6081 = v43 + v6079;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6082 = v5034 + v6078;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6083 = v6082 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6081 = v43 + v6079;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6082 = v5034 + v6078;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6083 = v6082 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6086 = v6081 + v37;
         const unsigned int v6087 = v6082 + v18;
         const bool v6088 = v6087 <= v6086;
         const bool v6089 = v272 || v6088;
         const bool v6090 = v6083 && v6089;
-        const unsigned int v6093 = v6082 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6093 = v6082 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6094 = v6093 + v18;
         const bool v6096 = v6086 < v6094;
         const bool v6097 = v5287 || v6096;
-        const bool v6098 = v6090 && v6097;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6100 = v6080 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6098 = v6090 && v6097;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6100 = v6080 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6101 = v6098 ? v6100 : __uint_as_float(0xff800000u);
-        v5243.x[22] = v6101;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[22] = v6101;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6102 = static_cast<unsigned int>(v5243.col(23, iron_linear_thread() & 31u));
         const unsigned int v6103 = static_cast<unsigned int>(v5243.row(23, iron_linear_thread() & 31u));
         const float v6104 = v5243.x[23];
-        const unsigned int v6105 = v43 + v6103;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6106 = v5034 + v6102;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6107 = v6106 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6105 = v43 + v6103;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6106 = v5034 + v6102;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6107 = v6106 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6110 = v6105 + v37;
         const unsigned int v6111 = v6106 + v18;
         const bool v6112 = v6111 <= v6110;
         const bool v6113 = v272 || v6112;
         const bool v6114 = v6107 && v6113;
-        const unsigned int v6117 = v6106 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6117 = v6106 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6118 = v6117 + v18;
         const bool v6120 = v6110 < v6118;
         const bool v6121 = v5287 || v6120;
-        const bool v6122 = v6114 && v6121;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6124 = v6104 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6122 = v6114 && v6121;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6124 = v6104 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6125 = v6122 ? v6124 : __uint_as_float(0xff800000u);
-        v5243.x[23] = v6125;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[23] = v6125;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6126 = static_cast<unsigned int>(v5243.col(24, iron_linear_thread() & 31u));
         const unsigned int v6127 = static_cast<unsigned int>(v5243.row(24, iron_linear_thread() & 31u));
         const float v6128 = v5243.x[24];
-        const unsigned int v6129 = v43 + v6127;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6130 = v5034 + v6126;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6131 = v6130 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6129 = v43 + v6127;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6130 = v5034 + v6126;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6131 = v6130 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6134 = v6129 + v37;
         const unsigned int v6135 = v6130 + v18;
         const bool v6136 = v6135 <= v6134;
         const bool v6137 = v272 || v6136;
         const bool v6138 = v6131 && v6137;
-        const unsigned int v6141 = v6130 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6141 = v6130 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6142 = v6141 + v18;
         const bool v6144 = v6134 < v6142;
         const bool v6145 = v5287 || v6144;
-        const bool v6146 = v6138 && v6145;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6148 = v6128 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6146 = v6138 && v6145;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6148 = v6128 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6149 = v6146 ? v6148 : __uint_as_float(0xff800000u);
-        v5243.x[24] = v6149;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[24] = v6149;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6150 = static_cast<unsigned int>(v5243.col(25, iron_linear_thread() & 31u));
         const unsigned int v6151 = static_cast<unsigned int>(v5243.row(25, iron_linear_thread() & 31u));
         const float v6152 = v5243.x[25];
-        const unsigned int v6153 = v43 + v6151;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6154 = v5034 + v6150;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6155 = v6154 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6153 = v43 + v6151;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6154 = v5034 + v6150;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6155 = v6154 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6158 = v6153 + v37;
         const unsigned int v6159 = v6154 + v18;
         const bool v6160 = v6159 <= v6158;
         const bool v6161 = v272 || v6160;
         const bool v6162 = v6155 && v6161;
-        const unsigned int v6165 = v6154 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6165 = v6154 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6166 = v6165 + v18;
         const bool v6168 = v6158 < v6166;
         const bool v6169 = v5287 || v6168;
-        const bool v6170 = v6162 && v6169;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6172 = v6152 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6170 = v6162 && v6169;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6172 = v6152 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6173 = v6170 ? v6172 : __uint_as_float(0xff800000u);
-        v5243.x[25] = v6173;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[25] = v6173;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6174 = static_cast<unsigned int>(v5243.col(26, iron_linear_thread() & 31u));
         const unsigned int v6175 = static_cast<unsigned int>(v5243.row(26, iron_linear_thread() & 31u));
         const float v6176 = v5243.x[26];
-        const unsigned int v6177 = v43 + v6175;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6178 = v5034 + v6174;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6179 = v6178 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6177 = v43 + v6175;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6178 = v5034 + v6174;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6179 = v6178 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6182 = v6177 + v37;
         const unsigned int v6183 = v6178 + v18;
         const bool v6184 = v6183 <= v6182;
         const bool v6185 = v272 || v6184;
         const bool v6186 = v6179 && v6185;
-        const unsigned int v6189 = v6178 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6189 = v6178 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6190 = v6189 + v18;
         const bool v6192 = v6182 < v6190;
         const bool v6193 = v5287 || v6192;
-        const bool v6194 = v6186 && v6193;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6196 = v6176 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6194 = v6186 && v6193;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6196 = v6176 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6197 = v6194 ? v6196 : __uint_as_float(0xff800000u);
-        v5243.x[26] = v6197;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[26] = v6197;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6198 = static_cast<unsigned int>(v5243.col(27, iron_linear_thread() & 31u));
         const unsigned int v6199 = static_cast<unsigned int>(v5243.row(27, iron_linear_thread() & 31u));
         const float v6200 = v5243.x[27];
-        const unsigned int v6201 = v43 + v6199;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6202 = v5034 + v6198;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6203 = v6202 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6201 = v43 + v6199;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6202 = v5034 + v6198;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6203 = v6202 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6206 = v6201 + v37;
         const unsigned int v6207 = v6202 + v18;
         const bool v6208 = v6207 <= v6206;
         const bool v6209 = v272 || v6208;
         const bool v6210 = v6203 && v6209;
-        const unsigned int v6213 = v6202 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6213 = v6202 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6214 = v6213 + v18;
         const bool v6216 = v6206 < v6214;
         const bool v6217 = v5287 || v6216;
-        const bool v6218 = v6210 && v6217;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6220 = v6200 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6218 = v6210 && v6217;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6220 = v6200 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6221 = v6218 ? v6220 : __uint_as_float(0xff800000u);
-        v5243.x[27] = v6221;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[27] = v6221;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6222 = static_cast<unsigned int>(v5243.col(28, iron_linear_thread() & 31u));
         const unsigned int v6223 = static_cast<unsigned int>(v5243.row(28, iron_linear_thread() & 31u));
         const float v6224 = v5243.x[28];
-        const unsigned int v6225 = v43 + v6223;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6226 = v5034 + v6222;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6227 = v6226 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6225 = v43 + v6223;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6226 = v5034 + v6222;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6227 = v6226 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6230 = v6225 + v37;
         const unsigned int v6231 = v6226 + v18;
         const bool v6232 = v6231 <= v6230;
         const bool v6233 = v272 || v6232;
         const bool v6234 = v6227 && v6233;
-        const unsigned int v6237 = v6226 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6237 = v6226 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6238 = v6237 + v18;
         const bool v6240 = v6230 < v6238;
         const bool v6241 = v5287 || v6240;
-        const bool v6242 = v6234 && v6241;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6244 = v6224 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6242 = v6234 && v6241;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6244 = v6224 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6245 = v6242 ? v6244 : __uint_as_float(0xff800000u);
-        v5243.x[28] = v6245;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[28] = v6245;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6246 = static_cast<unsigned int>(v5243.col(29, iron_linear_thread() & 31u));
         const unsigned int v6247 = static_cast<unsigned int>(v5243.row(29, iron_linear_thread() & 31u));
         const float v6248 = v5243.x[29];
-        const unsigned int v6249 = v43 + v6247;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6250 = v5034 + v6246;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6251 = v6250 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6249 = v43 + v6247;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6250 = v5034 + v6246;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6251 = v6250 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6254 = v6249 + v37;
         const unsigned int v6255 = v6250 + v18;
         const bool v6256 = v6255 <= v6254;
         const bool v6257 = v272 || v6256;
         const bool v6258 = v6251 && v6257;
-        const unsigned int v6261 = v6250 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6261 = v6250 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6262 = v6261 + v18;
         const bool v6264 = v6254 < v6262;
         const bool v6265 = v5287 || v6264;
-        const bool v6266 = v6258 && v6265;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6268 = v6248 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6266 = v6258 && v6265;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6268 = v6248 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6269 = v6266 ? v6268 : __uint_as_float(0xff800000u);
-        v5243.x[29] = v6269;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[29] = v6269;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6270 = static_cast<unsigned int>(v5243.col(30, iron_linear_thread() & 31u));
         const unsigned int v6271 = static_cast<unsigned int>(v5243.row(30, iron_linear_thread() & 31u));
         const float v6272 = v5243.x[30];
-        const unsigned int v6273 = v43 + v6271;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6274 = v5034 + v6270;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6275 = v6274 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6273 = v43 + v6271;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6274 = v5034 + v6270;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6275 = v6274 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6278 = v6273 + v37;
         const unsigned int v6279 = v6274 + v18;
         const bool v6280 = v6279 <= v6278;
         const bool v6281 = v272 || v6280;
         const bool v6282 = v6275 && v6281;
-        const unsigned int v6285 = v6274 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6285 = v6274 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6286 = v6285 + v18;
         const bool v6288 = v6278 < v6286;
         const bool v6289 = v5287 || v6288;
-        const bool v6290 = v6282 && v6289;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6292 = v6272 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6290 = v6282 && v6289;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6292 = v6272 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6293 = v6290 ? v6292 : __uint_as_float(0xff800000u);
-        v5243.x[30] = v6293;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[30] = v6293;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6294 = static_cast<unsigned int>(v5243.col(31, iron_linear_thread() & 31u));
         const unsigned int v6295 = static_cast<unsigned int>(v5243.row(31, iron_linear_thread() & 31u));
         const float v6296 = v5243.x[31];
-        const unsigned int v6297 = v43 + v6295;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6298 = v5034 + v6294;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6299 = v6298 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6297 = v43 + v6295;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6298 = v5034 + v6294;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6299 = v6298 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6302 = v6297 + v37;
         const unsigned int v6303 = v6298 + v18;
         const bool v6304 = v6303 <= v6302;
         const bool v6305 = v272 || v6304;
         const bool v6306 = v6299 && v6305;
-        const unsigned int v6309 = v6298 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6309 = v6298 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6310 = v6309 + v18;
         const bool v6312 = v6302 < v6310;
         const bool v6313 = v5287 || v6312;
-        const bool v6314 = v6306 && v6313;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6316 = v6296 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6314 = v6306 && v6313;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6316 = v6296 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6317 = v6314 ? v6316 : __uint_as_float(0xff800000u);
-        v5243.x[31] = v6317;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[31] = v6317;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6318 = static_cast<unsigned int>(v5243.col(32, iron_linear_thread() & 31u));
         const unsigned int v6319 = static_cast<unsigned int>(v5243.row(32, iron_linear_thread() & 31u));
         const float v6320 = v5243.x[32];
-        const unsigned int v6321 = v43 + v6319;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6322 = v5034 + v6318;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6323 = v6322 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6321 = v43 + v6319;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6322 = v5034 + v6318;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6323 = v6322 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6326 = v6321 + v37;
         const unsigned int v6327 = v6322 + v18;
         const bool v6328 = v6327 <= v6326;
         const bool v6329 = v272 || v6328;
         const bool v6330 = v6323 && v6329;
-        const unsigned int v6333 = v6322 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6333 = v6322 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6334 = v6333 + v18;
         const bool v6336 = v6326 < v6334;
         const bool v6337 = v5287 || v6336;
-        const bool v6338 = v6330 && v6337;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6340 = v6320 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6338 = v6330 && v6337;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6340 = v6320 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6341 = v6338 ? v6340 : __uint_as_float(0xff800000u);
-        v5243.x[32] = v6341;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[32] = v6341;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6342 = static_cast<unsigned int>(v5243.col(33, iron_linear_thread() & 31u));
         const unsigned int v6343 = static_cast<unsigned int>(v5243.row(33, iron_linear_thread() & 31u));
         const float v6344 = v5243.x[33];
-        const unsigned int v6345 = v43 + v6343;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6346 = v5034 + v6342;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6347 = v6346 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6345 = v43 + v6343;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6346 = v5034 + v6342;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6347 = v6346 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6350 = v6345 + v37;
         const unsigned int v6351 = v6346 + v18;
         const bool v6352 = v6351 <= v6350;
         const bool v6353 = v272 || v6352;
         const bool v6354 = v6347 && v6353;
-        const unsigned int v6357 = v6346 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6357 = v6346 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6358 = v6357 + v18;
         const bool v6360 = v6350 < v6358;
         const bool v6361 = v5287 || v6360;
-        const bool v6362 = v6354 && v6361;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6364 = v6344 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6362 = v6354 && v6361;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6364 = v6344 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6365 = v6362 ? v6364 : __uint_as_float(0xff800000u);
-        v5243.x[33] = v6365;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[33] = v6365;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6366 = static_cast<unsigned int>(v5243.col(34, iron_linear_thread() & 31u));
         const unsigned int v6367 = static_cast<unsigned int>(v5243.row(34, iron_linear_thread() & 31u));
         const float v6368 = v5243.x[34];
-        const unsigned int v6369 = v43 + v6367;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6370 = v5034 + v6366;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6371 = v6370 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6369 = v43 + v6367;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6370 = v5034 + v6366;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6371 = v6370 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6374 = v6369 + v37;
         const unsigned int v6375 = v6370 + v18;
         const bool v6376 = v6375 <= v6374;
         const bool v6377 = v272 || v6376;
         const bool v6378 = v6371 && v6377;
-        const unsigned int v6381 = v6370 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6381 = v6370 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6382 = v6381 + v18;
         const bool v6384 = v6374 < v6382;
         const bool v6385 = v5287 || v6384;
-        const bool v6386 = v6378 && v6385;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6388 = v6368 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6386 = v6378 && v6385;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6388 = v6368 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6389 = v6386 ? v6388 : __uint_as_float(0xff800000u);
-        v5243.x[34] = v6389;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[34] = v6389;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6390 = static_cast<unsigned int>(v5243.col(35, iron_linear_thread() & 31u));
         const unsigned int v6391 = static_cast<unsigned int>(v5243.row(35, iron_linear_thread() & 31u));
         const float v6392 = v5243.x[35];
-        const unsigned int v6393 = v43 + v6391;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6394 = v5034 + v6390;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6395 = v6394 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6393 = v43 + v6391;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6394 = v5034 + v6390;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6395 = v6394 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6398 = v6393 + v37;
         const unsigned int v6399 = v6394 + v18;
         const bool v6400 = v6399 <= v6398;
         const bool v6401 = v272 || v6400;
         const bool v6402 = v6395 && v6401;
-        const unsigned int v6405 = v6394 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6405 = v6394 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6406 = v6405 + v18;
         const bool v6408 = v6398 < v6406;
         const bool v6409 = v5287 || v6408;
-        const bool v6410 = v6402 && v6409;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6412 = v6392 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6410 = v6402 && v6409;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6412 = v6392 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6413 = v6410 ? v6412 : __uint_as_float(0xff800000u);
-        v5243.x[35] = v6413;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[35] = v6413;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6414 = static_cast<unsigned int>(v5243.col(36, iron_linear_thread() & 31u));
         const unsigned int v6415 = static_cast<unsigned int>(v5243.row(36, iron_linear_thread() & 31u));
         const float v6416 = v5243.x[36];
-        const unsigned int v6417 = v43 + v6415;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6418 = v5034 + v6414;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6419 = v6418 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6417 = v43 + v6415;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6418 = v5034 + v6414;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6419 = v6418 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6422 = v6417 + v37;
         const unsigned int v6423 = v6418 + v18;
         const bool v6424 = v6423 <= v6422;
         const bool v6425 = v272 || v6424;
         const bool v6426 = v6419 && v6425;
-        const unsigned int v6429 = v6418 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6429 = v6418 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6430 = v6429 + v18;
         const bool v6432 = v6422 < v6430;
         const bool v6433 = v5287 || v6432;
-        const bool v6434 = v6426 && v6433;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6436 = v6416 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6434 = v6426 && v6433;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6436 = v6416 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6437 = v6434 ? v6436 : __uint_as_float(0xff800000u);
-        v5243.x[36] = v6437;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[36] = v6437;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6438 = static_cast<unsigned int>(v5243.col(37, iron_linear_thread() & 31u));
         const unsigned int v6439 = static_cast<unsigned int>(v5243.row(37, iron_linear_thread() & 31u));
         const float v6440 = v5243.x[37];
-        const unsigned int v6441 = v43 + v6439;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6442 = v5034 + v6438;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6443 = v6442 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6441 = v43 + v6439;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6442 = v5034 + v6438;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6443 = v6442 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6446 = v6441 + v37;
         const unsigned int v6447 = v6442 + v18;
         const bool v6448 = v6447 <= v6446;
         const bool v6449 = v272 || v6448;
         const bool v6450 = v6443 && v6449;
-        const unsigned int v6453 = v6442 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6453 = v6442 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6454 = v6453 + v18;
         const bool v6456 = v6446 < v6454;
         const bool v6457 = v5287 || v6456;
-        const bool v6458 = v6450 && v6457;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6460 = v6440 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6458 = v6450 && v6457;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6460 = v6440 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6461 = v6458 ? v6460 : __uint_as_float(0xff800000u);
-        v5243.x[37] = v6461;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[37] = v6461;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6462 = static_cast<unsigned int>(v5243.col(38, iron_linear_thread() & 31u));
         const unsigned int v6463 = static_cast<unsigned int>(v5243.row(38, iron_linear_thread() & 31u));
         const float v6464 = v5243.x[38];
-        const unsigned int v6465 = v43 + v6463;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6466 = v5034 + v6462;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6467 = v6466 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6465 = v43 + v6463;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6466 = v5034 + v6462;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6467 = v6466 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6470 = v6465 + v37;
         const unsigned int v6471 = v6466 + v18;
         const bool v6472 = v6471 <= v6470;
         const bool v6473 = v272 || v6472;
         const bool v6474 = v6467 && v6473;
-        const unsigned int v6477 = v6466 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6477 = v6466 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6478 = v6477 + v18;
         const bool v6480 = v6470 < v6478;
         const bool v6481 = v5287 || v6480;
-        const bool v6482 = v6474 && v6481;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6484 = v6464 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6482 = v6474 && v6481;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6484 = v6464 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6485 = v6482 ? v6484 : __uint_as_float(0xff800000u);
-        v5243.x[38] = v6485;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[38] = v6485;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6486 = static_cast<unsigned int>(v5243.col(39, iron_linear_thread() & 31u));
         const unsigned int v6487 = static_cast<unsigned int>(v5243.row(39, iron_linear_thread() & 31u));
         const float v6488 = v5243.x[39];
-        const unsigned int v6489 = v43 + v6487;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6490 = v5034 + v6486;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6491 = v6490 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6489 = v43 + v6487;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6490 = v5034 + v6486;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6491 = v6490 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6494 = v6489 + v37;
         const unsigned int v6495 = v6490 + v18;
         const bool v6496 = v6495 <= v6494;
         const bool v6497 = v272 || v6496;
         const bool v6498 = v6491 && v6497;
-        const unsigned int v6501 = v6490 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6501 = v6490 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6502 = v6501 + v18;
         const bool v6504 = v6494 < v6502;
         const bool v6505 = v5287 || v6504;
-        const bool v6506 = v6498 && v6505;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6508 = v6488 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6506 = v6498 && v6505;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6508 = v6488 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6509 = v6506 ? v6508 : __uint_as_float(0xff800000u);
-        v5243.x[39] = v6509;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[39] = v6509;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6510 = static_cast<unsigned int>(v5243.col(40, iron_linear_thread() & 31u));
         const unsigned int v6511 = static_cast<unsigned int>(v5243.row(40, iron_linear_thread() & 31u));
         const float v6512 = v5243.x[40];
-        const unsigned int v6513 = v43 + v6511;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6514 = v5034 + v6510;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6515 = v6514 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6513 = v43 + v6511;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6514 = v5034 + v6510;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6515 = v6514 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6518 = v6513 + v37;
         const unsigned int v6519 = v6514 + v18;
         const bool v6520 = v6519 <= v6518;
         const bool v6521 = v272 || v6520;
         const bool v6522 = v6515 && v6521;
-        const unsigned int v6525 = v6514 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6525 = v6514 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6526 = v6525 + v18;
         const bool v6528 = v6518 < v6526;
         const bool v6529 = v5287 || v6528;
-        const bool v6530 = v6522 && v6529;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6532 = v6512 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6530 = v6522 && v6529;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6532 = v6512 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6533 = v6530 ? v6532 : __uint_as_float(0xff800000u);
-        v5243.x[40] = v6533;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[40] = v6533;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6534 = static_cast<unsigned int>(v5243.col(41, iron_linear_thread() & 31u));
         const unsigned int v6535 = static_cast<unsigned int>(v5243.row(41, iron_linear_thread() & 31u));
         const float v6536 = v5243.x[41];
-        const unsigned int v6537 = v43 + v6535;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6538 = v5034 + v6534;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6539 = v6538 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6537 = v43 + v6535;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6538 = v5034 + v6534;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6539 = v6538 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6542 = v6537 + v37;
         const unsigned int v6543 = v6538 + v18;
         const bool v6544 = v6543 <= v6542;
         const bool v6545 = v272 || v6544;
         const bool v6546 = v6539 && v6545;
-        const unsigned int v6549 = v6538 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6549 = v6538 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6550 = v6549 + v18;
         const bool v6552 = v6542 < v6550;
         const bool v6553 = v5287 || v6552;
-        const bool v6554 = v6546 && v6553;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6556 = v6536 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6554 = v6546 && v6553;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6556 = v6536 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6557 = v6554 ? v6556 : __uint_as_float(0xff800000u);
-        v5243.x[41] = v6557;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[41] = v6557;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6558 = static_cast<unsigned int>(v5243.col(42, iron_linear_thread() & 31u));
         const unsigned int v6559 = static_cast<unsigned int>(v5243.row(42, iron_linear_thread() & 31u));
         const float v6560 = v5243.x[42];
-        const unsigned int v6561 = v43 + v6559;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6562 = v5034 + v6558;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6563 = v6562 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6561 = v43 + v6559;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6562 = v5034 + v6558;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6563 = v6562 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6566 = v6561 + v37;
         const unsigned int v6567 = v6562 + v18;
         const bool v6568 = v6567 <= v6566;
         const bool v6569 = v272 || v6568;
         const bool v6570 = v6563 && v6569;
-        const unsigned int v6573 = v6562 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6573 = v6562 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6574 = v6573 + v18;
         const bool v6576 = v6566 < v6574;
         const bool v6577 = v5287 || v6576;
-        const bool v6578 = v6570 && v6577;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6580 = v6560 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6578 = v6570 && v6577;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6580 = v6560 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6581 = v6578 ? v6580 : __uint_as_float(0xff800000u);
-        v5243.x[42] = v6581;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[42] = v6581;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6582 = static_cast<unsigned int>(v5243.col(43, iron_linear_thread() & 31u));
         const unsigned int v6583 = static_cast<unsigned int>(v5243.row(43, iron_linear_thread() & 31u));
         const float v6584 = v5243.x[43];
-        const unsigned int v6585 = v43 + v6583;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6586 = v5034 + v6582;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6587 = v6586 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6585 = v43 + v6583;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6586 = v5034 + v6582;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6587 = v6586 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6590 = v6585 + v37;
         const unsigned int v6591 = v6586 + v18;
         const bool v6592 = v6591 <= v6590;
         const bool v6593 = v272 || v6592;
         const bool v6594 = v6587 && v6593;
-        const unsigned int v6597 = v6586 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6597 = v6586 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6598 = v6597 + v18;
         const bool v6600 = v6590 < v6598;
         const bool v6601 = v5287 || v6600;
-        const bool v6602 = v6594 && v6601;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6604 = v6584 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6602 = v6594 && v6601;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6604 = v6584 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6605 = v6602 ? v6604 : __uint_as_float(0xff800000u);
-        v5243.x[43] = v6605;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[43] = v6605;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6606 = static_cast<unsigned int>(v5243.col(44, iron_linear_thread() & 31u));
         const unsigned int v6607 = static_cast<unsigned int>(v5243.row(44, iron_linear_thread() & 31u));
         const float v6608 = v5243.x[44];
-        const unsigned int v6609 = v43 + v6607;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6610 = v5034 + v6606;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6611 = v6610 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6609 = v43 + v6607;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6610 = v5034 + v6606;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6611 = v6610 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6614 = v6609 + v37;
         const unsigned int v6615 = v6610 + v18;
         const bool v6616 = v6615 <= v6614;
         const bool v6617 = v272 || v6616;
         const bool v6618 = v6611 && v6617;
-        const unsigned int v6621 = v6610 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6621 = v6610 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6622 = v6621 + v18;
         const bool v6624 = v6614 < v6622;
         const bool v6625 = v5287 || v6624;
-        const bool v6626 = v6618 && v6625;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6628 = v6608 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6626 = v6618 && v6625;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6628 = v6608 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6629 = v6626 ? v6628 : __uint_as_float(0xff800000u);
-        v5243.x[44] = v6629;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[44] = v6629;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6630 = static_cast<unsigned int>(v5243.col(45, iron_linear_thread() & 31u));
         const unsigned int v6631 = static_cast<unsigned int>(v5243.row(45, iron_linear_thread() & 31u));
         const float v6632 = v5243.x[45];
-        const unsigned int v6633 = v43 + v6631;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6634 = v5034 + v6630;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6635 = v6634 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6633 = v43 + v6631;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6634 = v5034 + v6630;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6635 = v6634 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6638 = v6633 + v37;
         const unsigned int v6639 = v6634 + v18;
         const bool v6640 = v6639 <= v6638;
         const bool v6641 = v272 || v6640;
         const bool v6642 = v6635 && v6641;
-        const unsigned int v6645 = v6634 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6645 = v6634 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6646 = v6645 + v18;
         const bool v6648 = v6638 < v6646;
         const bool v6649 = v5287 || v6648;
-        const bool v6650 = v6642 && v6649;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6652 = v6632 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6650 = v6642 && v6649;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6652 = v6632 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6653 = v6650 ? v6652 : __uint_as_float(0xff800000u);
-        v5243.x[45] = v6653;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[45] = v6653;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6654 = static_cast<unsigned int>(v5243.col(46, iron_linear_thread() & 31u));
         const unsigned int v6655 = static_cast<unsigned int>(v5243.row(46, iron_linear_thread() & 31u));
         const float v6656 = v5243.x[46];
-        const unsigned int v6657 = v43 + v6655;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6658 = v5034 + v6654;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6659 = v6658 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6657 = v43 + v6655;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6658 = v5034 + v6654;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6659 = v6658 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6662 = v6657 + v37;
         const unsigned int v6663 = v6658 + v18;
         const bool v6664 = v6663 <= v6662;
         const bool v6665 = v272 || v6664;
         const bool v6666 = v6659 && v6665;
-        const unsigned int v6669 = v6658 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6669 = v6658 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6670 = v6669 + v18;
         const bool v6672 = v6662 < v6670;
         const bool v6673 = v5287 || v6672;
-        const bool v6674 = v6666 && v6673;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6676 = v6656 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6674 = v6666 && v6673;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6676 = v6656 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6677 = v6674 ? v6676 : __uint_as_float(0xff800000u);
-        v5243.x[46] = v6677;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[46] = v6677;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6678 = static_cast<unsigned int>(v5243.col(47, iron_linear_thread() & 31u));
         const unsigned int v6679 = static_cast<unsigned int>(v5243.row(47, iron_linear_thread() & 31u));
         const float v6680 = v5243.x[47];
-        const unsigned int v6681 = v43 + v6679;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6682 = v5034 + v6678;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6683 = v6682 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6681 = v43 + v6679;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6682 = v5034 + v6678;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6683 = v6682 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6686 = v6681 + v37;
         const unsigned int v6687 = v6682 + v18;
         const bool v6688 = v6687 <= v6686;
         const bool v6689 = v272 || v6688;
         const bool v6690 = v6683 && v6689;
-        const unsigned int v6693 = v6682 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6693 = v6682 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6694 = v6693 + v18;
         const bool v6696 = v6686 < v6694;
         const bool v6697 = v5287 || v6696;
-        const bool v6698 = v6690 && v6697;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6700 = v6680 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6698 = v6690 && v6697;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6700 = v6680 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6701 = v6698 ? v6700 : __uint_as_float(0xff800000u);
-        v5243.x[47] = v6701;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[47] = v6701;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6702 = static_cast<unsigned int>(v5243.col(48, iron_linear_thread() & 31u));
         const unsigned int v6703 = static_cast<unsigned int>(v5243.row(48, iron_linear_thread() & 31u));
         const float v6704 = v5243.x[48];
-        const unsigned int v6705 = v43 + v6703;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6706 = v5034 + v6702;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6707 = v6706 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6705 = v43 + v6703;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6706 = v5034 + v6702;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6707 = v6706 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6710 = v6705 + v37;
         const unsigned int v6711 = v6706 + v18;
         const bool v6712 = v6711 <= v6710;
         const bool v6713 = v272 || v6712;
         const bool v6714 = v6707 && v6713;
-        const unsigned int v6717 = v6706 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6717 = v6706 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6718 = v6717 + v18;
         const bool v6720 = v6710 < v6718;
         const bool v6721 = v5287 || v6720;
-        const bool v6722 = v6714 && v6721;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6724 = v6704 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6722 = v6714 && v6721;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6724 = v6704 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6725 = v6722 ? v6724 : __uint_as_float(0xff800000u);
-        v5243.x[48] = v6725;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[48] = v6725;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6726 = static_cast<unsigned int>(v5243.col(49, iron_linear_thread() & 31u));
         const unsigned int v6727 = static_cast<unsigned int>(v5243.row(49, iron_linear_thread() & 31u));
         const float v6728 = v5243.x[49];
-        const unsigned int v6729 = v43 + v6727;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6730 = v5034 + v6726;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6731 = v6730 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6729 = v43 + v6727;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6730 = v5034 + v6726;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6731 = v6730 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6734 = v6729 + v37;
         const unsigned int v6735 = v6730 + v18;
         const bool v6736 = v6735 <= v6734;
         const bool v6737 = v272 || v6736;
         const bool v6738 = v6731 && v6737;
-        const unsigned int v6741 = v6730 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6741 = v6730 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6742 = v6741 + v18;
         const bool v6744 = v6734 < v6742;
         const bool v6745 = v5287 || v6744;
-        const bool v6746 = v6738 && v6745;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6748 = v6728 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6746 = v6738 && v6745;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6748 = v6728 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6749 = v6746 ? v6748 : __uint_as_float(0xff800000u);
-        v5243.x[49] = v6749;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[49] = v6749;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6750 = static_cast<unsigned int>(v5243.col(50, iron_linear_thread() & 31u));
         const unsigned int v6751 = static_cast<unsigned int>(v5243.row(50, iron_linear_thread() & 31u));
         const float v6752 = v5243.x[50];
-        const unsigned int v6753 = v43 + v6751;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6754 = v5034 + v6750;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6755 = v6754 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6753 = v43 + v6751;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6754 = v5034 + v6750;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6755 = v6754 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6758 = v6753 + v37;
         const unsigned int v6759 = v6754 + v18;
         const bool v6760 = v6759 <= v6758;
         const bool v6761 = v272 || v6760;
         const bool v6762 = v6755 && v6761;
-        const unsigned int v6765 = v6754 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6765 = v6754 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6766 = v6765 + v18;
         const bool v6768 = v6758 < v6766;
         const bool v6769 = v5287 || v6768;
-        const bool v6770 = v6762 && v6769;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6772 = v6752 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6770 = v6762 && v6769;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6772 = v6752 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6773 = v6770 ? v6772 : __uint_as_float(0xff800000u);
-        v5243.x[50] = v6773;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[50] = v6773;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6774 = static_cast<unsigned int>(v5243.col(51, iron_linear_thread() & 31u));
         const unsigned int v6775 = static_cast<unsigned int>(v5243.row(51, iron_linear_thread() & 31u));
         const float v6776 = v5243.x[51];
-        const unsigned int v6777 = v43 + v6775;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6778 = v5034 + v6774;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6779 = v6778 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6777 = v43 + v6775;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6778 = v5034 + v6774;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6779 = v6778 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6782 = v6777 + v37;
         const unsigned int v6783 = v6778 + v18;
         const bool v6784 = v6783 <= v6782;
         const bool v6785 = v272 || v6784;
         const bool v6786 = v6779 && v6785;
-        const unsigned int v6789 = v6778 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6789 = v6778 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6790 = v6789 + v18;
         const bool v6792 = v6782 < v6790;
         const bool v6793 = v5287 || v6792;
-        const bool v6794 = v6786 && v6793;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6796 = v6776 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6794 = v6786 && v6793;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6796 = v6776 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6797 = v6794 ? v6796 : __uint_as_float(0xff800000u);
-        v5243.x[51] = v6797;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[51] = v6797;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6798 = static_cast<unsigned int>(v5243.col(52, iron_linear_thread() & 31u));
         const unsigned int v6799 = static_cast<unsigned int>(v5243.row(52, iron_linear_thread() & 31u));
         const float v6800 = v5243.x[52];
-        const unsigned int v6801 = v43 + v6799;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6802 = v5034 + v6798;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6803 = v6802 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6801 = v43 + v6799;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6802 = v5034 + v6798;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6803 = v6802 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6806 = v6801 + v37;
         const unsigned int v6807 = v6802 + v18;
         const bool v6808 = v6807 <= v6806;
         const bool v6809 = v272 || v6808;
         const bool v6810 = v6803 && v6809;
-        const unsigned int v6813 = v6802 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6813 = v6802 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6814 = v6813 + v18;
         const bool v6816 = v6806 < v6814;
         const bool v6817 = v5287 || v6816;
-        const bool v6818 = v6810 && v6817;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6820 = v6800 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6818 = v6810 && v6817;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6820 = v6800 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6821 = v6818 ? v6820 : __uint_as_float(0xff800000u);
-        v5243.x[52] = v6821;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[52] = v6821;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6822 = static_cast<unsigned int>(v5243.col(53, iron_linear_thread() & 31u));
         const unsigned int v6823 = static_cast<unsigned int>(v5243.row(53, iron_linear_thread() & 31u));
         const float v6824 = v5243.x[53];
-        const unsigned int v6825 = v43 + v6823;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6826 = v5034 + v6822;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6827 = v6826 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6825 = v43 + v6823;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6826 = v5034 + v6822;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6827 = v6826 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6830 = v6825 + v37;
         const unsigned int v6831 = v6826 + v18;
         const bool v6832 = v6831 <= v6830;
         const bool v6833 = v272 || v6832;
         const bool v6834 = v6827 && v6833;
-        const unsigned int v6837 = v6826 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6837 = v6826 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6838 = v6837 + v18;
         const bool v6840 = v6830 < v6838;
         const bool v6841 = v5287 || v6840;
-        const bool v6842 = v6834 && v6841;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6844 = v6824 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6842 = v6834 && v6841;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6844 = v6824 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6845 = v6842 ? v6844 : __uint_as_float(0xff800000u);
-        v5243.x[53] = v6845;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[53] = v6845;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6846 = static_cast<unsigned int>(v5243.col(54, iron_linear_thread() & 31u));
         const unsigned int v6847 = static_cast<unsigned int>(v5243.row(54, iron_linear_thread() & 31u));
         const float v6848 = v5243.x[54];
-        const unsigned int v6849 = v43 + v6847;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6850 = v5034 + v6846;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6851 = v6850 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6849 = v43 + v6847;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6850 = v5034 + v6846;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6851 = v6850 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6854 = v6849 + v37;
         const unsigned int v6855 = v6850 + v18;
         const bool v6856 = v6855 <= v6854;
         const bool v6857 = v272 || v6856;
         const bool v6858 = v6851 && v6857;
-        const unsigned int v6861 = v6850 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6861 = v6850 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6862 = v6861 + v18;
         const bool v6864 = v6854 < v6862;
         const bool v6865 = v5287 || v6864;
-        const bool v6866 = v6858 && v6865;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6868 = v6848 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6866 = v6858 && v6865;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6868 = v6848 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6869 = v6866 ? v6868 : __uint_as_float(0xff800000u);
-        v5243.x[54] = v6869;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[54] = v6869;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6870 = static_cast<unsigned int>(v5243.col(55, iron_linear_thread() & 31u));
         const unsigned int v6871 = static_cast<unsigned int>(v5243.row(55, iron_linear_thread() & 31u));
         const float v6872 = v5243.x[55];
-        const unsigned int v6873 = v43 + v6871;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6874 = v5034 + v6870;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6875 = v6874 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6873 = v43 + v6871;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6874 = v5034 + v6870;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6875 = v6874 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6878 = v6873 + v37;
         const unsigned int v6879 = v6874 + v18;
         const bool v6880 = v6879 <= v6878;
         const bool v6881 = v272 || v6880;
         const bool v6882 = v6875 && v6881;
-        const unsigned int v6885 = v6874 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6885 = v6874 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6886 = v6885 + v18;
         const bool v6888 = v6878 < v6886;
         const bool v6889 = v5287 || v6888;
-        const bool v6890 = v6882 && v6889;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6892 = v6872 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6890 = v6882 && v6889;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6892 = v6872 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6893 = v6890 ? v6892 : __uint_as_float(0xff800000u);
-        v5243.x[55] = v6893;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[55] = v6893;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6894 = static_cast<unsigned int>(v5243.col(56, iron_linear_thread() & 31u));
         const unsigned int v6895 = static_cast<unsigned int>(v5243.row(56, iron_linear_thread() & 31u));
         const float v6896 = v5243.x[56];
-        const unsigned int v6897 = v43 + v6895;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6898 = v5034 + v6894;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6899 = v6898 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6897 = v43 + v6895;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6898 = v5034 + v6894;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6899 = v6898 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6902 = v6897 + v37;
         const unsigned int v6903 = v6898 + v18;
         const bool v6904 = v6903 <= v6902;
         const bool v6905 = v272 || v6904;
         const bool v6906 = v6899 && v6905;
-        const unsigned int v6909 = v6898 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6909 = v6898 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6910 = v6909 + v18;
         const bool v6912 = v6902 < v6910;
         const bool v6913 = v5287 || v6912;
-        const bool v6914 = v6906 && v6913;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6916 = v6896 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6914 = v6906 && v6913;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6916 = v6896 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6917 = v6914 ? v6916 : __uint_as_float(0xff800000u);
-        v5243.x[56] = v6917;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[56] = v6917;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6918 = static_cast<unsigned int>(v5243.col(57, iron_linear_thread() & 31u));
         const unsigned int v6919 = static_cast<unsigned int>(v5243.row(57, iron_linear_thread() & 31u));
         const float v6920 = v5243.x[57];
-        const unsigned int v6921 = v43 + v6919;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6922 = v5034 + v6918;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6923 = v6922 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6921 = v43 + v6919;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6922 = v5034 + v6918;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6923 = v6922 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6926 = v6921 + v37;
         const unsigned int v6927 = v6922 + v18;
         const bool v6928 = v6927 <= v6926;
         const bool v6929 = v272 || v6928;
         const bool v6930 = v6923 && v6929;
-        const unsigned int v6933 = v6922 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6933 = v6922 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6934 = v6933 + v18;
         const bool v6936 = v6926 < v6934;
         const bool v6937 = v5287 || v6936;
-        const bool v6938 = v6930 && v6937;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6940 = v6920 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6938 = v6930 && v6937;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6940 = v6920 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6941 = v6938 ? v6940 : __uint_as_float(0xff800000u);
-        v5243.x[57] = v6941;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[57] = v6941;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6942 = static_cast<unsigned int>(v5243.col(58, iron_linear_thread() & 31u));
         const unsigned int v6943 = static_cast<unsigned int>(v5243.row(58, iron_linear_thread() & 31u));
         const float v6944 = v5243.x[58];
-        const unsigned int v6945 = v43 + v6943;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6946 = v5034 + v6942;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6947 = v6946 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6945 = v43 + v6943;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6946 = v5034 + v6942;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6947 = v6946 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6950 = v6945 + v37;
         const unsigned int v6951 = v6946 + v18;
         const bool v6952 = v6951 <= v6950;
         const bool v6953 = v272 || v6952;
         const bool v6954 = v6947 && v6953;
-        const unsigned int v6957 = v6946 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6957 = v6946 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6958 = v6957 + v18;
         const bool v6960 = v6950 < v6958;
         const bool v6961 = v5287 || v6960;
-        const bool v6962 = v6954 && v6961;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6964 = v6944 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6962 = v6954 && v6961;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6964 = v6944 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6965 = v6962 ? v6964 : __uint_as_float(0xff800000u);
-        v5243.x[58] = v6965;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[58] = v6965;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6966 = static_cast<unsigned int>(v5243.col(59, iron_linear_thread() & 31u));
         const unsigned int v6967 = static_cast<unsigned int>(v5243.row(59, iron_linear_thread() & 31u));
         const float v6968 = v5243.x[59];
-        const unsigned int v6969 = v43 + v6967;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6970 = v5034 + v6966;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6971 = v6970 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6969 = v43 + v6967;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6970 = v5034 + v6966;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6971 = v6970 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6974 = v6969 + v37;
         const unsigned int v6975 = v6970 + v18;
         const bool v6976 = v6975 <= v6974;
         const bool v6977 = v272 || v6976;
         const bool v6978 = v6971 && v6977;
-        const unsigned int v6981 = v6970 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6981 = v6970 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6982 = v6981 + v18;
         const bool v6984 = v6974 < v6982;
         const bool v6985 = v5287 || v6984;
-        const bool v6986 = v6978 && v6985;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6988 = v6968 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6986 = v6978 && v6985;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6988 = v6968 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6989 = v6986 ? v6988 : __uint_as_float(0xff800000u);
-        v5243.x[59] = v6989;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[59] = v6989;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6990 = static_cast<unsigned int>(v5243.col(60, iron_linear_thread() & 31u));
         const unsigned int v6991 = static_cast<unsigned int>(v5243.row(60, iron_linear_thread() & 31u));
         const float v6992 = v5243.x[60];
-        const unsigned int v6993 = v43 + v6991;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6994 = v5034 + v6990;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6995 = v6994 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6993 = v43 + v6991;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6994 = v5034 + v6990;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6995 = v6994 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6998 = v6993 + v37;
         const unsigned int v6999 = v6994 + v18;
         const bool v7000 = v6999 <= v6998;
         const bool v7001 = v272 || v7000;
         const bool v7002 = v6995 && v7001;
-        const unsigned int v7005 = v6994 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7005 = v6994 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7006 = v7005 + v18;
         const bool v7008 = v6998 < v7006;
         const bool v7009 = v5287 || v7008;
-        const bool v7010 = v7002 && v7009;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7012 = v6992 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7010 = v7002 && v7009;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7012 = v6992 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7013 = v7010 ? v7012 : __uint_as_float(0xff800000u);
-        v5243.x[60] = v7013;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[60] = v7013;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7014 = static_cast<unsigned int>(v5243.col(61, iron_linear_thread() & 31u));
         const unsigned int v7015 = static_cast<unsigned int>(v5243.row(61, iron_linear_thread() & 31u));
         const float v7016 = v5243.x[61];
-        const unsigned int v7017 = v43 + v7015;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7018 = v5034 + v7014;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7019 = v7018 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7017 = v43 + v7015;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7018 = v5034 + v7014;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7019 = v7018 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7022 = v7017 + v37;
         const unsigned int v7023 = v7018 + v18;
         const bool v7024 = v7023 <= v7022;
         const bool v7025 = v272 || v7024;
         const bool v7026 = v7019 && v7025;
-        const unsigned int v7029 = v7018 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7029 = v7018 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7030 = v7029 + v18;
         const bool v7032 = v7022 < v7030;
         const bool v7033 = v5287 || v7032;
-        const bool v7034 = v7026 && v7033;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7036 = v7016 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7034 = v7026 && v7033;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7036 = v7016 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7037 = v7034 ? v7036 : __uint_as_float(0xff800000u);
-        v5243.x[61] = v7037;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[61] = v7037;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7038 = static_cast<unsigned int>(v5243.col(62, iron_linear_thread() & 31u));
         const unsigned int v7039 = static_cast<unsigned int>(v5243.row(62, iron_linear_thread() & 31u));
         const float v7040 = v5243.x[62];
-        const unsigned int v7041 = v43 + v7039;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7042 = v5034 + v7038;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7043 = v7042 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7041 = v43 + v7039;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7042 = v5034 + v7038;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7043 = v7042 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7046 = v7041 + v37;
         const unsigned int v7047 = v7042 + v18;
         const bool v7048 = v7047 <= v7046;
         const bool v7049 = v272 || v7048;
         const bool v7050 = v7043 && v7049;
-        const unsigned int v7053 = v7042 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7053 = v7042 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7054 = v7053 + v18;
         const bool v7056 = v7046 < v7054;
         const bool v7057 = v5287 || v7056;
-        const bool v7058 = v7050 && v7057;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7060 = v7040 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7058 = v7050 && v7057;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7060 = v7040 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7061 = v7058 ? v7060 : __uint_as_float(0xff800000u);
-        v5243.x[62] = v7061;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[62] = v7061;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7062 = static_cast<unsigned int>(v5243.col(63, iron_linear_thread() & 31u));
         const unsigned int v7063 = static_cast<unsigned int>(v5243.row(63, iron_linear_thread() & 31u));
         const float v7064 = v5243.x[63];
-        const unsigned int v7065 = v43 + v7063;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7066 = v5034 + v7062;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7067 = v7066 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7065 = v43 + v7063;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7066 = v5034 + v7062;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7067 = v7066 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7070 = v7065 + v37;
         const unsigned int v7071 = v7066 + v18;
         const bool v7072 = v7071 <= v7070;
         const bool v7073 = v272 || v7072;
         const bool v7074 = v7067 && v7073;
-        const unsigned int v7077 = v7066 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7077 = v7066 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7078 = v7077 + v18;
         const bool v7080 = v7070 < v7078;
         const bool v7081 = v5287 || v7080;
-        const bool v7082 = v7074 && v7081;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7084 = v7064 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7082 = v7074 && v7081;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7084 = v7064 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7085 = v7082 ? v7084 : __uint_as_float(0xff800000u);
-        v5243.x[63] = v7085;  // kernels/sdpa/flash_tile.hpp:171
+        v5243.x[63] = v7085;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 32, 8> v7087;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag<float, 2, 32, 8> v7087;  // kernels/sdpa/flash_tile.hpp:188
       iron_frag_fill(v7087, 0.0f);
       iron_frag_row_reduce<false>(v7087, v5243);
-      iron_frag<float, 2, 32, 8> v7089;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag<float, 2, 32, 8> v7089;  // kernels/sdpa/flash_tile.hpp:189
       iron_frag_fill(v7089, 0.0f);
-      const float v7093 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7094 = v7087.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7093 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7094 = v7087.x[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v7095 = fmaxf(v7093, v7094);
-      const bool v7098 = v7095 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7098 = v7095 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7099 = v7098 ? 0.0f : v7095;
-      const float v7100 = v7093 - v7099;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7100 = v7093 - v7099;  // kernels/sdpa/flash_tile.hpp:192
       const float v7101 = iron_exp2_approx(v7100);
-      v7089.x[0] = v7101;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7105 = v293.x[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7106 = v7087.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      v7089.x[0] = v7101;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7105 = v293.x[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7106 = v7087.x[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v7107 = fmaxf(v7105, v7106);
-      const bool v7110 = v7107 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7110 = v7107 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7111 = v7110 ? 0.0f : v7107;
-      const float v7112 = v7105 - v7111;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7112 = v7105 - v7111;  // kernels/sdpa/flash_tile.hpp:192
       const float v7113 = iron_exp2_approx(v7112);
-      v7089.x[1] = v7113;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7117 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7118 = v7087.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      v7089.x[1] = v7113;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7117 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7118 = v7087.x[2];  // kernels/sdpa/flash_tile.hpp:192
       const float v7119 = fmaxf(v7117, v7118);
-      const bool v7122 = v7119 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7122 = v7119 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7123 = v7122 ? 0.0f : v7119;
-      const float v7124 = v7117 - v7123;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7124 = v7117 - v7123;  // kernels/sdpa/flash_tile.hpp:192
       const float v7125 = iron_exp2_approx(v7124);
-      v7089.x[2] = v7125;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7129 = v293.x[3];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7130 = v7087.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      v7089.x[2] = v7125;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7129 = v293.x[3];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7130 = v7087.x[3];  // kernels/sdpa/flash_tile.hpp:192
       const float v7131 = fmaxf(v7129, v7130);
-      const bool v7134 = v7131 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7134 = v7131 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7135 = v7134 ? 0.0f : v7131;
-      const float v7136 = v7129 - v7135;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7136 = v7129 - v7135;  // kernels/sdpa/flash_tile.hpp:192
       const float v7137 = iron_exp2_approx(v7136);
-      v7089.x[3] = v7137;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7141 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7142 = v7087.x[4];  // kernels/sdpa/flash_tile.hpp:184
+      v7089.x[3] = v7137;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7141 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7142 = v7087.x[4];  // kernels/sdpa/flash_tile.hpp:192
       const float v7143 = fmaxf(v7141, v7142);
-      const bool v7146 = v7143 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7146 = v7143 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7147 = v7146 ? 0.0f : v7143;
-      const float v7148 = v7141 - v7147;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7148 = v7141 - v7147;  // kernels/sdpa/flash_tile.hpp:192
       const float v7149 = iron_exp2_approx(v7148);
-      v7089.x[4] = v7149;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7153 = v293.x[5];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7154 = v7087.x[5];  // kernels/sdpa/flash_tile.hpp:184
+      v7089.x[4] = v7149;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7153 = v293.x[5];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7154 = v7087.x[5];  // kernels/sdpa/flash_tile.hpp:192
       const float v7155 = fmaxf(v7153, v7154);
-      const bool v7158 = v7155 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7158 = v7155 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7159 = v7158 ? 0.0f : v7155;
-      const float v7160 = v7153 - v7159;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7160 = v7153 - v7159;  // kernels/sdpa/flash_tile.hpp:192
       const float v7161 = iron_exp2_approx(v7160);
-      v7089.x[5] = v7161;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7165 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7166 = v7087.x[6];  // kernels/sdpa/flash_tile.hpp:184
+      v7089.x[5] = v7161;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7165 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7166 = v7087.x[6];  // kernels/sdpa/flash_tile.hpp:192
       const float v7167 = fmaxf(v7165, v7166);
-      const bool v7170 = v7167 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7170 = v7167 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7171 = v7170 ? 0.0f : v7167;
-      const float v7172 = v7165 - v7171;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7172 = v7165 - v7171;  // kernels/sdpa/flash_tile.hpp:192
       const float v7173 = iron_exp2_approx(v7172);
-      v7089.x[6] = v7173;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7177 = v293.x[7];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7178 = v7087.x[7];  // kernels/sdpa/flash_tile.hpp:184
+      v7089.x[6] = v7173;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7177 = v293.x[7];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7178 = v7087.x[7];  // kernels/sdpa/flash_tile.hpp:192
       const float v7179 = fmaxf(v7177, v7178);
-      const bool v7182 = v7179 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7182 = v7179 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7183 = v7182 ? 0.0f : v7179;
-      const float v7184 = v7177 - v7183;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7184 = v7177 - v7183;  // kernels/sdpa/flash_tile.hpp:192
       const float v7185 = iron_exp2_approx(v7184);
-      v7089.x[7] = v7185;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7188 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7189 = v7087.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      v7089.x[7] = v7185;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7188 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7189 = v7087.x[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v7190 = fmaxf(v7188, v7189);
-      v293.x[0] = v7190;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[0] = v7190;  // kernels/sdpa/flash_tile.hpp:194
       const float v7193 = v293.x[1];
-      const float v7194 = v7087.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7194 = v7087.x[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v7195 = fmaxf(v7193, v7194);
-      v293.x[1] = v7195;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[1] = v7195;  // kernels/sdpa/flash_tile.hpp:194
       const float v7198 = v293.x[2];
-      const float v7199 = v7087.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7199 = v7087.x[2];  // kernels/sdpa/flash_tile.hpp:195
       const float v7200 = fmaxf(v7198, v7199);
-      v293.x[2] = v7200;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[2] = v7200;  // kernels/sdpa/flash_tile.hpp:194
       const float v7203 = v293.x[3];
-      const float v7204 = v7087.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7204 = v7087.x[3];  // kernels/sdpa/flash_tile.hpp:195
       const float v7205 = fmaxf(v7203, v7204);
-      v293.x[3] = v7205;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[3] = v7205;  // kernels/sdpa/flash_tile.hpp:194
       const float v7208 = v293.x[4];
-      const float v7209 = v7087.x[4];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7209 = v7087.x[4];  // kernels/sdpa/flash_tile.hpp:195
       const float v7210 = fmaxf(v7208, v7209);
-      v293.x[4] = v7210;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[4] = v7210;  // kernels/sdpa/flash_tile.hpp:194
       const float v7213 = v293.x[5];
-      const float v7214 = v7087.x[5];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7214 = v7087.x[5];  // kernels/sdpa/flash_tile.hpp:195
       const float v7215 = fmaxf(v7213, v7214);
-      v293.x[5] = v7215;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[5] = v7215;  // kernels/sdpa/flash_tile.hpp:194
       const float v7218 = v293.x[6];
-      const float v7219 = v7087.x[6];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7219 = v7087.x[6];  // kernels/sdpa/flash_tile.hpp:195
       const float v7220 = fmaxf(v7218, v7219);
-      v293.x[6] = v7220;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[6] = v7220;  // kernels/sdpa/flash_tile.hpp:194
       const float v7223 = v293.x[7];
-      const float v7224 = v7087.x[7];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7224 = v7087.x[7];  // kernels/sdpa/flash_tile.hpp:195
       const float v7225 = fmaxf(v7223, v7224);
-      v293.x[7] = v7225;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7228 = v5243.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7229 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7232 = v7229 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      v293.x[7] = v7225;  // kernels/sdpa/flash_tile.hpp:194
+      const float v7228 = v5243.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v7229 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7232 = v7229 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7233 = v7232 ? 0.0f : v7229;
-      const float v7234 = v7228 - v7233;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7234 = v7228 - v7233;  // kernels/sdpa/flash_tile.hpp:198
       const float v7235 = iron_exp2_approx(v7234);
-      v5243.x[0] = v7235;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[0] = v7235;  // kernels/sdpa/flash_tile.hpp:197
       const float v7238 = v5243.x[1];
-      const float v7239 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7242 = v7239 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7239 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7242 = v7239 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7243 = v7242 ? 0.0f : v7239;
-      const float v7244 = v7238 - v7243;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7244 = v7238 - v7243;  // kernels/sdpa/flash_tile.hpp:198
       const float v7245 = iron_exp2_approx(v7244);
-      v5243.x[1] = v7245;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[1] = v7245;  // kernels/sdpa/flash_tile.hpp:197
       const float v7248 = v5243.x[2];
-      const float v7249 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7252 = v7249 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7249 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7252 = v7249 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7253 = v7252 ? 0.0f : v7249;
-      const float v7254 = v7248 - v7253;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7254 = v7248 - v7253;  // kernels/sdpa/flash_tile.hpp:198
       const float v7255 = iron_exp2_approx(v7254);
-      v5243.x[2] = v7255;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[2] = v7255;  // kernels/sdpa/flash_tile.hpp:197
       const float v7258 = v5243.x[3];
-      const float v7259 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7262 = v7259 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7259 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7262 = v7259 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7263 = v7262 ? 0.0f : v7259;
-      const float v7264 = v7258 - v7263;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7264 = v7258 - v7263;  // kernels/sdpa/flash_tile.hpp:198
       const float v7265 = iron_exp2_approx(v7264);
-      v5243.x[3] = v7265;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[3] = v7265;  // kernels/sdpa/flash_tile.hpp:197
       const float v7268 = v5243.x[4];
-      const float v7269 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7272 = v7269 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7269 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7272 = v7269 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7273 = v7272 ? 0.0f : v7269;
-      const float v7274 = v7268 - v7273;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7274 = v7268 - v7273;  // kernels/sdpa/flash_tile.hpp:198
       const float v7275 = iron_exp2_approx(v7274);
-      v5243.x[4] = v7275;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[4] = v7275;  // kernels/sdpa/flash_tile.hpp:197
       const float v7278 = v5243.x[5];
-      const float v7279 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7282 = v7279 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7279 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7282 = v7279 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7283 = v7282 ? 0.0f : v7279;
-      const float v7284 = v7278 - v7283;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7284 = v7278 - v7283;  // kernels/sdpa/flash_tile.hpp:198
       const float v7285 = iron_exp2_approx(v7284);
-      v5243.x[5] = v7285;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[5] = v7285;  // kernels/sdpa/flash_tile.hpp:197
       const float v7288 = v5243.x[6];
-      const float v7289 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7292 = v7289 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7289 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7292 = v7289 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7293 = v7292 ? 0.0f : v7289;
-      const float v7294 = v7288 - v7293;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7294 = v7288 - v7293;  // kernels/sdpa/flash_tile.hpp:198
       const float v7295 = iron_exp2_approx(v7294);
-      v5243.x[6] = v7295;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[6] = v7295;  // kernels/sdpa/flash_tile.hpp:197
       const float v7298 = v5243.x[7];
-      const float v7299 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7302 = v7299 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7299 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7302 = v7299 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7303 = v7302 ? 0.0f : v7299;
-      const float v7304 = v7298 - v7303;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7304 = v7298 - v7303;  // kernels/sdpa/flash_tile.hpp:198
       const float v7305 = iron_exp2_approx(v7304);
-      v5243.x[7] = v7305;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[7] = v7305;  // kernels/sdpa/flash_tile.hpp:197
       const float v7308 = v5243.x[8];
-      const float v7309 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7312 = v7309 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7309 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7312 = v7309 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7313 = v7312 ? 0.0f : v7309;
-      const float v7314 = v7308 - v7313;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7314 = v7308 - v7313;  // kernels/sdpa/flash_tile.hpp:198
       const float v7315 = iron_exp2_approx(v7314);
-      v5243.x[8] = v7315;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[8] = v7315;  // kernels/sdpa/flash_tile.hpp:197
       const float v7318 = v5243.x[9];
-      const float v7319 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7322 = v7319 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7319 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7322 = v7319 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7323 = v7322 ? 0.0f : v7319;
-      const float v7324 = v7318 - v7323;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7324 = v7318 - v7323;  // kernels/sdpa/flash_tile.hpp:198
       const float v7325 = iron_exp2_approx(v7324);
-      v5243.x[9] = v7325;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[9] = v7325;  // kernels/sdpa/flash_tile.hpp:197
       const float v7328 = v5243.x[10];
-      const float v7329 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7332 = v7329 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7329 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7332 = v7329 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7333 = v7332 ? 0.0f : v7329;
-      const float v7334 = v7328 - v7333;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7334 = v7328 - v7333;  // kernels/sdpa/flash_tile.hpp:198
       const float v7335 = iron_exp2_approx(v7334);
-      v5243.x[10] = v7335;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[10] = v7335;  // kernels/sdpa/flash_tile.hpp:197
       const float v7338 = v5243.x[11];
-      const float v7339 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7342 = v7339 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7339 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7342 = v7339 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7343 = v7342 ? 0.0f : v7339;
-      const float v7344 = v7338 - v7343;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7344 = v7338 - v7343;  // kernels/sdpa/flash_tile.hpp:198
       const float v7345 = iron_exp2_approx(v7344);
-      v5243.x[11] = v7345;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[11] = v7345;  // kernels/sdpa/flash_tile.hpp:197
       const float v7348 = v5243.x[12];
-      const float v7349 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7352 = v7349 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7349 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7352 = v7349 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7353 = v7352 ? 0.0f : v7349;
-      const float v7354 = v7348 - v7353;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7354 = v7348 - v7353;  // kernels/sdpa/flash_tile.hpp:198
       const float v7355 = iron_exp2_approx(v7354);
-      v5243.x[12] = v7355;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[12] = v7355;  // kernels/sdpa/flash_tile.hpp:197
       const float v7358 = v5243.x[13];
-      const float v7359 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7362 = v7359 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7359 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7362 = v7359 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7363 = v7362 ? 0.0f : v7359;
-      const float v7364 = v7358 - v7363;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7364 = v7358 - v7363;  // kernels/sdpa/flash_tile.hpp:198
       const float v7365 = iron_exp2_approx(v7364);
-      v5243.x[13] = v7365;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[13] = v7365;  // kernels/sdpa/flash_tile.hpp:197
       const float v7368 = v5243.x[14];
-      const float v7369 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7372 = v7369 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7369 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7372 = v7369 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7373 = v7372 ? 0.0f : v7369;
-      const float v7374 = v7368 - v7373;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7374 = v7368 - v7373;  // kernels/sdpa/flash_tile.hpp:198
       const float v7375 = iron_exp2_approx(v7374);
-      v5243.x[14] = v7375;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[14] = v7375;  // kernels/sdpa/flash_tile.hpp:197
       const float v7378 = v5243.x[15];
-      const float v7379 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7382 = v7379 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7379 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7382 = v7379 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7383 = v7382 ? 0.0f : v7379;
-      const float v7384 = v7378 - v7383;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7384 = v7378 - v7383;  // kernels/sdpa/flash_tile.hpp:198
       const float v7385 = iron_exp2_approx(v7384);
-      v5243.x[15] = v7385;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[15] = v7385;  // kernels/sdpa/flash_tile.hpp:197
       const float v7388 = v5243.x[16];
-      const float v7389 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7392 = v7389 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7389 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7392 = v7389 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7393 = v7392 ? 0.0f : v7389;
-      const float v7394 = v7388 - v7393;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7394 = v7388 - v7393;  // kernels/sdpa/flash_tile.hpp:198
       const float v7395 = iron_exp2_approx(v7394);
-      v5243.x[16] = v7395;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[16] = v7395;  // kernels/sdpa/flash_tile.hpp:197
       const float v7398 = v5243.x[17];
-      const float v7399 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7402 = v7399 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7399 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7402 = v7399 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7403 = v7402 ? 0.0f : v7399;
-      const float v7404 = v7398 - v7403;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7404 = v7398 - v7403;  // kernels/sdpa/flash_tile.hpp:198
       const float v7405 = iron_exp2_approx(v7404);
-      v5243.x[17] = v7405;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[17] = v7405;  // kernels/sdpa/flash_tile.hpp:197
       const float v7408 = v5243.x[18];
-      const float v7409 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7412 = v7409 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7409 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7412 = v7409 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7413 = v7412 ? 0.0f : v7409;
-      const float v7414 = v7408 - v7413;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7414 = v7408 - v7413;  // kernels/sdpa/flash_tile.hpp:198
       const float v7415 = iron_exp2_approx(v7414);
-      v5243.x[18] = v7415;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[18] = v7415;  // kernels/sdpa/flash_tile.hpp:197
       const float v7418 = v5243.x[19];
-      const float v7419 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7422 = v7419 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7419 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7422 = v7419 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7423 = v7422 ? 0.0f : v7419;
-      const float v7424 = v7418 - v7423;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7424 = v7418 - v7423;  // kernels/sdpa/flash_tile.hpp:198
       const float v7425 = iron_exp2_approx(v7424);
-      v5243.x[19] = v7425;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[19] = v7425;  // kernels/sdpa/flash_tile.hpp:197
       const float v7428 = v5243.x[20];
-      const float v7429 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7432 = v7429 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7429 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7432 = v7429 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7433 = v7432 ? 0.0f : v7429;
-      const float v7434 = v7428 - v7433;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7434 = v7428 - v7433;  // kernels/sdpa/flash_tile.hpp:198
       const float v7435 = iron_exp2_approx(v7434);
-      v5243.x[20] = v7435;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[20] = v7435;  // kernels/sdpa/flash_tile.hpp:197
       const float v7438 = v5243.x[21];
-      const float v7439 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7442 = v7439 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7439 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7442 = v7439 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7443 = v7442 ? 0.0f : v7439;
-      const float v7444 = v7438 - v7443;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7444 = v7438 - v7443;  // kernels/sdpa/flash_tile.hpp:198
       const float v7445 = iron_exp2_approx(v7444);
-      v5243.x[21] = v7445;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[21] = v7445;  // kernels/sdpa/flash_tile.hpp:197
       const float v7448 = v5243.x[22];
-      const float v7449 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7452 = v7449 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7449 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7452 = v7449 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7453 = v7452 ? 0.0f : v7449;
-      const float v7454 = v7448 - v7453;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7454 = v7448 - v7453;  // kernels/sdpa/flash_tile.hpp:198
       const float v7455 = iron_exp2_approx(v7454);
-      v5243.x[22] = v7455;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[22] = v7455;  // kernels/sdpa/flash_tile.hpp:197
       const float v7458 = v5243.x[23];
-      const float v7459 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7462 = v7459 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7459 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7462 = v7459 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7463 = v7462 ? 0.0f : v7459;
-      const float v7464 = v7458 - v7463;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7464 = v7458 - v7463;  // kernels/sdpa/flash_tile.hpp:198
       const float v7465 = iron_exp2_approx(v7464);
-      v5243.x[23] = v7465;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[23] = v7465;  // kernels/sdpa/flash_tile.hpp:197
       const float v7468 = v5243.x[24];
-      const float v7469 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7472 = v7469 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7469 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7472 = v7469 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7473 = v7472 ? 0.0f : v7469;
-      const float v7474 = v7468 - v7473;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7474 = v7468 - v7473;  // kernels/sdpa/flash_tile.hpp:198
       const float v7475 = iron_exp2_approx(v7474);
-      v5243.x[24] = v7475;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[24] = v7475;  // kernels/sdpa/flash_tile.hpp:197
       const float v7478 = v5243.x[25];
-      const float v7479 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7482 = v7479 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7479 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7482 = v7479 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7483 = v7482 ? 0.0f : v7479;
-      const float v7484 = v7478 - v7483;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7484 = v7478 - v7483;  // kernels/sdpa/flash_tile.hpp:198
       const float v7485 = iron_exp2_approx(v7484);
-      v5243.x[25] = v7485;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[25] = v7485;  // kernels/sdpa/flash_tile.hpp:197
       const float v7488 = v5243.x[26];
-      const float v7489 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7492 = v7489 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7489 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7492 = v7489 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7493 = v7492 ? 0.0f : v7489;
-      const float v7494 = v7488 - v7493;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7494 = v7488 - v7493;  // kernels/sdpa/flash_tile.hpp:198
       const float v7495 = iron_exp2_approx(v7494);
-      v5243.x[26] = v7495;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[26] = v7495;  // kernels/sdpa/flash_tile.hpp:197
       const float v7498 = v5243.x[27];
-      const float v7499 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7502 = v7499 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7499 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7502 = v7499 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7503 = v7502 ? 0.0f : v7499;
-      const float v7504 = v7498 - v7503;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7504 = v7498 - v7503;  // kernels/sdpa/flash_tile.hpp:198
       const float v7505 = iron_exp2_approx(v7504);
-      v5243.x[27] = v7505;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[27] = v7505;  // kernels/sdpa/flash_tile.hpp:197
       const float v7508 = v5243.x[28];
-      const float v7509 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7512 = v7509 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7509 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7512 = v7509 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7513 = v7512 ? 0.0f : v7509;
-      const float v7514 = v7508 - v7513;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7514 = v7508 - v7513;  // kernels/sdpa/flash_tile.hpp:198
       const float v7515 = iron_exp2_approx(v7514);
-      v5243.x[28] = v7515;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[28] = v7515;  // kernels/sdpa/flash_tile.hpp:197
       const float v7518 = v5243.x[29];
-      const float v7519 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7522 = v7519 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7519 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7522 = v7519 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7523 = v7522 ? 0.0f : v7519;
-      const float v7524 = v7518 - v7523;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7524 = v7518 - v7523;  // kernels/sdpa/flash_tile.hpp:198
       const float v7525 = iron_exp2_approx(v7524);
-      v5243.x[29] = v7525;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[29] = v7525;  // kernels/sdpa/flash_tile.hpp:197
       const float v7528 = v5243.x[30];
-      const float v7529 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7532 = v7529 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7529 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7532 = v7529 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7533 = v7532 ? 0.0f : v7529;
-      const float v7534 = v7528 - v7533;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7534 = v7528 - v7533;  // kernels/sdpa/flash_tile.hpp:198
       const float v7535 = iron_exp2_approx(v7534);
-      v5243.x[30] = v7535;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[30] = v7535;  // kernels/sdpa/flash_tile.hpp:197
       const float v7538 = v5243.x[31];
-      const float v7539 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7542 = v7539 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7539 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7542 = v7539 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7543 = v7542 ? 0.0f : v7539;
-      const float v7544 = v7538 - v7543;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7544 = v7538 - v7543;  // kernels/sdpa/flash_tile.hpp:198
       const float v7545 = iron_exp2_approx(v7544);
-      v5243.x[31] = v7545;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[31] = v7545;  // kernels/sdpa/flash_tile.hpp:197
       const float v7548 = v5243.x[32];
-      const float v7549 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7552 = v7549 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7549 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7552 = v7549 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7553 = v7552 ? 0.0f : v7549;
-      const float v7554 = v7548 - v7553;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7554 = v7548 - v7553;  // kernels/sdpa/flash_tile.hpp:198
       const float v7555 = iron_exp2_approx(v7554);
-      v5243.x[32] = v7555;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[32] = v7555;  // kernels/sdpa/flash_tile.hpp:197
       const float v7558 = v5243.x[33];
-      const float v7559 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7562 = v7559 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7559 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7562 = v7559 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7563 = v7562 ? 0.0f : v7559;
-      const float v7564 = v7558 - v7563;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7564 = v7558 - v7563;  // kernels/sdpa/flash_tile.hpp:198
       const float v7565 = iron_exp2_approx(v7564);
-      v5243.x[33] = v7565;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[33] = v7565;  // kernels/sdpa/flash_tile.hpp:197
       const float v7568 = v5243.x[34];
-      const float v7569 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7572 = v7569 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7569 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7572 = v7569 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7573 = v7572 ? 0.0f : v7569;
-      const float v7574 = v7568 - v7573;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7574 = v7568 - v7573;  // kernels/sdpa/flash_tile.hpp:198
       const float v7575 = iron_exp2_approx(v7574);
-      v5243.x[34] = v7575;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[34] = v7575;  // kernels/sdpa/flash_tile.hpp:197
       const float v7578 = v5243.x[35];
-      const float v7579 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7582 = v7579 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7579 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7582 = v7579 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7583 = v7582 ? 0.0f : v7579;
-      const float v7584 = v7578 - v7583;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7584 = v7578 - v7583;  // kernels/sdpa/flash_tile.hpp:198
       const float v7585 = iron_exp2_approx(v7584);
-      v5243.x[35] = v7585;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[35] = v7585;  // kernels/sdpa/flash_tile.hpp:197
       const float v7588 = v5243.x[36];
-      const float v7589 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7592 = v7589 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7589 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7592 = v7589 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7593 = v7592 ? 0.0f : v7589;
-      const float v7594 = v7588 - v7593;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7594 = v7588 - v7593;  // kernels/sdpa/flash_tile.hpp:198
       const float v7595 = iron_exp2_approx(v7594);
-      v5243.x[36] = v7595;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[36] = v7595;  // kernels/sdpa/flash_tile.hpp:197
       const float v7598 = v5243.x[37];
-      const float v7599 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7602 = v7599 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7599 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7602 = v7599 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7603 = v7602 ? 0.0f : v7599;
-      const float v7604 = v7598 - v7603;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7604 = v7598 - v7603;  // kernels/sdpa/flash_tile.hpp:198
       const float v7605 = iron_exp2_approx(v7604);
-      v5243.x[37] = v7605;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[37] = v7605;  // kernels/sdpa/flash_tile.hpp:197
       const float v7608 = v5243.x[38];
-      const float v7609 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7612 = v7609 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7609 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7612 = v7609 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7613 = v7612 ? 0.0f : v7609;
-      const float v7614 = v7608 - v7613;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7614 = v7608 - v7613;  // kernels/sdpa/flash_tile.hpp:198
       const float v7615 = iron_exp2_approx(v7614);
-      v5243.x[38] = v7615;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[38] = v7615;  // kernels/sdpa/flash_tile.hpp:197
       const float v7618 = v5243.x[39];
-      const float v7619 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7622 = v7619 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7619 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7622 = v7619 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7623 = v7622 ? 0.0f : v7619;
-      const float v7624 = v7618 - v7623;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7624 = v7618 - v7623;  // kernels/sdpa/flash_tile.hpp:198
       const float v7625 = iron_exp2_approx(v7624);
-      v5243.x[39] = v7625;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[39] = v7625;  // kernels/sdpa/flash_tile.hpp:197
       const float v7628 = v5243.x[40];
-      const float v7629 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7632 = v7629 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7629 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7632 = v7629 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7633 = v7632 ? 0.0f : v7629;
-      const float v7634 = v7628 - v7633;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7634 = v7628 - v7633;  // kernels/sdpa/flash_tile.hpp:198
       const float v7635 = iron_exp2_approx(v7634);
-      v5243.x[40] = v7635;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[40] = v7635;  // kernels/sdpa/flash_tile.hpp:197
       const float v7638 = v5243.x[41];
-      const float v7639 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7642 = v7639 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7639 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7642 = v7639 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7643 = v7642 ? 0.0f : v7639;
-      const float v7644 = v7638 - v7643;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7644 = v7638 - v7643;  // kernels/sdpa/flash_tile.hpp:198
       const float v7645 = iron_exp2_approx(v7644);
-      v5243.x[41] = v7645;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[41] = v7645;  // kernels/sdpa/flash_tile.hpp:197
       const float v7648 = v5243.x[42];
-      const float v7649 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7652 = v7649 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7649 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7652 = v7649 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7653 = v7652 ? 0.0f : v7649;
-      const float v7654 = v7648 - v7653;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7654 = v7648 - v7653;  // kernels/sdpa/flash_tile.hpp:198
       const float v7655 = iron_exp2_approx(v7654);
-      v5243.x[42] = v7655;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[42] = v7655;  // kernels/sdpa/flash_tile.hpp:197
       const float v7658 = v5243.x[43];
-      const float v7659 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7662 = v7659 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7659 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7662 = v7659 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7663 = v7662 ? 0.0f : v7659;
-      const float v7664 = v7658 - v7663;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7664 = v7658 - v7663;  // kernels/sdpa/flash_tile.hpp:198
       const float v7665 = iron_exp2_approx(v7664);
-      v5243.x[43] = v7665;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[43] = v7665;  // kernels/sdpa/flash_tile.hpp:197
       const float v7668 = v5243.x[44];
-      const float v7669 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7672 = v7669 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7669 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7672 = v7669 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7673 = v7672 ? 0.0f : v7669;
-      const float v7674 = v7668 - v7673;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7674 = v7668 - v7673;  // kernels/sdpa/flash_tile.hpp:198
       const float v7675 = iron_exp2_approx(v7674);
-      v5243.x[44] = v7675;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[44] = v7675;  // kernels/sdpa/flash_tile.hpp:197
       const float v7678 = v5243.x[45];
-      const float v7679 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7682 = v7679 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7679 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7682 = v7679 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7683 = v7682 ? 0.0f : v7679;
-      const float v7684 = v7678 - v7683;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7684 = v7678 - v7683;  // kernels/sdpa/flash_tile.hpp:198
       const float v7685 = iron_exp2_approx(v7684);
-      v5243.x[45] = v7685;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[45] = v7685;  // kernels/sdpa/flash_tile.hpp:197
       const float v7688 = v5243.x[46];
-      const float v7689 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7692 = v7689 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7689 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7692 = v7689 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7693 = v7692 ? 0.0f : v7689;
-      const float v7694 = v7688 - v7693;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7694 = v7688 - v7693;  // kernels/sdpa/flash_tile.hpp:198
       const float v7695 = iron_exp2_approx(v7694);
-      v5243.x[46] = v7695;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[46] = v7695;  // kernels/sdpa/flash_tile.hpp:197
       const float v7698 = v5243.x[47];
-      const float v7699 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7702 = v7699 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7699 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7702 = v7699 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7703 = v7702 ? 0.0f : v7699;
-      const float v7704 = v7698 - v7703;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7704 = v7698 - v7703;  // kernels/sdpa/flash_tile.hpp:198
       const float v7705 = iron_exp2_approx(v7704);
-      v5243.x[47] = v7705;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[47] = v7705;  // kernels/sdpa/flash_tile.hpp:197
       const float v7708 = v5243.x[48];
-      const float v7709 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7712 = v7709 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7709 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7712 = v7709 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7713 = v7712 ? 0.0f : v7709;
-      const float v7714 = v7708 - v7713;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7714 = v7708 - v7713;  // kernels/sdpa/flash_tile.hpp:198
       const float v7715 = iron_exp2_approx(v7714);
-      v5243.x[48] = v7715;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[48] = v7715;  // kernels/sdpa/flash_tile.hpp:197
       const float v7718 = v5243.x[49];
-      const float v7719 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7722 = v7719 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7719 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7722 = v7719 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7723 = v7722 ? 0.0f : v7719;
-      const float v7724 = v7718 - v7723;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7724 = v7718 - v7723;  // kernels/sdpa/flash_tile.hpp:198
       const float v7725 = iron_exp2_approx(v7724);
-      v5243.x[49] = v7725;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[49] = v7725;  // kernels/sdpa/flash_tile.hpp:197
       const float v7728 = v5243.x[50];
-      const float v7729 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7732 = v7729 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7729 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7732 = v7729 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7733 = v7732 ? 0.0f : v7729;
-      const float v7734 = v7728 - v7733;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7734 = v7728 - v7733;  // kernels/sdpa/flash_tile.hpp:198
       const float v7735 = iron_exp2_approx(v7734);
-      v5243.x[50] = v7735;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[50] = v7735;  // kernels/sdpa/flash_tile.hpp:197
       const float v7738 = v5243.x[51];
-      const float v7739 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7742 = v7739 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7739 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7742 = v7739 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7743 = v7742 ? 0.0f : v7739;
-      const float v7744 = v7738 - v7743;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7744 = v7738 - v7743;  // kernels/sdpa/flash_tile.hpp:198
       const float v7745 = iron_exp2_approx(v7744);
-      v5243.x[51] = v7745;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[51] = v7745;  // kernels/sdpa/flash_tile.hpp:197
       const float v7748 = v5243.x[52];
-      const float v7749 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7752 = v7749 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7749 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7752 = v7749 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7753 = v7752 ? 0.0f : v7749;
-      const float v7754 = v7748 - v7753;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7754 = v7748 - v7753;  // kernels/sdpa/flash_tile.hpp:198
       const float v7755 = iron_exp2_approx(v7754);
-      v5243.x[52] = v7755;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[52] = v7755;  // kernels/sdpa/flash_tile.hpp:197
       const float v7758 = v5243.x[53];
-      const float v7759 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7762 = v7759 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7759 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7762 = v7759 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7763 = v7762 ? 0.0f : v7759;
-      const float v7764 = v7758 - v7763;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7764 = v7758 - v7763;  // kernels/sdpa/flash_tile.hpp:198
       const float v7765 = iron_exp2_approx(v7764);
-      v5243.x[53] = v7765;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[53] = v7765;  // kernels/sdpa/flash_tile.hpp:197
       const float v7768 = v5243.x[54];
-      const float v7769 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7772 = v7769 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7769 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7772 = v7769 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7773 = v7772 ? 0.0f : v7769;
-      const float v7774 = v7768 - v7773;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7774 = v7768 - v7773;  // kernels/sdpa/flash_tile.hpp:198
       const float v7775 = iron_exp2_approx(v7774);
-      v5243.x[54] = v7775;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[54] = v7775;  // kernels/sdpa/flash_tile.hpp:197
       const float v7778 = v5243.x[55];
-      const float v7779 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7782 = v7779 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7779 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7782 = v7779 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7783 = v7782 ? 0.0f : v7779;
-      const float v7784 = v7778 - v7783;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7784 = v7778 - v7783;  // kernels/sdpa/flash_tile.hpp:198
       const float v7785 = iron_exp2_approx(v7784);
-      v5243.x[55] = v7785;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[55] = v7785;  // kernels/sdpa/flash_tile.hpp:197
       const float v7788 = v5243.x[56];
-      const float v7789 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7792 = v7789 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7789 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7792 = v7789 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7793 = v7792 ? 0.0f : v7789;
-      const float v7794 = v7788 - v7793;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7794 = v7788 - v7793;  // kernels/sdpa/flash_tile.hpp:198
       const float v7795 = iron_exp2_approx(v7794);
-      v5243.x[56] = v7795;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[56] = v7795;  // kernels/sdpa/flash_tile.hpp:197
       const float v7798 = v5243.x[57];
-      const float v7799 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7802 = v7799 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7799 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7802 = v7799 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7803 = v7802 ? 0.0f : v7799;
-      const float v7804 = v7798 - v7803;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7804 = v7798 - v7803;  // kernels/sdpa/flash_tile.hpp:198
       const float v7805 = iron_exp2_approx(v7804);
-      v5243.x[57] = v7805;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[57] = v7805;  // kernels/sdpa/flash_tile.hpp:197
       const float v7808 = v5243.x[58];
-      const float v7809 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7812 = v7809 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7809 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7812 = v7809 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7813 = v7812 ? 0.0f : v7809;
-      const float v7814 = v7808 - v7813;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7814 = v7808 - v7813;  // kernels/sdpa/flash_tile.hpp:198
       const float v7815 = iron_exp2_approx(v7814);
-      v5243.x[58] = v7815;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[58] = v7815;  // kernels/sdpa/flash_tile.hpp:197
       const float v7818 = v5243.x[59];
-      const float v7819 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7822 = v7819 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7819 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7822 = v7819 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7823 = v7822 ? 0.0f : v7819;
-      const float v7824 = v7818 - v7823;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7824 = v7818 - v7823;  // kernels/sdpa/flash_tile.hpp:198
       const float v7825 = iron_exp2_approx(v7824);
-      v5243.x[59] = v7825;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[59] = v7825;  // kernels/sdpa/flash_tile.hpp:197
       const float v7828 = v5243.x[60];
-      const float v7829 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7832 = v7829 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7829 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7832 = v7829 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7833 = v7832 ? 0.0f : v7829;
-      const float v7834 = v7828 - v7833;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7834 = v7828 - v7833;  // kernels/sdpa/flash_tile.hpp:198
       const float v7835 = iron_exp2_approx(v7834);
-      v5243.x[60] = v7835;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[60] = v7835;  // kernels/sdpa/flash_tile.hpp:197
       const float v7838 = v5243.x[61];
-      const float v7839 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7842 = v7839 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7839 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7842 = v7839 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7843 = v7842 ? 0.0f : v7839;
-      const float v7844 = v7838 - v7843;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7844 = v7838 - v7843;  // kernels/sdpa/flash_tile.hpp:198
       const float v7845 = iron_exp2_approx(v7844);
-      v5243.x[61] = v7845;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[61] = v7845;  // kernels/sdpa/flash_tile.hpp:197
       const float v7848 = v5243.x[62];
-      const float v7849 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7852 = v7849 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7849 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7852 = v7849 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7853 = v7852 ? 0.0f : v7849;
-      const float v7854 = v7848 - v7853;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7854 = v7848 - v7853;  // kernels/sdpa/flash_tile.hpp:198
       const float v7855 = iron_exp2_approx(v7854);
-      v5243.x[62] = v7855;  // kernels/sdpa/flash_tile.hpp:189
+      v5243.x[62] = v7855;  // kernels/sdpa/flash_tile.hpp:197
       const float v7858 = v5243.x[63];
-      const float v7859 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7862 = v7859 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7859 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7862 = v7859 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7863 = v7862 ? 0.0f : v7859;
-      const float v7864 = v7858 - v7863;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7864 = v7858 - v7863;  // kernels/sdpa/flash_tile.hpp:198
       const float v7865 = iron_exp2_approx(v7864);
-      v5243.x[63] = v7865;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 2, 32, 8> v7867;  // kernels/sdpa/flash_tile.hpp:192
+      v5243.x[63] = v7865;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<float, 2, 32, 8> v7867;  // kernels/sdpa/flash_tile.hpp:200
       iron_frag_fill(v7867, 0.0f);
       iron_frag_row_reduce<true>(v7867, v5243);
-      const float v7870 = v295.x[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v7871 = v7867.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7870 = v295.x[0];  // kernels/sdpa/flash_tile.hpp:201
+      const float v7871 = v7867.x[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7872 = v7089.x[0];
       const float v7873 = v7870 * v7872;
       const float v7874 = v7873 + v7871;
-      v295.x[0] = v7874;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[0] = v7874;  // kernels/sdpa/flash_tile.hpp:201
       const float v7877 = v295.x[1];
-      const float v7878 = v7867.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7878 = v7867.x[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7879 = v7089.x[1];
       const float v7880 = v7877 * v7879;
       const float v7881 = v7880 + v7878;
-      v295.x[1] = v7881;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[1] = v7881;  // kernels/sdpa/flash_tile.hpp:201
       const float v7884 = v295.x[2];
-      const float v7885 = v7867.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7885 = v7867.x[2];  // kernels/sdpa/flash_tile.hpp:202
       const float v7886 = v7089.x[2];
       const float v7887 = v7884 * v7886;
       const float v7888 = v7887 + v7885;
-      v295.x[2] = v7888;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[2] = v7888;  // kernels/sdpa/flash_tile.hpp:201
       const float v7891 = v295.x[3];
-      const float v7892 = v7867.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7892 = v7867.x[3];  // kernels/sdpa/flash_tile.hpp:202
       const float v7893 = v7089.x[3];
       const float v7894 = v7891 * v7893;
       const float v7895 = v7894 + v7892;
-      v295.x[3] = v7895;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[3] = v7895;  // kernels/sdpa/flash_tile.hpp:201
       const float v7898 = v295.x[4];
-      const float v7899 = v7867.x[4];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7899 = v7867.x[4];  // kernels/sdpa/flash_tile.hpp:202
       const float v7900 = v7089.x[4];
       const float v7901 = v7898 * v7900;
       const float v7902 = v7901 + v7899;
-      v295.x[4] = v7902;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[4] = v7902;  // kernels/sdpa/flash_tile.hpp:201
       const float v7905 = v295.x[5];
-      const float v7906 = v7867.x[5];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7906 = v7867.x[5];  // kernels/sdpa/flash_tile.hpp:202
       const float v7907 = v7089.x[5];
       const float v7908 = v7905 * v7907;
       const float v7909 = v7908 + v7906;
-      v295.x[5] = v7909;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[5] = v7909;  // kernels/sdpa/flash_tile.hpp:201
       const float v7912 = v295.x[6];
-      const float v7913 = v7867.x[6];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7913 = v7867.x[6];  // kernels/sdpa/flash_tile.hpp:202
       const float v7914 = v7089.x[6];
       const float v7915 = v7912 * v7914;
       const float v7916 = v7915 + v7913;
-      v295.x[6] = v7916;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[6] = v7916;  // kernels/sdpa/flash_tile.hpp:201
       const float v7919 = v295.x[7];
-      const float v7920 = v7867.x[7];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7920 = v7867.x[7];  // kernels/sdpa/flash_tile.hpp:202
       const float v7921 = v7089.x[7];
       const float v7922 = v7919 * v7921;
       const float v7923 = v7922 + v7920;
-      v295.x[7] = v7923;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7926 = v297.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v7927 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      v295.x[7] = v7923;  // kernels/sdpa/flash_tile.hpp:201
+      const float v7926 = v297.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v7927 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7928 = v7926 * v7927;
-      v297.x[0] = v7928;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[0] = v7928;  // kernels/sdpa/flash_tile.hpp:205
       const float v7931 = v297.x[1];
-      const float v7932 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7932 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7933 = v7931 * v7932;
-      v297.x[1] = v7933;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[1] = v7933;  // kernels/sdpa/flash_tile.hpp:205
       const float v7936 = v297.x[2];
-      const float v7937 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7937 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v7938 = v7936 * v7937;
-      v297.x[2] = v7938;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[2] = v7938;  // kernels/sdpa/flash_tile.hpp:205
       const float v7941 = v297.x[3];
-      const float v7942 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7942 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v7943 = v7941 * v7942;
-      v297.x[3] = v7943;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[3] = v7943;  // kernels/sdpa/flash_tile.hpp:205
       const float v7946 = v297.x[4];
-      const float v7947 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7947 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7948 = v7946 * v7947;
-      v297.x[4] = v7948;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[4] = v7948;  // kernels/sdpa/flash_tile.hpp:205
       const float v7951 = v297.x[5];
-      const float v7952 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7952 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7953 = v7951 * v7952;
-      v297.x[5] = v7953;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[5] = v7953;  // kernels/sdpa/flash_tile.hpp:205
       const float v7956 = v297.x[6];
-      const float v7957 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7957 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v7958 = v7956 * v7957;
-      v297.x[6] = v7958;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[6] = v7958;  // kernels/sdpa/flash_tile.hpp:205
       const float v7961 = v297.x[7];
-      const float v7962 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7962 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v7963 = v7961 * v7962;
-      v297.x[7] = v7963;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[7] = v7963;  // kernels/sdpa/flash_tile.hpp:205
       const float v7966 = v297.x[8];
-      const float v7967 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7967 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7968 = v7966 * v7967;
-      v297.x[8] = v7968;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[8] = v7968;  // kernels/sdpa/flash_tile.hpp:205
       const float v7971 = v297.x[9];
-      const float v7972 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7972 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7973 = v7971 * v7972;
-      v297.x[9] = v7973;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[9] = v7973;  // kernels/sdpa/flash_tile.hpp:205
       const float v7976 = v297.x[10];
-      const float v7977 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7977 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v7978 = v7976 * v7977;
-      v297.x[10] = v7978;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[10] = v7978;  // kernels/sdpa/flash_tile.hpp:205
       const float v7981 = v297.x[11];
-      const float v7982 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7982 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v7983 = v7981 * v7982;
-      v297.x[11] = v7983;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[11] = v7983;  // kernels/sdpa/flash_tile.hpp:205
       const float v7986 = v297.x[12];
-      const float v7987 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7987 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7988 = v7986 * v7987;
-      v297.x[12] = v7988;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[12] = v7988;  // kernels/sdpa/flash_tile.hpp:205
       const float v7991 = v297.x[13];
-      const float v7992 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7992 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7993 = v7991 * v7992;
-      v297.x[13] = v7993;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[13] = v7993;  // kernels/sdpa/flash_tile.hpp:205
       const float v7996 = v297.x[14];
-      const float v7997 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7997 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v7998 = v7996 * v7997;
-      v297.x[14] = v7998;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[14] = v7998;  // kernels/sdpa/flash_tile.hpp:205
       const float v8001 = v297.x[15];
-      const float v8002 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8002 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8003 = v8001 * v8002;
-      v297.x[15] = v8003;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[15] = v8003;  // kernels/sdpa/flash_tile.hpp:205
       const float v8006 = v297.x[16];
-      const float v8007 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8007 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8008 = v8006 * v8007;
-      v297.x[16] = v8008;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[16] = v8008;  // kernels/sdpa/flash_tile.hpp:205
       const float v8011 = v297.x[17];
-      const float v8012 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8012 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8013 = v8011 * v8012;
-      v297.x[17] = v8013;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[17] = v8013;  // kernels/sdpa/flash_tile.hpp:205
       const float v8016 = v297.x[18];
-      const float v8017 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8017 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8018 = v8016 * v8017;
-      v297.x[18] = v8018;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[18] = v8018;  // kernels/sdpa/flash_tile.hpp:205
       const float v8021 = v297.x[19];
-      const float v8022 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8022 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8023 = v8021 * v8022;
-      v297.x[19] = v8023;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[19] = v8023;  // kernels/sdpa/flash_tile.hpp:205
       const float v8026 = v297.x[20];
-      const float v8027 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8027 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8028 = v8026 * v8027;
-      v297.x[20] = v8028;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[20] = v8028;  // kernels/sdpa/flash_tile.hpp:205
       const float v8031 = v297.x[21];
-      const float v8032 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8032 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8033 = v8031 * v8032;
-      v297.x[21] = v8033;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[21] = v8033;  // kernels/sdpa/flash_tile.hpp:205
       const float v8036 = v297.x[22];
-      const float v8037 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8037 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8038 = v8036 * v8037;
-      v297.x[22] = v8038;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[22] = v8038;  // kernels/sdpa/flash_tile.hpp:205
       const float v8041 = v297.x[23];
-      const float v8042 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8042 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8043 = v8041 * v8042;
-      v297.x[23] = v8043;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[23] = v8043;  // kernels/sdpa/flash_tile.hpp:205
       const float v8046 = v297.x[24];
-      const float v8047 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8047 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8048 = v8046 * v8047;
-      v297.x[24] = v8048;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[24] = v8048;  // kernels/sdpa/flash_tile.hpp:205
       const float v8051 = v297.x[25];
-      const float v8052 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8052 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8053 = v8051 * v8052;
-      v297.x[25] = v8053;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[25] = v8053;  // kernels/sdpa/flash_tile.hpp:205
       const float v8056 = v297.x[26];
-      const float v8057 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8057 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8058 = v8056 * v8057;
-      v297.x[26] = v8058;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[26] = v8058;  // kernels/sdpa/flash_tile.hpp:205
       const float v8061 = v297.x[27];
-      const float v8062 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8062 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8063 = v8061 * v8062;
-      v297.x[27] = v8063;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[27] = v8063;  // kernels/sdpa/flash_tile.hpp:205
       const float v8066 = v297.x[28];
-      const float v8067 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8067 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8068 = v8066 * v8067;
-      v297.x[28] = v8068;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[28] = v8068;  // kernels/sdpa/flash_tile.hpp:205
       const float v8071 = v297.x[29];
-      const float v8072 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8072 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8073 = v8071 * v8072;
-      v297.x[29] = v8073;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[29] = v8073;  // kernels/sdpa/flash_tile.hpp:205
       const float v8076 = v297.x[30];
-      const float v8077 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8077 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8078 = v8076 * v8077;
-      v297.x[30] = v8078;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[30] = v8078;  // kernels/sdpa/flash_tile.hpp:205
       const float v8081 = v297.x[31];
-      const float v8082 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8082 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8083 = v8081 * v8082;
-      v297.x[31] = v8083;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[31] = v8083;  // kernels/sdpa/flash_tile.hpp:205
       const float v8086 = v299.x[0];
-      const float v8087 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8087 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8088 = v8086 * v8087;
-      v299.x[0] = v8088;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[0] = v8088;  // kernels/sdpa/flash_tile.hpp:205
       const float v8091 = v299.x[1];
-      const float v8092 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8092 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8093 = v8091 * v8092;
-      v299.x[1] = v8093;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[1] = v8093;  // kernels/sdpa/flash_tile.hpp:205
       const float v8096 = v299.x[2];
-      const float v8097 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8097 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8098 = v8096 * v8097;
-      v299.x[2] = v8098;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[2] = v8098;  // kernels/sdpa/flash_tile.hpp:205
       const float v8101 = v299.x[3];
-      const float v8102 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8102 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8103 = v8101 * v8102;
-      v299.x[3] = v8103;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[3] = v8103;  // kernels/sdpa/flash_tile.hpp:205
       const float v8106 = v299.x[4];
-      const float v8107 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8107 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8108 = v8106 * v8107;
-      v299.x[4] = v8108;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[4] = v8108;  // kernels/sdpa/flash_tile.hpp:205
       const float v8111 = v299.x[5];
-      const float v8112 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8112 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8113 = v8111 * v8112;
-      v299.x[5] = v8113;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[5] = v8113;  // kernels/sdpa/flash_tile.hpp:205
       const float v8116 = v299.x[6];
-      const float v8117 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8117 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8118 = v8116 * v8117;
-      v299.x[6] = v8118;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[6] = v8118;  // kernels/sdpa/flash_tile.hpp:205
       const float v8121 = v299.x[7];
-      const float v8122 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8122 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8123 = v8121 * v8122;
-      v299.x[7] = v8123;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[7] = v8123;  // kernels/sdpa/flash_tile.hpp:205
       const float v8126 = v299.x[8];
-      const float v8127 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8127 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8128 = v8126 * v8127;
-      v299.x[8] = v8128;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[8] = v8128;  // kernels/sdpa/flash_tile.hpp:205
       const float v8131 = v299.x[9];
-      const float v8132 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8132 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8133 = v8131 * v8132;
-      v299.x[9] = v8133;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[9] = v8133;  // kernels/sdpa/flash_tile.hpp:205
       const float v8136 = v299.x[10];
-      const float v8137 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8137 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8138 = v8136 * v8137;
-      v299.x[10] = v8138;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[10] = v8138;  // kernels/sdpa/flash_tile.hpp:205
       const float v8141 = v299.x[11];
-      const float v8142 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8142 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8143 = v8141 * v8142;
-      v299.x[11] = v8143;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[11] = v8143;  // kernels/sdpa/flash_tile.hpp:205
       const float v8146 = v299.x[12];
-      const float v8147 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8147 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8148 = v8146 * v8147;
-      v299.x[12] = v8148;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[12] = v8148;  // kernels/sdpa/flash_tile.hpp:205
       const float v8151 = v299.x[13];
-      const float v8152 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8152 = v7089.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8153 = v8151 * v8152;
-      v299.x[13] = v8153;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[13] = v8153;  // kernels/sdpa/flash_tile.hpp:205
       const float v8156 = v299.x[14];
-      const float v8157 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8157 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8158 = v8156 * v8157;
-      v299.x[14] = v8158;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[14] = v8158;  // kernels/sdpa/flash_tile.hpp:205
       const float v8161 = v299.x[15];
-      const float v8162 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8162 = v7089.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8163 = v8161 * v8162;
-      v299.x[15] = v8163;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[15] = v8163;  // kernels/sdpa/flash_tile.hpp:205
       const float v8166 = v299.x[16];
-      const float v8167 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8167 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8168 = v8166 * v8167;
-      v299.x[16] = v8168;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[16] = v8168;  // kernels/sdpa/flash_tile.hpp:205
       const float v8171 = v299.x[17];
-      const float v8172 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8172 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8173 = v8171 * v8172;
-      v299.x[17] = v8173;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[17] = v8173;  // kernels/sdpa/flash_tile.hpp:205
       const float v8176 = v299.x[18];
-      const float v8177 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8177 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8178 = v8176 * v8177;
-      v299.x[18] = v8178;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[18] = v8178;  // kernels/sdpa/flash_tile.hpp:205
       const float v8181 = v299.x[19];
-      const float v8182 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8182 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8183 = v8181 * v8182;
-      v299.x[19] = v8183;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[19] = v8183;  // kernels/sdpa/flash_tile.hpp:205
       const float v8186 = v299.x[20];
-      const float v8187 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8187 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8188 = v8186 * v8187;
-      v299.x[20] = v8188;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[20] = v8188;  // kernels/sdpa/flash_tile.hpp:205
       const float v8191 = v299.x[21];
-      const float v8192 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8192 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8193 = v8191 * v8192;
-      v299.x[21] = v8193;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[21] = v8193;  // kernels/sdpa/flash_tile.hpp:205
       const float v8196 = v299.x[22];
-      const float v8197 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8197 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8198 = v8196 * v8197;
-      v299.x[22] = v8198;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[22] = v8198;  // kernels/sdpa/flash_tile.hpp:205
       const float v8201 = v299.x[23];
-      const float v8202 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8202 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8203 = v8201 * v8202;
-      v299.x[23] = v8203;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[23] = v8203;  // kernels/sdpa/flash_tile.hpp:205
       const float v8206 = v299.x[24];
-      const float v8207 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8207 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8208 = v8206 * v8207;
-      v299.x[24] = v8208;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[24] = v8208;  // kernels/sdpa/flash_tile.hpp:205
       const float v8211 = v299.x[25];
-      const float v8212 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8212 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8213 = v8211 * v8212;
-      v299.x[25] = v8213;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[25] = v8213;  // kernels/sdpa/flash_tile.hpp:205
       const float v8216 = v299.x[26];
-      const float v8217 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8217 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8218 = v8216 * v8217;
-      v299.x[26] = v8218;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[26] = v8218;  // kernels/sdpa/flash_tile.hpp:205
       const float v8221 = v299.x[27];
-      const float v8222 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8222 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8223 = v8221 * v8222;
-      v299.x[27] = v8223;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[27] = v8223;  // kernels/sdpa/flash_tile.hpp:205
       const float v8226 = v299.x[28];
-      const float v8227 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8227 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8228 = v8226 * v8227;
-      v299.x[28] = v8228;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[28] = v8228;  // kernels/sdpa/flash_tile.hpp:205
       const float v8231 = v299.x[29];
-      const float v8232 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8232 = v7089.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8233 = v8231 * v8232;
-      v299.x[29] = v8233;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[29] = v8233;  // kernels/sdpa/flash_tile.hpp:205
       const float v8236 = v299.x[30];
-      const float v8237 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8237 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8238 = v8236 * v8237;
-      v299.x[30] = v8238;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[30] = v8238;  // kernels/sdpa/flash_tile.hpp:205
       const float v8241 = v299.x[31];
-      const float v8242 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8242 = v7089.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8243 = v8241 * v8242;
-      v299.x[31] = v8243;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<iron_f16, 0, 32, 64> v8245;  // kernels/sdpa/flash_tile.hpp:202
+      v299.x[31] = v8243;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_f16, 0, 32, 64> v8245;  // kernels/sdpa/flash_tile.hpp:210
       iron_frag_fill(v8245, iron_f32_to_f16(0.0f));
       iron_frag_convert(v8245, v5243);
-      iron_frag<iron_f16, 1, 64, 32> v8247;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag<iron_f16, 1, 64, 32> v8247;  // kernels/sdpa/flash_tile.hpp:212
       iron_frag_fill(v8247, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8247, shm2, v5249, 64u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v297, v8245, v8247);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8254;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_load_shared<false, 6, 3>(v8247, shm2, v5249, 64u);  // kernels/sdpa/flash_tile.hpp:213
+      iron_frag_mma_sync(v297, v8245, v8247);  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<iron_f16, 1, 64, 32> v8254;  // kernels/sdpa/flash_tile.hpp:212
       iron_frag_fill(v8254, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8254, shm2, v5264, 64u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v299, v8245, v8254);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag_load_shared<false, 6, 3>(v8254, shm2, v5264, 64u);  // kernels/sdpa/flash_tile.hpp:213
+      iron_frag_mma_sync(v299, v8245, v8254);  // kernels/sdpa/flash_tile.hpp:214
     }
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
-    const float v3520 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
-    iron_frag<float, 2, 32, 8> v3522;  // kernels/sdpa/flash_tile.hpp:212
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:150
+    const float v3520 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 32, 8> v3522;  // kernels/sdpa/flash_tile.hpp:220
     iron_frag_fill(v3522, 0.0f);
-    const float v3526 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3526 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3527 = fmaxf(v3526, v3520);
-    const bool v3530 = v3527 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3530 = v3527 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3531 = v3530 ? 0.0f : v3527;
-    v3522.x[0] = v3531;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3535 = v293.x[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[0] = v3531;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3535 = v293.x[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3536 = fmaxf(v3535, v3520);
-    const bool v3539 = v3536 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3539 = v3536 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3540 = v3539 ? 0.0f : v3536;
-    v3522.x[1] = v3540;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3544 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[1] = v3540;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3544 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:222
     const float v3545 = fmaxf(v3544, v3520);
-    const bool v3548 = v3545 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3548 = v3545 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3549 = v3548 ? 0.0f : v3545;
-    v3522.x[2] = v3549;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3553 = v293.x[3];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[2] = v3549;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3553 = v293.x[3];  // kernels/sdpa/flash_tile.hpp:222
     const float v3554 = fmaxf(v3553, v3520);
-    const bool v3557 = v3554 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3557 = v3554 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3558 = v3557 ? 0.0f : v3554;
-    v3522.x[3] = v3558;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3562 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[3] = v3558;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3562 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:222
     const float v3563 = fmaxf(v3562, v3520);
-    const bool v3566 = v3563 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3566 = v3563 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3567 = v3566 ? 0.0f : v3563;
-    v3522.x[4] = v3567;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3571 = v293.x[5];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[4] = v3567;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3571 = v293.x[5];  // kernels/sdpa/flash_tile.hpp:222
     const float v3572 = fmaxf(v3571, v3520);
-    const bool v3575 = v3572 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3575 = v3572 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3576 = v3575 ? 0.0f : v3572;
-    v3522.x[5] = v3576;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3580 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[5] = v3576;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3580 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:222
     const float v3581 = fmaxf(v3580, v3520);
-    const bool v3584 = v3581 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3584 = v3581 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3585 = v3584 ? 0.0f : v3581;
-    v3522.x[6] = v3585;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3589 = v293.x[7];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[6] = v3585;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3589 = v293.x[7];  // kernels/sdpa/flash_tile.hpp:222
     const float v3590 = fmaxf(v3589, v3520);
-    const bool v3593 = v3590 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3593 = v3590 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3594 = v3593 ? 0.0f : v3590;
-    v3522.x[7] = v3594;  // kernels/sdpa/flash_tile.hpp:213
-    iron_frag<float, 2, 32, 8> v3596;  // kernels/sdpa/flash_tile.hpp:216
+    v3522.x[7] = v3594;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 32, 8> v3596;  // kernels/sdpa/flash_tile.hpp:224
     iron_frag_fill(v3596, 0.0f);
-    const float v3600 = v3522.x[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3600 = v3522.x[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3601 = v3520 - v3600;
     const float v3602 = exp2f(v3601);
     const float v3604 = v293.x[0];
@@ -3116,8 +3116,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
     const float v3607 = v295.x[0];
     const float v3608 = v3607 * v3606;
     const float v3609 = v3608 + v3602;
-    v3596.x[0] = v3609;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3613 = v3522.x[1];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.x[0] = v3609;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3613 = v3522.x[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3614 = v3520 - v3613;
     const float v3615 = exp2f(v3614);
     const float v3617 = v293.x[1];
@@ -3126,8 +3126,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
     const float v3620 = v295.x[1];
     const float v3621 = v3620 * v3619;
     const float v3622 = v3621 + v3615;
-    v3596.x[1] = v3622;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3626 = v3522.x[2];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.x[1] = v3622;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3626 = v3522.x[2];  // kernels/sdpa/flash_tile.hpp:226
     const float v3627 = v3520 - v3626;
     const float v3628 = exp2f(v3627);
     const float v3630 = v293.x[2];
@@ -3136,8 +3136,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
     const float v3633 = v295.x[2];
     const float v3634 = v3633 * v3632;
     const float v3635 = v3634 + v3628;
-    v3596.x[2] = v3635;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3639 = v3522.x[3];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.x[2] = v3635;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3639 = v3522.x[3];  // kernels/sdpa/flash_tile.hpp:226
     const float v3640 = v3520 - v3639;
     const float v3641 = exp2f(v3640);
     const float v3643 = v293.x[3];
@@ -3146,8 +3146,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
     const float v3646 = v295.x[3];
     const float v3647 = v3646 * v3645;
     const float v3648 = v3647 + v3641;
-    v3596.x[3] = v3648;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3652 = v3522.x[4];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.x[3] = v3648;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3652 = v3522.x[4];  // kernels/sdpa/flash_tile.hpp:226
     const float v3653 = v3520 - v3652;
     const float v3654 = exp2f(v3653);
     const float v3656 = v293.x[4];
@@ -3156,8 +3156,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
     const float v3659 = v295.x[4];
     const float v3660 = v3659 * v3658;
     const float v3661 = v3660 + v3654;
-    v3596.x[4] = v3661;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3665 = v3522.x[5];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.x[4] = v3661;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3665 = v3522.x[5];  // kernels/sdpa/flash_tile.hpp:226
     const float v3666 = v3520 - v3665;
     const float v3667 = exp2f(v3666);
     const float v3669 = v293.x[5];
@@ -3166,8 +3166,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
     const float v3672 = v295.x[5];
     const float v3673 = v3672 * v3671;
     const float v3674 = v3673 + v3667;
-    v3596.x[5] = v3674;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3678 = v3522.x[6];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.x[5] = v3674;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3678 = v3522.x[6];  // kernels/sdpa/flash_tile.hpp:226
     const float v3679 = v3520 - v3678;
     const float v3680 = exp2f(v3679);
     const float v3682 = v293.x[6];
@@ -3176,8 +3176,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
     const float v3685 = v295.x[6];
     const float v3686 = v3685 * v3684;
     const float v3687 = v3686 + v3680;
-    v3596.x[6] = v3687;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3691 = v3522.x[7];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.x[6] = v3687;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3691 = v3522.x[7];  // kernels/sdpa/flash_tile.hpp:226
     const float v3692 = v3520 - v3691;
     const float v3693 = exp2f(v3692);
     const float v3695 = v293.x[7];
@@ -3186,86 +3186,86 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
     const float v3698 = v295.x[7];
     const float v3699 = v3698 * v3697;
     const float v3700 = v3699 + v3693;
-    v3596.x[7] = v3700;  // kernels/sdpa/flash_tile.hpp:217
-    iron_frag<float, 2, 32, 8> v3702;  // kernels/sdpa/flash_tile.hpp:220
+    v3596.x[7] = v3700;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 32, 8> v3702;  // kernels/sdpa/flash_tile.hpp:228
     iron_frag_fill(v3702, 0.0f);
-    const float v3706 = v3596.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3708 = v3522.x[0];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3706 = v3596.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3708 = v3522.x[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3709 = v293.x[0];
     const float v3710 = v3709 - v3708;
     const float v3711 = exp2f(v3710);
     const float v3712 = v3711 / v3706;
     const bool v3714 = v3706 > 0.0f;
     const float v3715 = v3714 ? v3712 : 0.0f;
-    v3702.x[0] = v3715;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3719 = v3596.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3721 = v3522.x[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[0] = v3715;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3719 = v3596.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3721 = v3522.x[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3722 = v293.x[1];
     const float v3723 = v3722 - v3721;
     const float v3724 = exp2f(v3723);
     const float v3725 = v3724 / v3719;
     const bool v3727 = v3719 > 0.0f;
     const float v3728 = v3727 ? v3725 : 0.0f;
-    v3702.x[1] = v3728;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3732 = v3596.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3734 = v3522.x[2];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[1] = v3728;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3732 = v3596.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3734 = v3522.x[2];  // kernels/sdpa/flash_tile.hpp:231
     const float v3735 = v293.x[2];
     const float v3736 = v3735 - v3734;
     const float v3737 = exp2f(v3736);
     const float v3738 = v3737 / v3732;
     const bool v3740 = v3732 > 0.0f;
     const float v3741 = v3740 ? v3738 : 0.0f;
-    v3702.x[2] = v3741;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3745 = v3596.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3747 = v3522.x[3];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[2] = v3741;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3745 = v3596.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3747 = v3522.x[3];  // kernels/sdpa/flash_tile.hpp:231
     const float v3748 = v293.x[3];
     const float v3749 = v3748 - v3747;
     const float v3750 = exp2f(v3749);
     const float v3751 = v3750 / v3745;
     const bool v3753 = v3745 > 0.0f;
     const float v3754 = v3753 ? v3751 : 0.0f;
-    v3702.x[3] = v3754;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3758 = v3596.x[4];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3760 = v3522.x[4];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[3] = v3754;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3758 = v3596.x[4];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3760 = v3522.x[4];  // kernels/sdpa/flash_tile.hpp:231
     const float v3761 = v293.x[4];
     const float v3762 = v3761 - v3760;
     const float v3763 = exp2f(v3762);
     const float v3764 = v3763 / v3758;
     const bool v3766 = v3758 > 0.0f;
     const float v3767 = v3766 ? v3764 : 0.0f;
-    v3702.x[4] = v3767;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3771 = v3596.x[5];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3773 = v3522.x[5];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[4] = v3767;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3771 = v3596.x[5];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3773 = v3522.x[5];  // kernels/sdpa/flash_tile.hpp:231
     const float v3774 = v293.x[5];
     const float v3775 = v3774 - v3773;
     const float v3776 = exp2f(v3775);
     const float v3777 = v3776 / v3771;
     const bool v3779 = v3771 > 0.0f;
     const float v3780 = v3779 ? v3777 : 0.0f;
-    v3702.x[5] = v3780;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3784 = v3596.x[6];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3786 = v3522.x[6];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[5] = v3780;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3784 = v3596.x[6];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3786 = v3522.x[6];  // kernels/sdpa/flash_tile.hpp:231
     const float v3787 = v293.x[6];
     const float v3788 = v3787 - v3786;
     const float v3789 = exp2f(v3788);
     const float v3790 = v3789 / v3784;
     const bool v3792 = v3784 > 0.0f;
     const float v3793 = v3792 ? v3790 : 0.0f;
-    v3702.x[6] = v3793;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3797 = v3596.x[7];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3799 = v3522.x[7];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[6] = v3793;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3797 = v3596.x[7];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3799 = v3522.x[7];  // kernels/sdpa/flash_tile.hpp:231
     const float v3800 = v293.x[7];
     const float v3801 = v3800 - v3799;
     const float v3802 = exp2f(v3801);
     const float v3803 = v3802 / v3797;
     const bool v3805 = v3797 > 0.0f;
     const float v3806 = v3805 ? v3803 : 0.0f;
-    v3702.x[7] = v3806;  // kernels/sdpa/flash_tile.hpp:221
-    const unsigned int v3808 = v43 + v7925;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3809 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    v3702.x[7] = v3806;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v3808 = v43 + v7925;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3809 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3810 = v297.x[0];
     const float v3811 = v3810 * v3809;
-    const bool v3812 = v3808 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3812 = v3808 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3812) {
       const iron_f16 v3816 = iron_f32_to_f16(v3811);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3818 = v11 + v3808;
@@ -3275,11 +3275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v3822 = v3821 + v7924;
       out[v3822] = v3816;
     }
-    const unsigned int v3824 = v43 + v7930;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3825 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3824 = v43 + v7930;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3825 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3826 = v297.x[1];
     const float v3827 = v3826 * v3825;
-    const bool v3828 = v3824 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3828 = v3824 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3828) {
       const iron_f16 v3832 = iron_f32_to_f16(v3827);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3834 = v11 + v3824;
@@ -3289,11 +3289,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v3838 = v3837 + v7929;
       out[v3838] = v3832;
     }
-    const unsigned int v3840 = v43 + v7935;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3841 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3840 = v43 + v7935;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3841 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3842 = v297.x[2];
     const float v3843 = v3842 * v3841;
-    const bool v3844 = v3840 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3844 = v3840 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3844) {
       const iron_f16 v3848 = iron_f32_to_f16(v3843);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3850 = v11 + v3840;
@@ -3303,11 +3303,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v3854 = v3853 + v7934;
       out[v3854] = v3848;
     }
-    const unsigned int v3856 = v43 + v7940;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3857 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3856 = v43 + v7940;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3857 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3858 = v297.x[3];
     const float v3859 = v3858 * v3857;
-    const bool v3860 = v3856 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3860 = v3856 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3860) {
       const iron_f16 v3864 = iron_f32_to_f16(v3859);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3866 = v11 + v3856;
@@ -3317,11 +3317,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v3870 = v3869 + v7939;
       out[v3870] = v3864;
     }
-    const unsigned int v3872 = v43 + v7945;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3873 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3872 = v43 + v7945;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3873 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3874 = v297.x[4];
     const float v3875 = v3874 * v3873;
-    const bool v3876 = v3872 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3876 = v3872 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3876) {
       const iron_f16 v3880 = iron_f32_to_f16(v3875);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3882 = v11 + v3872;
@@ -3331,11 +3331,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v3886 = v3885 + v7944;
       out[v3886] = v3880;
     }
-    const unsigned int v3888 = v43 + v7950;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3889 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3888 = v43 + v7950;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3889 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3890 = v297.x[5];
     const float v3891 = v3890 * v3889;
-    const bool v3892 = v3888 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3892 = v3888 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3892) {
       const iron_f16 v3896 = iron_f32_to_f16(v3891);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3898 = v11 + v3888;
@@ -3345,11 +3345,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v3902 = v3901 + v7949;
       out[v3902] = v3896;
     }
-    const unsigned int v3904 = v43 + v7955;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3905 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3904 = v43 + v7955;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3905 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3906 = v297.x[6];
     const float v3907 = v3906 * v3905;
-    const bool v3908 = v3904 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3908 = v3904 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3908) {
       const iron_f16 v3912 = iron_f32_to_f16(v3907);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3914 = v11 + v3904;
@@ -3359,11 +3359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v3918 = v3917 + v7954;
       out[v3918] = v3912;
     }
-    const unsigned int v3920 = v43 + v7960;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3921 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3920 = v43 + v7960;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3921 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3922 = v297.x[7];
     const float v3923 = v3922 * v3921;
-    const bool v3924 = v3920 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3924 = v3920 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3924) {
       const iron_f16 v3928 = iron_f32_to_f16(v3923);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3930 = v11 + v3920;
@@ -3373,11 +3373,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v3934 = v3933 + v7959;
       out[v3934] = v3928;
     }
-    const unsigned int v3936 = v43 + v7965;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3937 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3936 = v43 + v7965;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3937 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3938 = v297.x[8];
     const float v3939 = v3938 * v3937;
-    const bool v3940 = v3936 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3940 = v3936 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3940) {
       const iron_f16 v3944 = iron_f32_to_f16(v3939);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3946 = v11 + v3936;
@@ -3387,11 +3387,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v3950 = v3949 + v7964;
       out[v3950] = v3944;
     }
-    const unsigned int v3952 = v43 + v7970;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3953 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3952 = v43 + v7970;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3953 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3954 = v297.x[9];
     const float v3955 = v3954 * v3953;
-    const bool v3956 = v3952 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3956 = v3952 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3956) {
       const iron_f16 v3960 = iron_f32_to_f16(v3955);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3962 = v11 + v3952;
@@ -3401,11 +3401,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v3966 = v3965 + v7969;
       out[v3966] = v3960;
     }
-    const unsigned int v3968 = v43 + v7975;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3969 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3968 = v43 + v7975;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3969 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3970 = v297.x[10];
     const float v3971 = v3970 * v3969;
-    const bool v3972 = v3968 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3972 = v3968 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3972) {
       const iron_f16 v3976 = iron_f32_to_f16(v3971);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3978 = v11 + v3968;
@@ -3415,11 +3415,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v3982 = v3981 + v7974;
       out[v3982] = v3976;
     }
-    const unsigned int v3984 = v43 + v7980;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3985 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3984 = v43 + v7980;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3985 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3986 = v297.x[11];
     const float v3987 = v3986 * v3985;
-    const bool v3988 = v3984 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3988 = v3984 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3988) {
       const iron_f16 v3992 = iron_f32_to_f16(v3987);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3994 = v11 + v3984;
@@ -3429,11 +3429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v3998 = v3997 + v7979;
       out[v3998] = v3992;
     }
-    const unsigned int v4000 = v43 + v7985;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4001 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4000 = v43 + v7985;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4001 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4002 = v297.x[12];
     const float v4003 = v4002 * v4001;
-    const bool v4004 = v4000 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4004 = v4000 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4004) {
       const iron_f16 v4008 = iron_f32_to_f16(v4003);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4010 = v11 + v4000;
@@ -3443,11 +3443,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4014 = v4013 + v7984;
       out[v4014] = v4008;
     }
-    const unsigned int v4016 = v43 + v7990;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4017 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4016 = v43 + v7990;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4017 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4018 = v297.x[13];
     const float v4019 = v4018 * v4017;
-    const bool v4020 = v4016 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4020 = v4016 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4020) {
       const iron_f16 v4024 = iron_f32_to_f16(v4019);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4026 = v11 + v4016;
@@ -3457,11 +3457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4030 = v4029 + v7989;
       out[v4030] = v4024;
     }
-    const unsigned int v4032 = v43 + v7995;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4033 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4032 = v43 + v7995;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4033 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4034 = v297.x[14];
     const float v4035 = v4034 * v4033;
-    const bool v4036 = v4032 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4036 = v4032 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4036) {
       const iron_f16 v4040 = iron_f32_to_f16(v4035);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4042 = v11 + v4032;
@@ -3471,11 +3471,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4046 = v4045 + v7994;
       out[v4046] = v4040;
     }
-    const unsigned int v4048 = v43 + v8000;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4049 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4048 = v43 + v8000;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4049 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4050 = v297.x[15];
     const float v4051 = v4050 * v4049;
-    const bool v4052 = v4048 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4052 = v4048 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4052) {
       const iron_f16 v4056 = iron_f32_to_f16(v4051);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4058 = v11 + v4048;
@@ -3485,11 +3485,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4062 = v4061 + v7999;
       out[v4062] = v4056;
     }
-    const unsigned int v4064 = v43 + v8005;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4065 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4064 = v43 + v8005;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4065 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4066 = v297.x[16];
     const float v4067 = v4066 * v4065;
-    const bool v4068 = v4064 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4068 = v4064 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4068) {
       const iron_f16 v4072 = iron_f32_to_f16(v4067);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4074 = v11 + v4064;
@@ -3499,11 +3499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4078 = v4077 + v8004;
       out[v4078] = v4072;
     }
-    const unsigned int v4080 = v43 + v8010;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4081 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4080 = v43 + v8010;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4081 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4082 = v297.x[17];
     const float v4083 = v4082 * v4081;
-    const bool v4084 = v4080 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4084 = v4080 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4084) {
       const iron_f16 v4088 = iron_f32_to_f16(v4083);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4090 = v11 + v4080;
@@ -3513,11 +3513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4094 = v4093 + v8009;
       out[v4094] = v4088;
     }
-    const unsigned int v4096 = v43 + v8015;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4097 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4096 = v43 + v8015;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4097 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4098 = v297.x[18];
     const float v4099 = v4098 * v4097;
-    const bool v4100 = v4096 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4100 = v4096 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4100) {
       const iron_f16 v4104 = iron_f32_to_f16(v4099);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4106 = v11 + v4096;
@@ -3527,11 +3527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4110 = v4109 + v8014;
       out[v4110] = v4104;
     }
-    const unsigned int v4112 = v43 + v8020;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4113 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4112 = v43 + v8020;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4113 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4114 = v297.x[19];
     const float v4115 = v4114 * v4113;
-    const bool v4116 = v4112 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4116 = v4112 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4116) {
       const iron_f16 v4120 = iron_f32_to_f16(v4115);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4122 = v11 + v4112;
@@ -3541,11 +3541,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4126 = v4125 + v8019;
       out[v4126] = v4120;
     }
-    const unsigned int v4128 = v43 + v8025;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4129 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4128 = v43 + v8025;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4129 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4130 = v297.x[20];
     const float v4131 = v4130 * v4129;
-    const bool v4132 = v4128 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4132 = v4128 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4132) {
       const iron_f16 v4136 = iron_f32_to_f16(v4131);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4138 = v11 + v4128;
@@ -3555,11 +3555,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4142 = v4141 + v8024;
       out[v4142] = v4136;
     }
-    const unsigned int v4144 = v43 + v8030;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4145 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4144 = v43 + v8030;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4145 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4146 = v297.x[21];
     const float v4147 = v4146 * v4145;
-    const bool v4148 = v4144 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4148 = v4144 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4148) {
       const iron_f16 v4152 = iron_f32_to_f16(v4147);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4154 = v11 + v4144;
@@ -3569,11 +3569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4158 = v4157 + v8029;
       out[v4158] = v4152;
     }
-    const unsigned int v4160 = v43 + v8035;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4161 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4160 = v43 + v8035;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4161 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4162 = v297.x[22];
     const float v4163 = v4162 * v4161;
-    const bool v4164 = v4160 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4164 = v4160 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4164) {
       const iron_f16 v4168 = iron_f32_to_f16(v4163);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4170 = v11 + v4160;
@@ -3583,11 +3583,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4174 = v4173 + v8034;
       out[v4174] = v4168;
     }
-    const unsigned int v4176 = v43 + v8040;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4177 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4176 = v43 + v8040;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4177 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4178 = v297.x[23];
     const float v4179 = v4178 * v4177;
-    const bool v4180 = v4176 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4180 = v4176 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4180) {
       const iron_f16 v4184 = iron_f32_to_f16(v4179);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4186 = v11 + v4176;
@@ -3597,11 +3597,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4190 = v4189 + v8039;
       out[v4190] = v4184;
     }
-    const unsigned int v4192 = v43 + v8045;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4193 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4192 = v43 + v8045;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4193 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4194 = v297.x[24];
     const float v4195 = v4194 * v4193;
-    const bool v4196 = v4192 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4196 = v4192 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4196) {
       const iron_f16 v4200 = iron_f32_to_f16(v4195);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4202 = v11 + v4192;
@@ -3611,11 +3611,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4206 = v4205 + v8044;
       out[v4206] = v4200;
     }
-    const unsigned int v4208 = v43 + v8050;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4209 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4208 = v43 + v8050;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4209 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4210 = v297.x[25];
     const float v4211 = v4210 * v4209;
-    const bool v4212 = v4208 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4212 = v4208 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4212) {
       const iron_f16 v4216 = iron_f32_to_f16(v4211);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4218 = v11 + v4208;
@@ -3625,11 +3625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4222 = v4221 + v8049;
       out[v4222] = v4216;
     }
-    const unsigned int v4224 = v43 + v8055;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4225 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4224 = v43 + v8055;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4225 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4226 = v297.x[26];
     const float v4227 = v4226 * v4225;
-    const bool v4228 = v4224 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4228 = v4224 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4228) {
       const iron_f16 v4232 = iron_f32_to_f16(v4227);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4234 = v11 + v4224;
@@ -3639,11 +3639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4238 = v4237 + v8054;
       out[v4238] = v4232;
     }
-    const unsigned int v4240 = v43 + v8060;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4241 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4240 = v43 + v8060;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4241 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4242 = v297.x[27];
     const float v4243 = v4242 * v4241;
-    const bool v4244 = v4240 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4244 = v4240 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4244) {
       const iron_f16 v4248 = iron_f32_to_f16(v4243);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4250 = v11 + v4240;
@@ -3653,11 +3653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4254 = v4253 + v8059;
       out[v4254] = v4248;
     }
-    const unsigned int v4256 = v43 + v8065;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4257 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4256 = v43 + v8065;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4257 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4258 = v297.x[28];
     const float v4259 = v4258 * v4257;
-    const bool v4260 = v4256 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4260 = v4256 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4260) {
       const iron_f16 v4264 = iron_f32_to_f16(v4259);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4266 = v11 + v4256;
@@ -3667,11 +3667,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4270 = v4269 + v8064;
       out[v4270] = v4264;
     }
-    const unsigned int v4272 = v43 + v8070;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4273 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4272 = v43 + v8070;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4273 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4274 = v297.x[29];
     const float v4275 = v4274 * v4273;
-    const bool v4276 = v4272 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4276 = v4272 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4276) {
       const iron_f16 v4280 = iron_f32_to_f16(v4275);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4282 = v11 + v4272;
@@ -3681,11 +3681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4286 = v4285 + v8069;
       out[v4286] = v4280;
     }
-    const unsigned int v4288 = v43 + v8075;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4289 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4288 = v43 + v8075;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4289 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4290 = v297.x[30];
     const float v4291 = v4290 * v4289;
-    const bool v4292 = v4288 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4292 = v4288 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4292) {
       const iron_f16 v4296 = iron_f32_to_f16(v4291);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4298 = v11 + v4288;
@@ -3695,11 +3695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4302 = v4301 + v8074;
       out[v4302] = v4296;
     }
-    const unsigned int v4304 = v43 + v8080;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4305 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4304 = v43 + v8080;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4305 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4306 = v297.x[31];
     const float v4307 = v4306 * v4305;
-    const bool v4308 = v4304 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4308 = v4304 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4308) {
       const iron_f16 v4312 = iron_f32_to_f16(v4307);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4314 = v11 + v4304;
@@ -3709,11 +3709,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4318 = v4317 + v8079;
       out[v4318] = v4312;
     }
-    const unsigned int v4320 = v43 + v8085;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4321 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4320 = v43 + v8085;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4321 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4322 = v299.x[0];
     const float v4323 = v4322 * v4321;
-    const bool v4324 = v4320 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4324 = v4320 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4324) {
       const unsigned int v4327 = 32u + v8084;
       const iron_f16 v4328 = iron_f32_to_f16(v4323);  // kernels/sdpa/prefill.cpp:98
@@ -3724,11 +3724,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4334 = v4333 + v4327;
       out[v4334] = v4328;
     }
-    const unsigned int v4336 = v43 + v8090;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4337 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4336 = v43 + v8090;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4337 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4338 = v299.x[1];
     const float v4339 = v4338 * v4337;
-    const bool v4340 = v4336 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4340 = v4336 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4340) {
       const unsigned int v4343 = 32u + v8089;
       const iron_f16 v4344 = iron_f32_to_f16(v4339);  // kernels/sdpa/prefill.cpp:98
@@ -3739,11 +3739,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4350 = v4349 + v4343;
       out[v4350] = v4344;
     }
-    const unsigned int v4352 = v43 + v8095;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4353 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4352 = v43 + v8095;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4353 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4354 = v299.x[2];
     const float v4355 = v4354 * v4353;
-    const bool v4356 = v4352 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4356 = v4352 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4356) {
       const unsigned int v4359 = 32u + v8094;
       const iron_f16 v4360 = iron_f32_to_f16(v4355);  // kernels/sdpa/prefill.cpp:98
@@ -3754,11 +3754,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4366 = v4365 + v4359;
       out[v4366] = v4360;
     }
-    const unsigned int v4368 = v43 + v8100;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4369 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4368 = v43 + v8100;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4369 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4370 = v299.x[3];
     const float v4371 = v4370 * v4369;
-    const bool v4372 = v4368 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4372 = v4368 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4372) {
       const unsigned int v4375 = 32u + v8099;
       const iron_f16 v4376 = iron_f32_to_f16(v4371);  // kernels/sdpa/prefill.cpp:98
@@ -3769,11 +3769,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4382 = v4381 + v4375;
       out[v4382] = v4376;
     }
-    const unsigned int v4384 = v43 + v8105;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4385 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4384 = v43 + v8105;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4385 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4386 = v299.x[4];
     const float v4387 = v4386 * v4385;
-    const bool v4388 = v4384 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4388 = v4384 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4388) {
       const unsigned int v4391 = 32u + v8104;
       const iron_f16 v4392 = iron_f32_to_f16(v4387);  // kernels/sdpa/prefill.cpp:98
@@ -3784,11 +3784,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4398 = v4397 + v4391;
       out[v4398] = v4392;
     }
-    const unsigned int v4400 = v43 + v8110;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4401 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4400 = v43 + v8110;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4401 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4402 = v299.x[5];
     const float v4403 = v4402 * v4401;
-    const bool v4404 = v4400 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4404 = v4400 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4404) {
       const unsigned int v4407 = 32u + v8109;
       const iron_f16 v4408 = iron_f32_to_f16(v4403);  // kernels/sdpa/prefill.cpp:98
@@ -3799,11 +3799,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4414 = v4413 + v4407;
       out[v4414] = v4408;
     }
-    const unsigned int v4416 = v43 + v8115;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4417 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4416 = v43 + v8115;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4417 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4418 = v299.x[6];
     const float v4419 = v4418 * v4417;
-    const bool v4420 = v4416 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4420 = v4416 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4420) {
       const unsigned int v4423 = 32u + v8114;
       const iron_f16 v4424 = iron_f32_to_f16(v4419);  // kernels/sdpa/prefill.cpp:98
@@ -3814,11 +3814,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4430 = v4429 + v4423;
       out[v4430] = v4424;
     }
-    const unsigned int v4432 = v43 + v8120;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4433 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4432 = v43 + v8120;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4433 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4434 = v299.x[7];
     const float v4435 = v4434 * v4433;
-    const bool v4436 = v4432 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4436 = v4432 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4436) {
       const unsigned int v4439 = 32u + v8119;
       const iron_f16 v4440 = iron_f32_to_f16(v4435);  // kernels/sdpa/prefill.cpp:98
@@ -3829,11 +3829,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4446 = v4445 + v4439;
       out[v4446] = v4440;
     }
-    const unsigned int v4448 = v43 + v8125;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4449 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4448 = v43 + v8125;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4449 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4450 = v299.x[8];
     const float v4451 = v4450 * v4449;
-    const bool v4452 = v4448 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4452 = v4448 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4452) {
       const unsigned int v4455 = 32u + v8124;
       const iron_f16 v4456 = iron_f32_to_f16(v4451);  // kernels/sdpa/prefill.cpp:98
@@ -3844,11 +3844,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4462 = v4461 + v4455;
       out[v4462] = v4456;
     }
-    const unsigned int v4464 = v43 + v8130;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4465 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4464 = v43 + v8130;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4465 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4466 = v299.x[9];
     const float v4467 = v4466 * v4465;
-    const bool v4468 = v4464 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4468 = v4464 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4468) {
       const unsigned int v4471 = 32u + v8129;
       const iron_f16 v4472 = iron_f32_to_f16(v4467);  // kernels/sdpa/prefill.cpp:98
@@ -3859,11 +3859,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4478 = v4477 + v4471;
       out[v4478] = v4472;
     }
-    const unsigned int v4480 = v43 + v8135;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4481 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4480 = v43 + v8135;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4481 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4482 = v299.x[10];
     const float v4483 = v4482 * v4481;
-    const bool v4484 = v4480 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4484 = v4480 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4484) {
       const unsigned int v4487 = 32u + v8134;
       const iron_f16 v4488 = iron_f32_to_f16(v4483);  // kernels/sdpa/prefill.cpp:98
@@ -3874,11 +3874,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4494 = v4493 + v4487;
       out[v4494] = v4488;
     }
-    const unsigned int v4496 = v43 + v8140;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4497 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4496 = v43 + v8140;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4497 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4498 = v299.x[11];
     const float v4499 = v4498 * v4497;
-    const bool v4500 = v4496 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4500 = v4496 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4500) {
       const unsigned int v4503 = 32u + v8139;
       const iron_f16 v4504 = iron_f32_to_f16(v4499);  // kernels/sdpa/prefill.cpp:98
@@ -3889,11 +3889,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4510 = v4509 + v4503;
       out[v4510] = v4504;
     }
-    const unsigned int v4512 = v43 + v8145;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4513 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4512 = v43 + v8145;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4513 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4514 = v299.x[12];
     const float v4515 = v4514 * v4513;
-    const bool v4516 = v4512 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4516 = v4512 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4516) {
       const unsigned int v4519 = 32u + v8144;
       const iron_f16 v4520 = iron_f32_to_f16(v4515);  // kernels/sdpa/prefill.cpp:98
@@ -3904,11 +3904,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4526 = v4525 + v4519;
       out[v4526] = v4520;
     }
-    const unsigned int v4528 = v43 + v8150;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4529 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4528 = v43 + v8150;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4529 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4530 = v299.x[13];
     const float v4531 = v4530 * v4529;
-    const bool v4532 = v4528 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4532 = v4528 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4532) {
       const unsigned int v4535 = 32u + v8149;
       const iron_f16 v4536 = iron_f32_to_f16(v4531);  // kernels/sdpa/prefill.cpp:98
@@ -3919,11 +3919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4542 = v4541 + v4535;
       out[v4542] = v4536;
     }
-    const unsigned int v4544 = v43 + v8155;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4545 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4544 = v43 + v8155;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4545 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4546 = v299.x[14];
     const float v4547 = v4546 * v4545;
-    const bool v4548 = v4544 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4548 = v4544 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4548) {
       const unsigned int v4551 = 32u + v8154;
       const iron_f16 v4552 = iron_f32_to_f16(v4547);  // kernels/sdpa/prefill.cpp:98
@@ -3934,11 +3934,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4558 = v4557 + v4551;
       out[v4558] = v4552;
     }
-    const unsigned int v4560 = v43 + v8160;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4561 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4560 = v43 + v8160;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4561 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4562 = v299.x[15];
     const float v4563 = v4562 * v4561;
-    const bool v4564 = v4560 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4564 = v4560 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4564) {
       const unsigned int v4567 = 32u + v8159;
       const iron_f16 v4568 = iron_f32_to_f16(v4563);  // kernels/sdpa/prefill.cpp:98
@@ -3949,11 +3949,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4574 = v4573 + v4567;
       out[v4574] = v4568;
     }
-    const unsigned int v4576 = v43 + v8165;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4577 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4576 = v43 + v8165;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4577 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4578 = v299.x[16];
     const float v4579 = v4578 * v4577;
-    const bool v4580 = v4576 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4580 = v4576 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4580) {
       const unsigned int v4583 = 32u + v8164;
       const iron_f16 v4584 = iron_f32_to_f16(v4579);  // kernels/sdpa/prefill.cpp:98
@@ -3964,11 +3964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4590 = v4589 + v4583;
       out[v4590] = v4584;
     }
-    const unsigned int v4592 = v43 + v8170;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4593 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4592 = v43 + v8170;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4593 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4594 = v299.x[17];
     const float v4595 = v4594 * v4593;
-    const bool v4596 = v4592 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4596 = v4592 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4596) {
       const unsigned int v4599 = 32u + v8169;
       const iron_f16 v4600 = iron_f32_to_f16(v4595);  // kernels/sdpa/prefill.cpp:98
@@ -3979,11 +3979,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4606 = v4605 + v4599;
       out[v4606] = v4600;
     }
-    const unsigned int v4608 = v43 + v8175;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4609 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4608 = v43 + v8175;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4609 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4610 = v299.x[18];
     const float v4611 = v4610 * v4609;
-    const bool v4612 = v4608 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4612 = v4608 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4612) {
       const unsigned int v4615 = 32u + v8174;
       const iron_f16 v4616 = iron_f32_to_f16(v4611);  // kernels/sdpa/prefill.cpp:98
@@ -3994,11 +3994,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4622 = v4621 + v4615;
       out[v4622] = v4616;
     }
-    const unsigned int v4624 = v43 + v8180;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4625 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4624 = v43 + v8180;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4625 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4626 = v299.x[19];
     const float v4627 = v4626 * v4625;
-    const bool v4628 = v4624 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4628 = v4624 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4628) {
       const unsigned int v4631 = 32u + v8179;
       const iron_f16 v4632 = iron_f32_to_f16(v4627);  // kernels/sdpa/prefill.cpp:98
@@ -4009,11 +4009,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4638 = v4637 + v4631;
       out[v4638] = v4632;
     }
-    const unsigned int v4640 = v43 + v8185;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4641 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4640 = v43 + v8185;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4641 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4642 = v299.x[20];
     const float v4643 = v4642 * v4641;
-    const bool v4644 = v4640 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4644 = v4640 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4644) {
       const unsigned int v4647 = 32u + v8184;
       const iron_f16 v4648 = iron_f32_to_f16(v4643);  // kernels/sdpa/prefill.cpp:98
@@ -4024,11 +4024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4654 = v4653 + v4647;
       out[v4654] = v4648;
     }
-    const unsigned int v4656 = v43 + v8190;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4657 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4656 = v43 + v8190;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4657 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4658 = v299.x[21];
     const float v4659 = v4658 * v4657;
-    const bool v4660 = v4656 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4660 = v4656 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4660) {
       const unsigned int v4663 = 32u + v8189;
       const iron_f16 v4664 = iron_f32_to_f16(v4659);  // kernels/sdpa/prefill.cpp:98
@@ -4039,11 +4039,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4670 = v4669 + v4663;
       out[v4670] = v4664;
     }
-    const unsigned int v4672 = v43 + v8195;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4673 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4672 = v43 + v8195;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4673 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4674 = v299.x[22];
     const float v4675 = v4674 * v4673;
-    const bool v4676 = v4672 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4676 = v4672 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4676) {
       const unsigned int v4679 = 32u + v8194;
       const iron_f16 v4680 = iron_f32_to_f16(v4675);  // kernels/sdpa/prefill.cpp:98
@@ -4054,11 +4054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4686 = v4685 + v4679;
       out[v4686] = v4680;
     }
-    const unsigned int v4688 = v43 + v8200;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4689 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4688 = v43 + v8200;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4689 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4690 = v299.x[23];
     const float v4691 = v4690 * v4689;
-    const bool v4692 = v4688 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4692 = v4688 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4692) {
       const unsigned int v4695 = 32u + v8199;
       const iron_f16 v4696 = iron_f32_to_f16(v4691);  // kernels/sdpa/prefill.cpp:98
@@ -4069,11 +4069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4702 = v4701 + v4695;
       out[v4702] = v4696;
     }
-    const unsigned int v4704 = v43 + v8205;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4705 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4704 = v43 + v8205;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4705 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4706 = v299.x[24];
     const float v4707 = v4706 * v4705;
-    const bool v4708 = v4704 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4708 = v4704 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4708) {
       const unsigned int v4711 = 32u + v8204;
       const iron_f16 v4712 = iron_f32_to_f16(v4707);  // kernels/sdpa/prefill.cpp:98
@@ -4084,11 +4084,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4718 = v4717 + v4711;
       out[v4718] = v4712;
     }
-    const unsigned int v4720 = v43 + v8210;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4721 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4720 = v43 + v8210;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4721 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4722 = v299.x[25];
     const float v4723 = v4722 * v4721;
-    const bool v4724 = v4720 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4724 = v4720 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4724) {
       const unsigned int v4727 = 32u + v8209;
       const iron_f16 v4728 = iron_f32_to_f16(v4723);  // kernels/sdpa/prefill.cpp:98
@@ -4099,11 +4099,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4734 = v4733 + v4727;
       out[v4734] = v4728;
     }
-    const unsigned int v4736 = v43 + v8215;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4737 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4736 = v43 + v8215;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4737 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4738 = v299.x[26];
     const float v4739 = v4738 * v4737;
-    const bool v4740 = v4736 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4740 = v4736 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4740) {
       const unsigned int v4743 = 32u + v8214;
       const iron_f16 v4744 = iron_f32_to_f16(v4739);  // kernels/sdpa/prefill.cpp:98
@@ -4114,11 +4114,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4750 = v4749 + v4743;
       out[v4750] = v4744;
     }
-    const unsigned int v4752 = v43 + v8220;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4753 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4752 = v43 + v8220;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4753 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4754 = v299.x[27];
     const float v4755 = v4754 * v4753;
-    const bool v4756 = v4752 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4756 = v4752 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4756) {
       const unsigned int v4759 = 32u + v8219;
       const iron_f16 v4760 = iron_f32_to_f16(v4755);  // kernels/sdpa/prefill.cpp:98
@@ -4129,11 +4129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4766 = v4765 + v4759;
       out[v4766] = v4760;
     }
-    const unsigned int v4768 = v43 + v8225;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4769 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4768 = v43 + v8225;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4769 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4770 = v299.x[28];
     const float v4771 = v4770 * v4769;
-    const bool v4772 = v4768 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4772 = v4768 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4772) {
       const unsigned int v4775 = 32u + v8224;
       const iron_f16 v4776 = iron_f32_to_f16(v4771);  // kernels/sdpa/prefill.cpp:98
@@ -4144,11 +4144,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4782 = v4781 + v4775;
       out[v4782] = v4776;
     }
-    const unsigned int v4784 = v43 + v8230;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4785 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4784 = v43 + v8230;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4785 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4786 = v299.x[29];
     const float v4787 = v4786 * v4785;
-    const bool v4788 = v4784 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4788 = v4784 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4788) {
       const unsigned int v4791 = 32u + v8229;
       const iron_f16 v4792 = iron_f32_to_f16(v4787);  // kernels/sdpa/prefill.cpp:98
@@ -4159,11 +4159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4798 = v4797 + v4791;
       out[v4798] = v4792;
     }
-    const unsigned int v4800 = v43 + v8235;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4801 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4800 = v43 + v8235;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4801 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4802 = v299.x[30];
     const float v4803 = v4802 * v4801;
-    const bool v4804 = v4800 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4804 = v4800 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4804) {
       const unsigned int v4807 = 32u + v8234;
       const iron_f16 v4808 = iron_f32_to_f16(v4803);  // kernels/sdpa/prefill.cpp:98
@@ -4174,11 +4174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d64_f16(
       const unsigned int v4814 = v4813 + v4807;
       out[v4814] = v4808;
     }
-    const unsigned int v4816 = v43 + v8240;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4817 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4816 = v43 + v8240;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4817 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4818 = v299.x[31];
     const float v4819 = v4818 * v4817;
-    const bool v4820 = v4816 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4820 = v4816 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4820) {
       const unsigned int v4823 = 32u + v8239;
       const iron_f16 v4824 = iron_f32_to_f16(v4819);  // kernels/sdpa/prefill.cpp:98

@@ -344,134 +344,134 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:93
   if (v38) {
     const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:96
-    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:114
+    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:122
     const unsigned int v42 = v41 << 5u;
     const unsigned int v43 = v25 + v42;
-    unsigned int v44 = 0u;  // kernels/sdpa/flash_tile.hpp:118
-    const unsigned int v46 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v49 = v46 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v52 = v46 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    unsigned int v44 = 0u;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v46 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v49 = v46 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v52 = v46 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v53 = v52 << 3u;
-    const unsigned int v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:82
     const bool v55 = v54 < v18;
-    const unsigned int v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v60 = v11 + v58;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v61 = v60 * v1;
     const unsigned int v62 = v61 + v26;
     const unsigned int v63 = v62 << 6u;
-    const unsigned int v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v66 = v49 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v66 = v49 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v68 = v66 + v53;
     iron_copy_async<16>(shm0 + (v68 ^ (((v68 >> 6u) & 7u) << 3u)), q + v64, v55);
-    const unsigned int v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v73 = v71 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v76 = v71 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v73 = v71 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v76 = v71 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v77 = v76 << 3u;
-    const unsigned int v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:82
     const bool v79 = v78 < v18;
-    const unsigned int v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v84 = v11 + v82;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v85 = v84 * v1;
     const unsigned int v86 = v85 + v26;
     const unsigned int v87 = v86 << 6u;
-    const unsigned int v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v90 = v73 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v90 = v73 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v92 = v90 + v77;
     iron_copy_async<16>(shm0 + (v92 ^ (((v92 >> 6u) & 7u) << 3u)), q + v88, v79);
-    const unsigned int v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v97 = v95 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v100 = v95 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v97 = v95 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v100 = v95 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v101 = v100 << 3u;
-    const unsigned int v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:82
     const bool v103 = v102 < v18;
-    const unsigned int v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v108 = v11 + v106;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v109 = v108 * v1;
     const unsigned int v110 = v109 + v26;
     const unsigned int v111 = v110 << 6u;
-    const unsigned int v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v114 = v97 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v114 = v97 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v116 = v114 + v101;
     iron_copy_async<16>(shm0 + (v116 ^ (((v116 >> 6u) & 7u) << 3u)), q + v112, v103);
-    const unsigned int v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v121 = v119 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v124 = v119 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v121 = v119 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v124 = v119 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v125 = v124 << 3u;
-    const unsigned int v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:82
     const bool v127 = v126 < v18;
-    const unsigned int v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v132 = v11 + v130;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v133 = v132 * v1;
     const unsigned int v134 = v133 + v26;
     const unsigned int v135 = v134 << 6u;
-    const unsigned int v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v138 = v121 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v138 = v121 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v140 = v138 + v125;
     iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v136, v127);
-    const unsigned int v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v145 = v143 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v148 = v143 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v145 = v143 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v148 = v143 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v149 = v148 << 3u;
-    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:82
     const bool v151 = v150 < v18;
-    const unsigned int v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v157 = v156 * v1;
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 6u;
-    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v162 = v145 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v162 = v145 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v164 = v162 + v149;
     iron_copy_async<16>(shm0 + (v164 ^ (((v164 >> 6u) & 7u) << 3u)), q + v160, v151);
-    const unsigned int v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v169 = v167 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v172 = v167 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v169 = v167 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v172 = v167 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v173 = v172 << 3u;
-    const unsigned int v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:82
     const bool v175 = v174 < v18;
-    const unsigned int v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v180 = v11 + v178;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v181 = v180 * v1;
     const unsigned int v182 = v181 + v26;
     const unsigned int v183 = v182 << 6u;
-    const unsigned int v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v186 = v169 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v186 = v169 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v188 = v186 + v173;
     iron_copy_async<16>(shm0 + (v188 ^ (((v188 >> 6u) & 7u) << 3u)), q + v184, v175);
-    const unsigned int v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v193 = v191 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v196 = v191 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v193 = v191 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v196 = v191 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v197 = v196 << 3u;
-    const unsigned int v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:82
     const bool v199 = v198 < v18;
-    const unsigned int v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v204 = v11 + v202;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v205 = v204 * v1;
     const unsigned int v206 = v205 + v26;
     const unsigned int v207 = v206 << 6u;
-    const unsigned int v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v210 = v193 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v210 = v193 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v212 = v210 + v197;
     iron_copy_async<16>(shm0 + (v212 ^ (((v212 >> 6u) & 7u) << 3u)), q + v208, v199);
-    const unsigned int v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v217 = v215 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v220 = v215 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v217 = v215 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v220 = v215 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v221 = v220 << 3u;
-    const unsigned int v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:82
     const bool v223 = v222 < v18;
-    const unsigned int v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v228 = v11 + v226;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v229 = v228 * v1;
     const unsigned int v230 = v229 + v26;
     const unsigned int v231 = v230 << 6u;
-    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v234 = v217 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v234 = v217 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v236 = v234 + v221;
     iron_copy_async<16>(shm0 + (v236 ^ (((v236 >> 6u) & 7u) << 3u)), q + v232, v223);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:119
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:120
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:121
-    const unsigned int v241 = v42 << 6u;  // kernels/sdpa/flash_tile.hpp:122
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:127
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:128
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:129
+    const unsigned int v241 = v42 << 6u;  // kernels/sdpa/flash_tile.hpp:130
     iron_frag<iron_bf16, 0, 32, 16> v243;  // /usr/include/c++/12/array:99
     iron_frag_fill(v243, iron_f32_to_bf16(0.0f));
     iron_frag<iron_bf16, 0, 32, 16> v245;
@@ -480,88 +480,88 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
     iron_frag_fill(v247, iron_f32_to_bf16(0.0f));
     iron_frag<iron_bf16, 0, 32, 16> v249;
     iron_frag_fill(v249, iron_f32_to_bf16(0.0f));
-    iron_frag_load_shared<false, 6, 3>(v243, shm0, v241, 64u);  // kernels/sdpa/flash_tile.hpp:124
+    iron_frag_load_shared<false, 6, 3>(v243, shm0, v241, 64u);  // kernels/sdpa/flash_tile.hpp:132
     const unsigned int v255 = v241 + 16u;
     iron_frag_load_shared<false, 6, 3>(v245, shm0, v255, 64u);
     const unsigned int v258 = v241 + 32u;
     iron_frag_load_shared<false, 6, 3>(v247, shm0, v258, 64u);
     const unsigned int v261 = v241 + 48u;
     iron_frag_load_shared<false, 6, 3>(v249, shm0, v261, 64u);
-    const unsigned int v263 = v25 + 128u;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v263 = v25 + 128u;  // kernels/sdpa/flash_tile.hpp:136
     const unsigned int v264 = min(v263, v18);
-    const unsigned int v265 = v264 + v37;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v267 = v265 - v18;  // kernels/sdpa/flash_tile.hpp:131
+    const unsigned int v265 = v264 + v37;  // kernels/sdpa/flash_tile.hpp:137
+    const unsigned int v267 = v265 - v18;  // kernels/sdpa/flash_tile.hpp:139
     const unsigned int v268 = min(v37, v267);
     const bool v269 = v265 > v18;
     const unsigned int v270 = v269 ? v268 : v44;
-    const bool v272 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:130
+    const bool v272 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:138
     const unsigned int v273 = v272 ? v37 : v270;
-    const unsigned int v275 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:132
+    const unsigned int v275 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:140
     const unsigned int v276 = v275 + 1u;
-    const unsigned int v280 = v276 - v18;  // kernels/sdpa/flash_tile.hpp:134
+    const unsigned int v280 = v276 - v18;  // kernels/sdpa/flash_tile.hpp:142
     const unsigned int v281 = v280 - v7;
     const unsigned int v282 = v281 >> 6u;
     const unsigned int v283 = v282 << 6u;
-    const bool v285 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:133
+    const bool v285 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:141
     const unsigned int v286 = v18 + v7;
     const bool v287 = v276 > v286;
     const bool v288 = v285 && v287;
     const unsigned int v289 = v288 ? v283 : v44;
-    const float v291 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:135
-    iron_frag<float, 2, 32, 8> v293;  // kernels/sdpa/flash_tile.hpp:137
+    const float v291 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:143
+    iron_frag<float, 2, 32, 8> v293;  // kernels/sdpa/flash_tile.hpp:145
     iron_frag_fill(v293, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 32, 8> v295;  // kernels/sdpa/flash_tile.hpp:138
+    iron_frag<float, 2, 32, 8> v295;  // kernels/sdpa/flash_tile.hpp:146
     iron_frag_fill(v295, 0.0f);
     iron_frag<float, 2, 32, 32> v297;  // /usr/include/c++/12/array:99
     iron_frag_fill(v297, 0.0f);
     iron_frag<float, 2, 32, 32> v299;
     iron_frag_fill(v299, 0.0f);
-    const bool v8595 = v289 < v273;  // kernels/sdpa/flash_tile.hpp:142
+    const bool v8595 = v289 < v273;  // kernels/sdpa/flash_tile.hpp:150
     if (v8595) {
-      const unsigned int v8599 = v289 + v49;  // kernels/sdpa/flash_tile.hpp:75
+      const unsigned int v8599 = v289 + v49;  // kernels/sdpa/flash_tile.hpp:82
       const bool v8600 = v8599 < v37;
-      const unsigned int v8601 = v8600 ? v8599 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8601 = v8600 ? v8599 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const unsigned int v8602 = v31 + v8601;  // kernels/sdpa/kv_sources.hpp:34
       const unsigned int v8603 = v8602 * v2;
       const unsigned int v8604 = v8603 + v28;
       const unsigned int v8605 = v8604 << 6u;
-      const unsigned int v8606 = v8605 + v53;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm1 + (v68 ^ (((v68 >> 6u) & 7u) << 3u)), k + v8606, v8600);  // kernels/sdpa/flash_tile.hpp:77
-      const unsigned int v8609 = v289 + v73;  // kernels/sdpa/flash_tile.hpp:75
+      const unsigned int v8606 = v8605 + v53;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm1 + (v68 ^ (((v68 >> 6u) & 7u) << 3u)), k + v8606, v8600);  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v8609 = v289 + v73;  // kernels/sdpa/flash_tile.hpp:82
       const bool v8610 = v8609 < v37;
-      const unsigned int v8611 = v8610 ? v8609 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8611 = v8610 ? v8609 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const unsigned int v8612 = v31 + v8611;  // kernels/sdpa/kv_sources.hpp:34
       const unsigned int v8613 = v8612 * v2;
       const unsigned int v8614 = v8613 + v28;
       const unsigned int v8615 = v8614 << 6u;
-      const unsigned int v8616 = v8615 + v77;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm1 + (v92 ^ (((v92 >> 6u) & 7u) << 3u)), k + v8616, v8610);  // kernels/sdpa/flash_tile.hpp:77
-      const unsigned int v8619 = v289 + v97;  // kernels/sdpa/flash_tile.hpp:75
+      const unsigned int v8616 = v8615 + v77;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm1 + (v92 ^ (((v92 >> 6u) & 7u) << 3u)), k + v8616, v8610);  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v8619 = v289 + v97;  // kernels/sdpa/flash_tile.hpp:82
       const bool v8620 = v8619 < v37;
-      const unsigned int v8621 = v8620 ? v8619 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8621 = v8620 ? v8619 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const unsigned int v8622 = v31 + v8621;  // kernels/sdpa/kv_sources.hpp:34
       const unsigned int v8623 = v8622 * v2;
       const unsigned int v8624 = v8623 + v28;
       const unsigned int v8625 = v8624 << 6u;
-      const unsigned int v8626 = v8625 + v101;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm1 + (v116 ^ (((v116 >> 6u) & 7u) << 3u)), k + v8626, v8620);  // kernels/sdpa/flash_tile.hpp:77
-      const unsigned int v8629 = v289 + v121;  // kernels/sdpa/flash_tile.hpp:75
+      const unsigned int v8626 = v8625 + v101;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm1 + (v116 ^ (((v116 >> 6u) & 7u) << 3u)), k + v8626, v8620);  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v8629 = v289 + v121;  // kernels/sdpa/flash_tile.hpp:82
       const bool v8630 = v8629 < v37;
-      const unsigned int v8631 = v8630 ? v8629 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8631 = v8630 ? v8629 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const unsigned int v8632 = v31 + v8631;  // kernels/sdpa/kv_sources.hpp:34
       const unsigned int v8633 = v8632 * v2;
       const unsigned int v8634 = v8633 + v28;
       const unsigned int v8635 = v8634 << 6u;
-      const unsigned int v8636 = v8635 + v125;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v8636, v8630);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8636 = v8635 + v125;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v8636, v8630);  // kernels/sdpa/flash_tile.hpp:84
       iron_copy_async<16>(shm2 + (v68 ^ (((v68 >> 6u) & 7u) << 3u)), v + v8606, v8600);
       iron_copy_async<16>(shm2 + (v92 ^ (((v92 >> 6u) & 7u) << 3u)), v + v8616, v8610);
       iron_copy_async<16>(shm2 + (v116 ^ (((v116 >> 6u) & 7u) << 3u)), v + v8626, v8620);
       iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v8636, v8630);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
-    const bool v5415 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
-    const unsigned int v8052 = static_cast<unsigned int>(v297.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:150
+    const bool v5415 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:174
+    const unsigned int v8052 = static_cast<unsigned int>(v297.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
     const unsigned int v8053 = static_cast<unsigned int>(v297.row(0, iron_linear_thread() & 31u));
     const unsigned int v8057 = static_cast<unsigned int>(v297.col(1, iron_linear_thread() & 31u));
     const unsigned int v8058 = static_cast<unsigned int>(v297.row(1, iron_linear_thread() & 31u));
@@ -690,7 +690,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
     const unsigned int v8367 = static_cast<unsigned int>(v299.col(31, iron_linear_thread() & 31u));
     const unsigned int v8368 = static_cast<unsigned int>(v299.row(31, iron_linear_thread() & 31u));
 
-    for (unsigned int v5162 = v289; v5162 < v273; v5162 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
+    for (unsigned int v5162 = v289; v5162 < v273; v5162 += 64u) {  // kernels/sdpa/flash_tile.hpp:150
       const unsigned int v5163 = v5162 - v289;
       const unsigned int v5164 = v5163 >> 6u;
       const unsigned int v5166 = v5164 & 1u;
@@ -701,49 +701,49 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v5172 = v5171 & 1u;
       const bool v5173 = v5169 < v273;
       if (v5173) {
-        const unsigned int v5175 = v5172 << 12u;  // kernels/sdpa/flash_tile.hpp:146
-        const unsigned int v5185 = v5169 + v49;  // kernels/sdpa/flash_tile.hpp:75
+        const unsigned int v5175 = v5172 << 12u;  // kernels/sdpa/flash_tile.hpp:154
+        const unsigned int v5185 = v5169 + v49;  // kernels/sdpa/flash_tile.hpp:82
         const bool v5186 = v5185 < v37;
-        const unsigned int v5189 = v5186 ? v5185 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5189 = v5186 ? v5185 : v44;  // kernels/sdpa/flash_tile.hpp:83
         const unsigned int v5191 = v31 + v5189;  // kernels/sdpa/kv_sources.hpp:34
         const unsigned int v5192 = v5191 * v2;
         const unsigned int v5193 = v5192 + v28;
         const unsigned int v5194 = v5193 << 6u;
-        const unsigned int v5195 = v5194 + v53;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v5198 = v5175 + v66;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5195 = v5194 + v53;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v5198 = v5175 + v66;  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5199 = v5198 + v53;
         iron_copy_async<16>(shm1 + (v5199 ^ (((v5199 >> 6u) & 7u) << 3u)), k + v5195, v5186);
-        const unsigned int v5209 = v5169 + v73;  // kernels/sdpa/flash_tile.hpp:75
+        const unsigned int v5209 = v5169 + v73;  // kernels/sdpa/flash_tile.hpp:82
         const bool v5210 = v5209 < v37;
-        const unsigned int v5213 = v5210 ? v5209 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5213 = v5210 ? v5209 : v44;  // kernels/sdpa/flash_tile.hpp:83
         const unsigned int v5215 = v31 + v5213;  // kernels/sdpa/kv_sources.hpp:34
         const unsigned int v5216 = v5215 * v2;
         const unsigned int v5217 = v5216 + v28;
         const unsigned int v5218 = v5217 << 6u;
-        const unsigned int v5219 = v5218 + v77;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v5222 = v5175 + v90;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5219 = v5218 + v77;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v5222 = v5175 + v90;  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5223 = v5222 + v77;
         iron_copy_async<16>(shm1 + (v5223 ^ (((v5223 >> 6u) & 7u) << 3u)), k + v5219, v5210);
-        const unsigned int v5233 = v5169 + v97;  // kernels/sdpa/flash_tile.hpp:75
+        const unsigned int v5233 = v5169 + v97;  // kernels/sdpa/flash_tile.hpp:82
         const bool v5234 = v5233 < v37;
-        const unsigned int v5237 = v5234 ? v5233 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5237 = v5234 ? v5233 : v44;  // kernels/sdpa/flash_tile.hpp:83
         const unsigned int v5239 = v31 + v5237;  // kernels/sdpa/kv_sources.hpp:34
         const unsigned int v5240 = v5239 * v2;
         const unsigned int v5241 = v5240 + v28;
         const unsigned int v5242 = v5241 << 6u;
-        const unsigned int v5243 = v5242 + v101;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v5246 = v5175 + v114;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5243 = v5242 + v101;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v5246 = v5175 + v114;  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5247 = v5246 + v101;
         iron_copy_async<16>(shm1 + (v5247 ^ (((v5247 >> 6u) & 7u) << 3u)), k + v5243, v5234);
-        const unsigned int v5257 = v5169 + v121;  // kernels/sdpa/flash_tile.hpp:75
+        const unsigned int v5257 = v5169 + v121;  // kernels/sdpa/flash_tile.hpp:82
         const bool v5258 = v5257 < v37;
-        const unsigned int v5261 = v5258 ? v5257 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5261 = v5258 ? v5257 : v44;  // kernels/sdpa/flash_tile.hpp:83
         const unsigned int v5263 = v31 + v5261;  // kernels/sdpa/kv_sources.hpp:34
         const unsigned int v5264 = v5263 * v2;
         const unsigned int v5265 = v5264 + v28;
         const unsigned int v5266 = v5265 << 6u;
-        const unsigned int v5267 = v5266 + v125;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v5270 = v5175 + v138;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5267 = v5266 + v125;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v5270 = v5175 + v138;  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5271 = v5270 + v125;
         iron_copy_async<16>(shm1 + (v5271 ^ (((v5271 >> 6u) & 7u) << 3u)), k + v5267, v5258);
         iron_copy_async<16>(shm2 + (v5199 ^ (((v5199 >> 6u) & 7u) << 3u)), v + v5195, v5186);
@@ -751,41 +751,41 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
         iron_copy_async<16>(shm2 + (v5247 ^ (((v5247 >> 6u) & 7u) << 3u)), v + v5243, v5234);
         iron_copy_async<16>(shm2 + (v5271 ^ (((v5271 >> 6u) & 7u) << 3u)), v + v5267, v5258);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
-      iron_frag<float, 2, 32, 64> v5371;  // kernels/sdpa/flash_tile.hpp:151
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:150
+      iron_frag<float, 2, 32, 64> v5371;  // kernels/sdpa/flash_tile.hpp:159
       iron_frag_fill(v5371, 0.0f);
-      iron_frag<iron_bf16, 1, 16, 64> v5373;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag<iron_bf16, 1, 16, 64> v5373;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5373, iron_f32_to_bf16(0.0f));
-      const unsigned int v5377 = v5166 << 12u;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5377 = v5166 << 12u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load_shared<true, 6, 3>(v5373, shm1, v5377, 64u);
-      iron_frag_mma_sync(v5371, v243, v5373);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<iron_bf16, 1, 16, 64> v5380;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma_sync(v5371, v243, v5373);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<iron_bf16, 1, 16, 64> v5380;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5380, iron_f32_to_bf16(0.0f));
-      const unsigned int v5385 = v5377 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5385 = v5377 + 16u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load_shared<true, 6, 3>(v5380, shm1, v5385, 64u);
-      iron_frag_mma_sync(v5371, v245, v5380);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<iron_bf16, 1, 16, 64> v5387;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma_sync(v5371, v245, v5380);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<iron_bf16, 1, 16, 64> v5387;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5387, iron_f32_to_bf16(0.0f));
-      const unsigned int v5392 = v5377 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5392 = v5377 + 32u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load_shared<true, 6, 3>(v5387, shm1, v5392, 64u);
-      iron_frag_mma_sync(v5371, v247, v5387);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<iron_bf16, 1, 16, 64> v5394;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma_sync(v5371, v247, v5387);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<iron_bf16, 1, 16, 64> v5394;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5394, iron_f32_to_bf16(0.0f));
-      const unsigned int v5399 = v5377 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5399 = v5377 + 48u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load_shared<true, 6, 3>(v5394, shm1, v5399, 64u);
-      iron_frag_mma_sync(v5371, v249, v5394);  // kernels/sdpa/flash_tile.hpp:156
-      const bool v5402 = v5169 <= v37;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v5410 = v5169 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      iron_frag_mma_sync(v5371, v249, v5394);  // kernels/sdpa/flash_tile.hpp:164
+      const bool v5402 = v5169 <= v37;  // kernels/sdpa/flash_tile.hpp:172
+      const unsigned int v5410 = v5169 + v18;  // kernels/sdpa/flash_tile.hpp:173
       const bool v5411 = v5410 <= v276;
       const bool v5412 = v272 || v5411;
-      const bool v5413 = v5402 && v5412;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v5416 = v5162 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const bool v5413 = v5402 && v5412;  // kernels/sdpa/flash_tile.hpp:172
+      const unsigned int v5416 = v5162 + v7;  // kernels/sdpa/flash_tile.hpp:174
       const unsigned int v5417 = v5416 + v18;
       const bool v5419 = v265 <= v5417;
       const bool v5420 = v5415 || v5419;
-      const bool v5421 = v5413 && v5420;  // kernels/sdpa/flash_tile.hpp:165
-      if (v5421) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v5424 = v5371.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      const bool v5421 = v5413 && v5420;  // kernels/sdpa/flash_tile.hpp:173
+      if (v5421) {  // kernels/sdpa/flash_tile.hpp:175
+        const float v5424 = v5371.x[0];  // kernels/sdpa/flash_tile.hpp:176
         const float v5425 = v5424 * v291;
         v5371.x[0] = v5425;
         const float v5428 = v5371.x[1];
@@ -978,2140 +978,2140 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
         const float v5677 = v5676 * v291;
         v5371.x[63] = v5677;
       } else {
-        const unsigned int v5678 = static_cast<unsigned int>(v5371.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5678 = static_cast<unsigned int>(v5371.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5679 = static_cast<unsigned int>(v5371.row(0, iron_linear_thread() & 31u));
         const float v5680 = v5371.x[0];
-        const unsigned int v5681 = v43 + v5679;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5682 = v5162 + v5678;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5683 = v5682 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5681 = v43 + v5679;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5682 = v5162 + v5678;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5683 = v5682 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5686 = v5681 + v37;
         const unsigned int v5687 = v5682 + v18;
         const bool v5688 = v5687 <= v5686;
         const bool v5689 = v272 || v5688;
         const bool v5690 = v5683 && v5689;
-        const unsigned int v5693 = v5682 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5693 = v5682 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5694 = v5693 + v18;
         const bool v5696 = v5686 < v5694;
         const bool v5697 = v5415 || v5696;
-        const bool v5698 = v5690 && v5697;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5700 = v5680 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5698 = v5690 && v5697;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5700 = v5680 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5701 = v5698 ? v5700 : __uint_as_float(0xff800000u);
-        v5371.x[0] = v5701;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[0] = v5701;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5702 = static_cast<unsigned int>(v5371.col(1, iron_linear_thread() & 31u));
         const unsigned int v5703 = static_cast<unsigned int>(v5371.row(1, iron_linear_thread() & 31u));
         const float v5704 = v5371.x[1];
-        const unsigned int v5705 = v43 + v5703;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5706 = v5162 + v5702;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5707 = v5706 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5705 = v43 + v5703;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5706 = v5162 + v5702;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5707 = v5706 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5710 = v5705 + v37;
         const unsigned int v5711 = v5706 + v18;
         const bool v5712 = v5711 <= v5710;
         const bool v5713 = v272 || v5712;
         const bool v5714 = v5707 && v5713;
-        const unsigned int v5717 = v5706 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5717 = v5706 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5718 = v5717 + v18;
         const bool v5720 = v5710 < v5718;
         const bool v5721 = v5415 || v5720;
-        const bool v5722 = v5714 && v5721;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5724 = v5704 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5722 = v5714 && v5721;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5724 = v5704 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5725 = v5722 ? v5724 : __uint_as_float(0xff800000u);
-        v5371.x[1] = v5725;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[1] = v5725;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5726 = static_cast<unsigned int>(v5371.col(2, iron_linear_thread() & 31u));
         const unsigned int v5727 = static_cast<unsigned int>(v5371.row(2, iron_linear_thread() & 31u));
         const float v5728 = v5371.x[2];
-        const unsigned int v5729 = v43 + v5727;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5730 = v5162 + v5726;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5731 = v5730 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5729 = v43 + v5727;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5730 = v5162 + v5726;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5731 = v5730 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5734 = v5729 + v37;
         const unsigned int v5735 = v5730 + v18;
         const bool v5736 = v5735 <= v5734;
         const bool v5737 = v272 || v5736;
         const bool v5738 = v5731 && v5737;
-        const unsigned int v5741 = v5730 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5741 = v5730 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5742 = v5741 + v18;
         const bool v5744 = v5734 < v5742;
         const bool v5745 = v5415 || v5744;
-        const bool v5746 = v5738 && v5745;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5748 = v5728 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5746 = v5738 && v5745;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5748 = v5728 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5749 = v5746 ? v5748 : __uint_as_float(0xff800000u);
-        v5371.x[2] = v5749;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[2] = v5749;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5750 = static_cast<unsigned int>(v5371.col(3, iron_linear_thread() & 31u));
         const unsigned int v5751 = static_cast<unsigned int>(v5371.row(3, iron_linear_thread() & 31u));
         const float v5752 = v5371.x[3];
-        const unsigned int v5753 = v43 + v5751;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5754 = v5162 + v5750;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5755 = v5754 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5753 = v43 + v5751;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5754 = v5162 + v5750;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5755 = v5754 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5758 = v5753 + v37;
         const unsigned int v5759 = v5754 + v18;
         const bool v5760 = v5759 <= v5758;
         const bool v5761 = v272 || v5760;
         const bool v5762 = v5755 && v5761;
-        const unsigned int v5765 = v5754 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5765 = v5754 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5766 = v5765 + v18;
         const bool v5768 = v5758 < v5766;
         const bool v5769 = v5415 || v5768;
-        const bool v5770 = v5762 && v5769;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5772 = v5752 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5770 = v5762 && v5769;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5772 = v5752 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5773 = v5770 ? v5772 : __uint_as_float(0xff800000u);
-        v5371.x[3] = v5773;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[3] = v5773;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5774 = static_cast<unsigned int>(v5371.col(4, iron_linear_thread() & 31u));
         const unsigned int v5775 = static_cast<unsigned int>(v5371.row(4, iron_linear_thread() & 31u));
         const float v5776 = v5371.x[4];
-        const unsigned int v5777 = v43 + v5775;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5778 = v5162 + v5774;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5779 = v5778 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5777 = v43 + v5775;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5778 = v5162 + v5774;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5779 = v5778 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5782 = v5777 + v37;
         const unsigned int v5783 = v5778 + v18;
         const bool v5784 = v5783 <= v5782;
         const bool v5785 = v272 || v5784;
         const bool v5786 = v5779 && v5785;
-        const unsigned int v5789 = v5778 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5789 = v5778 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5790 = v5789 + v18;
         const bool v5792 = v5782 < v5790;
         const bool v5793 = v5415 || v5792;
-        const bool v5794 = v5786 && v5793;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5796 = v5776 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5794 = v5786 && v5793;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5796 = v5776 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5797 = v5794 ? v5796 : __uint_as_float(0xff800000u);
-        v5371.x[4] = v5797;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[4] = v5797;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5798 = static_cast<unsigned int>(v5371.col(5, iron_linear_thread() & 31u));
         const unsigned int v5799 = static_cast<unsigned int>(v5371.row(5, iron_linear_thread() & 31u));
         const float v5800 = v5371.x[5];
-        const unsigned int v5801 = v43 + v5799;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5802 = v5162 + v5798;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5803 = v5802 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5801 = v43 + v5799;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5802 = v5162 + v5798;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5803 = v5802 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5806 = v5801 + v37;
         const unsigned int v5807 = v5802 + v18;
         const bool v5808 = v5807 <= v5806;
         const bool v5809 = v272 || v5808;
         const bool v5810 = v5803 && v5809;
-        const unsigned int v5813 = v5802 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5813 = v5802 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5814 = v5813 + v18;
         const bool v5816 = v5806 < v5814;
         const bool v5817 = v5415 || v5816;
-        const bool v5818 = v5810 && v5817;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5820 = v5800 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5818 = v5810 && v5817;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5820 = v5800 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5821 = v5818 ? v5820 : __uint_as_float(0xff800000u);
-        v5371.x[5] = v5821;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[5] = v5821;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5822 = static_cast<unsigned int>(v5371.col(6, iron_linear_thread() & 31u));
         const unsigned int v5823 = static_cast<unsigned int>(v5371.row(6, iron_linear_thread() & 31u));
         const float v5824 = v5371.x[6];
-        const unsigned int v5825 = v43 + v5823;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5826 = v5162 + v5822;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5827 = v5826 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5825 = v43 + v5823;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5826 = v5162 + v5822;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5827 = v5826 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5830 = v5825 + v37;
         const unsigned int v5831 = v5826 + v18;
         const bool v5832 = v5831 <= v5830;
         const bool v5833 = v272 || v5832;
         const bool v5834 = v5827 && v5833;
-        const unsigned int v5837 = v5826 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5837 = v5826 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5838 = v5837 + v18;
         const bool v5840 = v5830 < v5838;
         const bool v5841 = v5415 || v5840;
-        const bool v5842 = v5834 && v5841;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5844 = v5824 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5842 = v5834 && v5841;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5844 = v5824 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5845 = v5842 ? v5844 : __uint_as_float(0xff800000u);
-        v5371.x[6] = v5845;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[6] = v5845;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5846 = static_cast<unsigned int>(v5371.col(7, iron_linear_thread() & 31u));
         const unsigned int v5847 = static_cast<unsigned int>(v5371.row(7, iron_linear_thread() & 31u));
         const float v5848 = v5371.x[7];
-        const unsigned int v5849 = v43 + v5847;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5850 = v5162 + v5846;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5851 = v5850 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5849 = v43 + v5847;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5850 = v5162 + v5846;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5851 = v5850 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5854 = v5849 + v37;
         const unsigned int v5855 = v5850 + v18;
         const bool v5856 = v5855 <= v5854;
         const bool v5857 = v272 || v5856;
         const bool v5858 = v5851 && v5857;
-        const unsigned int v5861 = v5850 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5861 = v5850 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5862 = v5861 + v18;
         const bool v5864 = v5854 < v5862;
         const bool v5865 = v5415 || v5864;
-        const bool v5866 = v5858 && v5865;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5868 = v5848 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5866 = v5858 && v5865;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5868 = v5848 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5869 = v5866 ? v5868 : __uint_as_float(0xff800000u);
-        v5371.x[7] = v5869;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[7] = v5869;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5870 = static_cast<unsigned int>(v5371.col(8, iron_linear_thread() & 31u));
         const unsigned int v5871 = static_cast<unsigned int>(v5371.row(8, iron_linear_thread() & 31u));
         const float v5872 = v5371.x[8];
-        const unsigned int v5873 = v43 + v5871;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5874 = v5162 + v5870;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5875 = v5874 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5873 = v43 + v5871;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5874 = v5162 + v5870;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5875 = v5874 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5878 = v5873 + v37;
         const unsigned int v5879 = v5874 + v18;
         const bool v5880 = v5879 <= v5878;
         const bool v5881 = v272 || v5880;
         const bool v5882 = v5875 && v5881;
-        const unsigned int v5885 = v5874 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5885 = v5874 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5886 = v5885 + v18;
         const bool v5888 = v5878 < v5886;
         const bool v5889 = v5415 || v5888;
-        const bool v5890 = v5882 && v5889;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5892 = v5872 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5890 = v5882 && v5889;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5892 = v5872 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5893 = v5890 ? v5892 : __uint_as_float(0xff800000u);
-        v5371.x[8] = v5893;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[8] = v5893;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5894 = static_cast<unsigned int>(v5371.col(9, iron_linear_thread() & 31u));
         const unsigned int v5895 = static_cast<unsigned int>(v5371.row(9, iron_linear_thread() & 31u));
         const float v5896 = v5371.x[9];
-        const unsigned int v5897 = v43 + v5895;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5898 = v5162 + v5894;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5899 = v5898 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5897 = v43 + v5895;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5898 = v5162 + v5894;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5899 = v5898 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5902 = v5897 + v37;
         const unsigned int v5903 = v5898 + v18;
         const bool v5904 = v5903 <= v5902;
         const bool v5905 = v272 || v5904;
         const bool v5906 = v5899 && v5905;
-        const unsigned int v5909 = v5898 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5909 = v5898 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5910 = v5909 + v18;
         const bool v5912 = v5902 < v5910;
         const bool v5913 = v5415 || v5912;
-        const bool v5914 = v5906 && v5913;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5916 = v5896 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5914 = v5906 && v5913;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5916 = v5896 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5917 = v5914 ? v5916 : __uint_as_float(0xff800000u);
-        v5371.x[9] = v5917;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[9] = v5917;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5918 = static_cast<unsigned int>(v5371.col(10, iron_linear_thread() & 31u));
         const unsigned int v5919 = static_cast<unsigned int>(v5371.row(10, iron_linear_thread() & 31u));
         const float v5920 = v5371.x[10];
-        const unsigned int v5921 = v43 + v5919;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5922 = v5162 + v5918;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5923 = v5922 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5921 = v43 + v5919;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5922 = v5162 + v5918;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5923 = v5922 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5926 = v5921 + v37;
         const unsigned int v5927 = v5922 + v18;
         const bool v5928 = v5927 <= v5926;
         const bool v5929 = v272 || v5928;
         const bool v5930 = v5923 && v5929;
-        const unsigned int v5933 = v5922 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5933 = v5922 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5934 = v5933 + v18;
         const bool v5936 = v5926 < v5934;
         const bool v5937 = v5415 || v5936;
-        const bool v5938 = v5930 && v5937;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5940 = v5920 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5938 = v5930 && v5937;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5940 = v5920 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5941 = v5938 ? v5940 : __uint_as_float(0xff800000u);
-        v5371.x[10] = v5941;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[10] = v5941;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5942 = static_cast<unsigned int>(v5371.col(11, iron_linear_thread() & 31u));
         const unsigned int v5943 = static_cast<unsigned int>(v5371.row(11, iron_linear_thread() & 31u));
         const float v5944 = v5371.x[11];
-        const unsigned int v5945 = v43 + v5943;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5946 = v5162 + v5942;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5947 = v5946 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5945 = v43 + v5943;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5946 = v5162 + v5942;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5947 = v5946 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5950 = v5945 + v37;
         const unsigned int v5951 = v5946 + v18;
         const bool v5952 = v5951 <= v5950;
         const bool v5953 = v272 || v5952;
         const bool v5954 = v5947 && v5953;
-        const unsigned int v5957 = v5946 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5957 = v5946 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5958 = v5957 + v18;
         const bool v5960 = v5950 < v5958;
         const bool v5961 = v5415 || v5960;
-        const bool v5962 = v5954 && v5961;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5964 = v5944 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5962 = v5954 && v5961;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5964 = v5944 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5965 = v5962 ? v5964 : __uint_as_float(0xff800000u);
-        v5371.x[11] = v5965;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[11] = v5965;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5966 = static_cast<unsigned int>(v5371.col(12, iron_linear_thread() & 31u));
         const unsigned int v5967 = static_cast<unsigned int>(v5371.row(12, iron_linear_thread() & 31u));
         const float v5968 = v5371.x[12];
-        const unsigned int v5969 = v43 + v5967;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5970 = v5162 + v5966;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5971 = v5970 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5969 = v43 + v5967;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5970 = v5162 + v5966;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5971 = v5970 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5974 = v5969 + v37;
         const unsigned int v5975 = v5970 + v18;
         const bool v5976 = v5975 <= v5974;
         const bool v5977 = v272 || v5976;
         const bool v5978 = v5971 && v5977;
-        const unsigned int v5981 = v5970 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5981 = v5970 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5982 = v5981 + v18;
         const bool v5984 = v5974 < v5982;
         const bool v5985 = v5415 || v5984;
-        const bool v5986 = v5978 && v5985;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5988 = v5968 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5986 = v5978 && v5985;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5988 = v5968 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5989 = v5986 ? v5988 : __uint_as_float(0xff800000u);
-        v5371.x[12] = v5989;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[12] = v5989;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5990 = static_cast<unsigned int>(v5371.col(13, iron_linear_thread() & 31u));
         const unsigned int v5991 = static_cast<unsigned int>(v5371.row(13, iron_linear_thread() & 31u));
         const float v5992 = v5371.x[13];
-        const unsigned int v5993 = v43 + v5991;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5994 = v5162 + v5990;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5995 = v5994 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5993 = v43 + v5991;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5994 = v5162 + v5990;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5995 = v5994 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5998 = v5993 + v37;
         const unsigned int v5999 = v5994 + v18;
         const bool v6000 = v5999 <= v5998;
         const bool v6001 = v272 || v6000;
         const bool v6002 = v5995 && v6001;
-        const unsigned int v6005 = v5994 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6005 = v5994 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6006 = v6005 + v18;
         const bool v6008 = v5998 < v6006;
         const bool v6009 = v5415 || v6008;
-        const bool v6010 = v6002 && v6009;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6012 = v5992 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6010 = v6002 && v6009;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6012 = v5992 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6013 = v6010 ? v6012 : __uint_as_float(0xff800000u);
-        v5371.x[13] = v6013;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[13] = v6013;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6014 = static_cast<unsigned int>(v5371.col(14, iron_linear_thread() & 31u));
         const unsigned int v6015 = static_cast<unsigned int>(v5371.row(14, iron_linear_thread() & 31u));
         const float v6016 = v5371.x[14];
-        const unsigned int v6017 = v43 + v6015;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6018 = v5162 + v6014;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6019 = v6018 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6017 = v43 + v6015;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6018 = v5162 + v6014;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6019 = v6018 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6022 = v6017 + v37;
         const unsigned int v6023 = v6018 + v18;
         const bool v6024 = v6023 <= v6022;
         const bool v6025 = v272 || v6024;
         const bool v6026 = v6019 && v6025;
-        const unsigned int v6029 = v6018 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6029 = v6018 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6030 = v6029 + v18;
         const bool v6032 = v6022 < v6030;
         const bool v6033 = v5415 || v6032;
-        const bool v6034 = v6026 && v6033;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6036 = v6016 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6034 = v6026 && v6033;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6036 = v6016 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6037 = v6034 ? v6036 : __uint_as_float(0xff800000u);
-        v5371.x[14] = v6037;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[14] = v6037;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6038 = static_cast<unsigned int>(v5371.col(15, iron_linear_thread() & 31u));
         const unsigned int v6039 = static_cast<unsigned int>(v5371.row(15, iron_linear_thread() & 31u));
         const float v6040 = v5371.x[15];
-        const unsigned int v6041 = v43 + v6039;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6042 = v5162 + v6038;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6043 = v6042 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6041 = v43 + v6039;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6042 = v5162 + v6038;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6043 = v6042 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6046 = v6041 + v37;
         const unsigned int v6047 = v6042 + v18;
         const bool v6048 = v6047 <= v6046;
         const bool v6049 = v272 || v6048;
         const bool v6050 = v6043 && v6049;
-        const unsigned int v6053 = v6042 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6053 = v6042 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6054 = v6053 + v18;
         const bool v6056 = v6046 < v6054;
         const bool v6057 = v5415 || v6056;
-        const bool v6058 = v6050 && v6057;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6060 = v6040 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6058 = v6050 && v6057;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6060 = v6040 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6061 = v6058 ? v6060 : __uint_as_float(0xff800000u);
-        v5371.x[15] = v6061;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[15] = v6061;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6062 = static_cast<unsigned int>(v5371.col(16, iron_linear_thread() & 31u));
         const unsigned int v6063 = static_cast<unsigned int>(v5371.row(16, iron_linear_thread() & 31u));
         const float v6064 = v5371.x[16];
-        const unsigned int v6065 = v43 + v6063;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6066 = v5162 + v6062;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6067 = v6066 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6065 = v43 + v6063;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6066 = v5162 + v6062;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6067 = v6066 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6070 = v6065 + v37;
         const unsigned int v6071 = v6066 + v18;
         const bool v6072 = v6071 <= v6070;
         const bool v6073 = v272 || v6072;
         const bool v6074 = v6067 && v6073;
-        const unsigned int v6077 = v6066 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6077 = v6066 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6078 = v6077 + v18;
         const bool v6080 = v6070 < v6078;
         const bool v6081 = v5415 || v6080;
-        const bool v6082 = v6074 && v6081;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6084 = v6064 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6082 = v6074 && v6081;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6084 = v6064 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6085 = v6082 ? v6084 : __uint_as_float(0xff800000u);
-        v5371.x[16] = v6085;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[16] = v6085;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6086 = static_cast<unsigned int>(v5371.col(17, iron_linear_thread() & 31u));
         const unsigned int v6087 = static_cast<unsigned int>(v5371.row(17, iron_linear_thread() & 31u));
         const float v6088 = v5371.x[17];
-        const unsigned int v6089 = v43 + v6087;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6090 = v5162 + v6086;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6091 = v6090 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6089 = v43 + v6087;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6090 = v5162 + v6086;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6091 = v6090 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6094 = v6089 + v37;
         const unsigned int v6095 = v6090 + v18;
         const bool v6096 = v6095 <= v6094;
         const bool v6097 = v272 || v6096;
         const bool v6098 = v6091 && v6097;
-        const unsigned int v6101 = v6090 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6101 = v6090 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6102 = v6101 + v18;
         const bool v6104 = v6094 < v6102;
         const bool v6105 = v5415 || v6104;
-        const bool v6106 = v6098 && v6105;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6108 = v6088 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6106 = v6098 && v6105;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6108 = v6088 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6109 = v6106 ? v6108 : __uint_as_float(0xff800000u);
-        v5371.x[17] = v6109;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[17] = v6109;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6110 = static_cast<unsigned int>(v5371.col(18, iron_linear_thread() & 31u));
         const unsigned int v6111 = static_cast<unsigned int>(v5371.row(18, iron_linear_thread() & 31u));
         const float v6112 = v5371.x[18];
-        const unsigned int v6113 = v43 + v6111;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6114 = v5162 + v6110;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6115 = v6114 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6113 = v43 + v6111;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6114 = v5162 + v6110;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6115 = v6114 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6118 = v6113 + v37;
         const unsigned int v6119 = v6114 + v18;
         const bool v6120 = v6119 <= v6118;
         const bool v6121 = v272 || v6120;
         const bool v6122 = v6115 && v6121;
-        const unsigned int v6125 = v6114 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6125 = v6114 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6126 = v6125 + v18;
         const bool v6128 = v6118 < v6126;
         const bool v6129 = v5415 || v6128;
-        const bool v6130 = v6122 && v6129;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6132 = v6112 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6130 = v6122 && v6129;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6132 = v6112 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6133 = v6130 ? v6132 : __uint_as_float(0xff800000u);
-        v5371.x[18] = v6133;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[18] = v6133;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6134 = static_cast<unsigned int>(v5371.col(19, iron_linear_thread() & 31u));
         const unsigned int v6135 = static_cast<unsigned int>(v5371.row(19, iron_linear_thread() & 31u));
         const float v6136 = v5371.x[19];
-        const unsigned int v6137 = v43 + v6135;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6138 = v5162 + v6134;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6139 = v6138 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6137 = v43 + v6135;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6138 = v5162 + v6134;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6139 = v6138 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6142 = v6137 + v37;
         const unsigned int v6143 = v6138 + v18;
         const bool v6144 = v6143 <= v6142;
         const bool v6145 = v272 || v6144;
         const bool v6146 = v6139 && v6145;
-        const unsigned int v6149 = v6138 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6149 = v6138 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6150 = v6149 + v18;
         const bool v6152 = v6142 < v6150;
         const bool v6153 = v5415 || v6152;
-        const bool v6154 = v6146 && v6153;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6156 = v6136 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6154 = v6146 && v6153;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6156 = v6136 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6157 = v6154 ? v6156 : __uint_as_float(0xff800000u);
-        v5371.x[19] = v6157;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[19] = v6157;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6158 = static_cast<unsigned int>(v5371.col(20, iron_linear_thread() & 31u));
         const unsigned int v6159 = static_cast<unsigned int>(v5371.row(20, iron_linear_thread() & 31u));
         const float v6160 = v5371.x[20];
-        const unsigned int v6161 = v43 + v6159;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6162 = v5162 + v6158;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6163 = v6162 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6161 = v43 + v6159;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6162 = v5162 + v6158;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6163 = v6162 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6166 = v6161 + v37;
         const unsigned int v6167 = v6162 + v18;
         const bool v6168 = v6167 <= v6166;
         const bool v6169 = v272 || v6168;
         const bool v6170 = v6163 && v6169;
-        const unsigned int v6173 = v6162 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6173 = v6162 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6174 = v6173 + v18;
         const bool v6176 = v6166 < v6174;
         const bool v6177 = v5415 || v6176;
-        const bool v6178 = v6170 && v6177;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6180 = v6160 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6178 = v6170 && v6177;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6180 = v6160 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6181 = v6178 ? v6180 : __uint_as_float(0xff800000u);
-        v5371.x[20] = v6181;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[20] = v6181;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6182 = static_cast<unsigned int>(v5371.col(21, iron_linear_thread() & 31u));
         const unsigned int v6183 = static_cast<unsigned int>(v5371.row(21, iron_linear_thread() & 31u));
         const float v6184 = v5371.x[21];
-        const unsigned int v6185 = v43 + v6183;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6186 = v5162 + v6182;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6187 = v6186 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6185 = v43 + v6183;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6186 = v5162 + v6182;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6187 = v6186 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6190 = v6185 + v37;
         const unsigned int v6191 = v6186 + v18;
         const bool v6192 = v6191 <= v6190;
         const bool v6193 = v272 || v6192;
         const bool v6194 = v6187 && v6193;
-        const unsigned int v6197 = v6186 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6197 = v6186 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6198 = v6197 + v18;
         const bool v6200 = v6190 < v6198;
         const bool v6201 = v5415 || v6200;
-        const bool v6202 = v6194 && v6201;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6204 = v6184 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6202 = v6194 && v6201;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6204 = v6184 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6205 = v6202 ? v6204 : __uint_as_float(0xff800000u);
-        v5371.x[21] = v6205;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[21] = v6205;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6206 = static_cast<unsigned int>(v5371.col(22, iron_linear_thread() & 31u));
         const unsigned int v6207 = static_cast<unsigned int>(v5371.row(22, iron_linear_thread() & 31u));
         const float v6208 = v5371.x[22];
-        const unsigned int v6209 = v43 + v6207;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6210 = v5162 + v6206;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6211 = v6210 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6209 = v43 + v6207;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6210 = v5162 + v6206;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6211 = v6210 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6214 = v6209 + v37;
         const unsigned int v6215 = v6210 + v18;
         const bool v6216 = v6215 <= v6214;
         const bool v6217 = v272 || v6216;
         const bool v6218 = v6211 && v6217;
-        const unsigned int v6221 = v6210 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6221 = v6210 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6222 = v6221 + v18;
         const bool v6224 = v6214 < v6222;
         const bool v6225 = v5415 || v6224;
-        const bool v6226 = v6218 && v6225;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6228 = v6208 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6226 = v6218 && v6225;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6228 = v6208 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6229 = v6226 ? v6228 : __uint_as_float(0xff800000u);
-        v5371.x[22] = v6229;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[22] = v6229;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6230 = static_cast<unsigned int>(v5371.col(23, iron_linear_thread() & 31u));
         const unsigned int v6231 = static_cast<unsigned int>(v5371.row(23, iron_linear_thread() & 31u));
         const float v6232 = v5371.x[23];
-        const unsigned int v6233 = v43 + v6231;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6234 = v5162 + v6230;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6235 = v6234 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6233 = v43 + v6231;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6234 = v5162 + v6230;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6235 = v6234 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6238 = v6233 + v37;
         const unsigned int v6239 = v6234 + v18;
         const bool v6240 = v6239 <= v6238;
         const bool v6241 = v272 || v6240;
         const bool v6242 = v6235 && v6241;
-        const unsigned int v6245 = v6234 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6245 = v6234 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6246 = v6245 + v18;
         const bool v6248 = v6238 < v6246;
         const bool v6249 = v5415 || v6248;
-        const bool v6250 = v6242 && v6249;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6252 = v6232 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6250 = v6242 && v6249;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6252 = v6232 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6253 = v6250 ? v6252 : __uint_as_float(0xff800000u);
-        v5371.x[23] = v6253;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[23] = v6253;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6254 = static_cast<unsigned int>(v5371.col(24, iron_linear_thread() & 31u));
         const unsigned int v6255 = static_cast<unsigned int>(v5371.row(24, iron_linear_thread() & 31u));
         const float v6256 = v5371.x[24];
-        const unsigned int v6257 = v43 + v6255;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6258 = v5162 + v6254;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6259 = v6258 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6257 = v43 + v6255;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6258 = v5162 + v6254;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6259 = v6258 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6262 = v6257 + v37;
         const unsigned int v6263 = v6258 + v18;
         const bool v6264 = v6263 <= v6262;
         const bool v6265 = v272 || v6264;
         const bool v6266 = v6259 && v6265;
-        const unsigned int v6269 = v6258 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6269 = v6258 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6270 = v6269 + v18;
         const bool v6272 = v6262 < v6270;
         const bool v6273 = v5415 || v6272;
-        const bool v6274 = v6266 && v6273;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6276 = v6256 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6274 = v6266 && v6273;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6276 = v6256 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6277 = v6274 ? v6276 : __uint_as_float(0xff800000u);
-        v5371.x[24] = v6277;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[24] = v6277;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6278 = static_cast<unsigned int>(v5371.col(25, iron_linear_thread() & 31u));
         const unsigned int v6279 = static_cast<unsigned int>(v5371.row(25, iron_linear_thread() & 31u));
         const float v6280 = v5371.x[25];
-        const unsigned int v6281 = v43 + v6279;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6282 = v5162 + v6278;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6283 = v6282 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6281 = v43 + v6279;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6282 = v5162 + v6278;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6283 = v6282 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6286 = v6281 + v37;
         const unsigned int v6287 = v6282 + v18;
         const bool v6288 = v6287 <= v6286;
         const bool v6289 = v272 || v6288;
         const bool v6290 = v6283 && v6289;
-        const unsigned int v6293 = v6282 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6293 = v6282 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6294 = v6293 + v18;
         const bool v6296 = v6286 < v6294;
         const bool v6297 = v5415 || v6296;
-        const bool v6298 = v6290 && v6297;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6300 = v6280 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6298 = v6290 && v6297;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6300 = v6280 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6301 = v6298 ? v6300 : __uint_as_float(0xff800000u);
-        v5371.x[25] = v6301;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[25] = v6301;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6302 = static_cast<unsigned int>(v5371.col(26, iron_linear_thread() & 31u));
         const unsigned int v6303 = static_cast<unsigned int>(v5371.row(26, iron_linear_thread() & 31u));
         const float v6304 = v5371.x[26];
-        const unsigned int v6305 = v43 + v6303;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6306 = v5162 + v6302;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6307 = v6306 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6305 = v43 + v6303;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6306 = v5162 + v6302;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6307 = v6306 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6310 = v6305 + v37;
         const unsigned int v6311 = v6306 + v18;
         const bool v6312 = v6311 <= v6310;
         const bool v6313 = v272 || v6312;
         const bool v6314 = v6307 && v6313;
-        const unsigned int v6317 = v6306 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6317 = v6306 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6318 = v6317 + v18;
         const bool v6320 = v6310 < v6318;
         const bool v6321 = v5415 || v6320;
-        const bool v6322 = v6314 && v6321;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6324 = v6304 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6322 = v6314 && v6321;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6324 = v6304 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6325 = v6322 ? v6324 : __uint_as_float(0xff800000u);
-        v5371.x[26] = v6325;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[26] = v6325;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6326 = static_cast<unsigned int>(v5371.col(27, iron_linear_thread() & 31u));
         const unsigned int v6327 = static_cast<unsigned int>(v5371.row(27, iron_linear_thread() & 31u));
         const float v6328 = v5371.x[27];
-        const unsigned int v6329 = v43 + v6327;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6330 = v5162 + v6326;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6331 = v6330 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6329 = v43 + v6327;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6330 = v5162 + v6326;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6331 = v6330 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6334 = v6329 + v37;
         const unsigned int v6335 = v6330 + v18;
         const bool v6336 = v6335 <= v6334;
         const bool v6337 = v272 || v6336;
         const bool v6338 = v6331 && v6337;
-        const unsigned int v6341 = v6330 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6341 = v6330 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6342 = v6341 + v18;
         const bool v6344 = v6334 < v6342;
         const bool v6345 = v5415 || v6344;
-        const bool v6346 = v6338 && v6345;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6348 = v6328 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6346 = v6338 && v6345;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6348 = v6328 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6349 = v6346 ? v6348 : __uint_as_float(0xff800000u);
-        v5371.x[27] = v6349;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[27] = v6349;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6350 = static_cast<unsigned int>(v5371.col(28, iron_linear_thread() & 31u));
         const unsigned int v6351 = static_cast<unsigned int>(v5371.row(28, iron_linear_thread() & 31u));
         const float v6352 = v5371.x[28];
-        const unsigned int v6353 = v43 + v6351;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6354 = v5162 + v6350;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6355 = v6354 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6353 = v43 + v6351;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6354 = v5162 + v6350;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6355 = v6354 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6358 = v6353 + v37;
         const unsigned int v6359 = v6354 + v18;
         const bool v6360 = v6359 <= v6358;
         const bool v6361 = v272 || v6360;
         const bool v6362 = v6355 && v6361;
-        const unsigned int v6365 = v6354 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6365 = v6354 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6366 = v6365 + v18;
         const bool v6368 = v6358 < v6366;
         const bool v6369 = v5415 || v6368;
-        const bool v6370 = v6362 && v6369;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6372 = v6352 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6370 = v6362 && v6369;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6372 = v6352 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6373 = v6370 ? v6372 : __uint_as_float(0xff800000u);
-        v5371.x[28] = v6373;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[28] = v6373;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6374 = static_cast<unsigned int>(v5371.col(29, iron_linear_thread() & 31u));
         const unsigned int v6375 = static_cast<unsigned int>(v5371.row(29, iron_linear_thread() & 31u));
         const float v6376 = v5371.x[29];
-        const unsigned int v6377 = v43 + v6375;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6378 = v5162 + v6374;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6379 = v6378 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6377 = v43 + v6375;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6378 = v5162 + v6374;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6379 = v6378 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6382 = v6377 + v37;
         const unsigned int v6383 = v6378 + v18;
         const bool v6384 = v6383 <= v6382;
         const bool v6385 = v272 || v6384;
         const bool v6386 = v6379 && v6385;
-        const unsigned int v6389 = v6378 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6389 = v6378 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6390 = v6389 + v18;
         const bool v6392 = v6382 < v6390;
         const bool v6393 = v5415 || v6392;
-        const bool v6394 = v6386 && v6393;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6396 = v6376 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6394 = v6386 && v6393;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6396 = v6376 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6397 = v6394 ? v6396 : __uint_as_float(0xff800000u);
-        v5371.x[29] = v6397;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[29] = v6397;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6398 = static_cast<unsigned int>(v5371.col(30, iron_linear_thread() & 31u));
         const unsigned int v6399 = static_cast<unsigned int>(v5371.row(30, iron_linear_thread() & 31u));
         const float v6400 = v5371.x[30];
-        const unsigned int v6401 = v43 + v6399;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6402 = v5162 + v6398;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6403 = v6402 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6401 = v43 + v6399;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6402 = v5162 + v6398;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6403 = v6402 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6406 = v6401 + v37;
         const unsigned int v6407 = v6402 + v18;
         const bool v6408 = v6407 <= v6406;
         const bool v6409 = v272 || v6408;
         const bool v6410 = v6403 && v6409;
-        const unsigned int v6413 = v6402 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6413 = v6402 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6414 = v6413 + v18;
         const bool v6416 = v6406 < v6414;
         const bool v6417 = v5415 || v6416;
-        const bool v6418 = v6410 && v6417;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6420 = v6400 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6418 = v6410 && v6417;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6420 = v6400 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6421 = v6418 ? v6420 : __uint_as_float(0xff800000u);
-        v5371.x[30] = v6421;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[30] = v6421;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6422 = static_cast<unsigned int>(v5371.col(31, iron_linear_thread() & 31u));
         const unsigned int v6423 = static_cast<unsigned int>(v5371.row(31, iron_linear_thread() & 31u));
         const float v6424 = v5371.x[31];
-        const unsigned int v6425 = v43 + v6423;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6426 = v5162 + v6422;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6427 = v6426 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6425 = v43 + v6423;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6426 = v5162 + v6422;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6427 = v6426 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6430 = v6425 + v37;
         const unsigned int v6431 = v6426 + v18;
         const bool v6432 = v6431 <= v6430;
         const bool v6433 = v272 || v6432;
         const bool v6434 = v6427 && v6433;
-        const unsigned int v6437 = v6426 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6437 = v6426 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6438 = v6437 + v18;
         const bool v6440 = v6430 < v6438;
         const bool v6441 = v5415 || v6440;
-        const bool v6442 = v6434 && v6441;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6444 = v6424 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6442 = v6434 && v6441;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6444 = v6424 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6445 = v6442 ? v6444 : __uint_as_float(0xff800000u);
-        v5371.x[31] = v6445;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[31] = v6445;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6446 = static_cast<unsigned int>(v5371.col(32, iron_linear_thread() & 31u));
         const unsigned int v6447 = static_cast<unsigned int>(v5371.row(32, iron_linear_thread() & 31u));
         const float v6448 = v5371.x[32];
-        const unsigned int v6449 = v43 + v6447;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6450 = v5162 + v6446;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6451 = v6450 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6449 = v43 + v6447;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6450 = v5162 + v6446;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6451 = v6450 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6454 = v6449 + v37;
         const unsigned int v6455 = v6450 + v18;
         const bool v6456 = v6455 <= v6454;
         const bool v6457 = v272 || v6456;
         const bool v6458 = v6451 && v6457;
-        const unsigned int v6461 = v6450 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6461 = v6450 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6462 = v6461 + v18;
         const bool v6464 = v6454 < v6462;
         const bool v6465 = v5415 || v6464;
-        const bool v6466 = v6458 && v6465;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6468 = v6448 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6466 = v6458 && v6465;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6468 = v6448 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6469 = v6466 ? v6468 : __uint_as_float(0xff800000u);
-        v5371.x[32] = v6469;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[32] = v6469;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6470 = static_cast<unsigned int>(v5371.col(33, iron_linear_thread() & 31u));
         const unsigned int v6471 = static_cast<unsigned int>(v5371.row(33, iron_linear_thread() & 31u));
         const float v6472 = v5371.x[33];
-        const unsigned int v6473 = v43 + v6471;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6474 = v5162 + v6470;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6475 = v6474 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6473 = v43 + v6471;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6474 = v5162 + v6470;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6475 = v6474 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6478 = v6473 + v37;
         const unsigned int v6479 = v6474 + v18;
         const bool v6480 = v6479 <= v6478;
         const bool v6481 = v272 || v6480;
         const bool v6482 = v6475 && v6481;
-        const unsigned int v6485 = v6474 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6485 = v6474 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6486 = v6485 + v18;
         const bool v6488 = v6478 < v6486;
         const bool v6489 = v5415 || v6488;
-        const bool v6490 = v6482 && v6489;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6492 = v6472 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6490 = v6482 && v6489;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6492 = v6472 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6493 = v6490 ? v6492 : __uint_as_float(0xff800000u);
-        v5371.x[33] = v6493;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[33] = v6493;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6494 = static_cast<unsigned int>(v5371.col(34, iron_linear_thread() & 31u));
         const unsigned int v6495 = static_cast<unsigned int>(v5371.row(34, iron_linear_thread() & 31u));
         const float v6496 = v5371.x[34];
-        const unsigned int v6497 = v43 + v6495;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6498 = v5162 + v6494;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6499 = v6498 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6497 = v43 + v6495;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6498 = v5162 + v6494;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6499 = v6498 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6502 = v6497 + v37;
         const unsigned int v6503 = v6498 + v18;
         const bool v6504 = v6503 <= v6502;
         const bool v6505 = v272 || v6504;
         const bool v6506 = v6499 && v6505;
-        const unsigned int v6509 = v6498 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6509 = v6498 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6510 = v6509 + v18;
         const bool v6512 = v6502 < v6510;
         const bool v6513 = v5415 || v6512;
-        const bool v6514 = v6506 && v6513;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6516 = v6496 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6514 = v6506 && v6513;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6516 = v6496 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6517 = v6514 ? v6516 : __uint_as_float(0xff800000u);
-        v5371.x[34] = v6517;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[34] = v6517;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6518 = static_cast<unsigned int>(v5371.col(35, iron_linear_thread() & 31u));
         const unsigned int v6519 = static_cast<unsigned int>(v5371.row(35, iron_linear_thread() & 31u));
         const float v6520 = v5371.x[35];
-        const unsigned int v6521 = v43 + v6519;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6522 = v5162 + v6518;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6523 = v6522 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6521 = v43 + v6519;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6522 = v5162 + v6518;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6523 = v6522 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6526 = v6521 + v37;
         const unsigned int v6527 = v6522 + v18;
         const bool v6528 = v6527 <= v6526;
         const bool v6529 = v272 || v6528;
         const bool v6530 = v6523 && v6529;
-        const unsigned int v6533 = v6522 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6533 = v6522 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6534 = v6533 + v18;
         const bool v6536 = v6526 < v6534;
         const bool v6537 = v5415 || v6536;
-        const bool v6538 = v6530 && v6537;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6540 = v6520 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6538 = v6530 && v6537;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6540 = v6520 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6541 = v6538 ? v6540 : __uint_as_float(0xff800000u);
-        v5371.x[35] = v6541;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[35] = v6541;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6542 = static_cast<unsigned int>(v5371.col(36, iron_linear_thread() & 31u));
         const unsigned int v6543 = static_cast<unsigned int>(v5371.row(36, iron_linear_thread() & 31u));
         const float v6544 = v5371.x[36];
-        const unsigned int v6545 = v43 + v6543;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6546 = v5162 + v6542;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6547 = v6546 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6545 = v43 + v6543;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6546 = v5162 + v6542;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6547 = v6546 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6550 = v6545 + v37;
         const unsigned int v6551 = v6546 + v18;
         const bool v6552 = v6551 <= v6550;
         const bool v6553 = v272 || v6552;
         const bool v6554 = v6547 && v6553;
-        const unsigned int v6557 = v6546 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6557 = v6546 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6558 = v6557 + v18;
         const bool v6560 = v6550 < v6558;
         const bool v6561 = v5415 || v6560;
-        const bool v6562 = v6554 && v6561;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6564 = v6544 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6562 = v6554 && v6561;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6564 = v6544 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6565 = v6562 ? v6564 : __uint_as_float(0xff800000u);
-        v5371.x[36] = v6565;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[36] = v6565;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6566 = static_cast<unsigned int>(v5371.col(37, iron_linear_thread() & 31u));
         const unsigned int v6567 = static_cast<unsigned int>(v5371.row(37, iron_linear_thread() & 31u));
         const float v6568 = v5371.x[37];
-        const unsigned int v6569 = v43 + v6567;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6570 = v5162 + v6566;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6571 = v6570 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6569 = v43 + v6567;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6570 = v5162 + v6566;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6571 = v6570 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6574 = v6569 + v37;
         const unsigned int v6575 = v6570 + v18;
         const bool v6576 = v6575 <= v6574;
         const bool v6577 = v272 || v6576;
         const bool v6578 = v6571 && v6577;
-        const unsigned int v6581 = v6570 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6581 = v6570 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6582 = v6581 + v18;
         const bool v6584 = v6574 < v6582;
         const bool v6585 = v5415 || v6584;
-        const bool v6586 = v6578 && v6585;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6588 = v6568 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6586 = v6578 && v6585;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6588 = v6568 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6589 = v6586 ? v6588 : __uint_as_float(0xff800000u);
-        v5371.x[37] = v6589;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[37] = v6589;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6590 = static_cast<unsigned int>(v5371.col(38, iron_linear_thread() & 31u));
         const unsigned int v6591 = static_cast<unsigned int>(v5371.row(38, iron_linear_thread() & 31u));
         const float v6592 = v5371.x[38];
-        const unsigned int v6593 = v43 + v6591;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6594 = v5162 + v6590;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6595 = v6594 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6593 = v43 + v6591;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6594 = v5162 + v6590;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6595 = v6594 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6598 = v6593 + v37;
         const unsigned int v6599 = v6594 + v18;
         const bool v6600 = v6599 <= v6598;
         const bool v6601 = v272 || v6600;
         const bool v6602 = v6595 && v6601;
-        const unsigned int v6605 = v6594 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6605 = v6594 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6606 = v6605 + v18;
         const bool v6608 = v6598 < v6606;
         const bool v6609 = v5415 || v6608;
-        const bool v6610 = v6602 && v6609;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6612 = v6592 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6610 = v6602 && v6609;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6612 = v6592 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6613 = v6610 ? v6612 : __uint_as_float(0xff800000u);
-        v5371.x[38] = v6613;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[38] = v6613;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6614 = static_cast<unsigned int>(v5371.col(39, iron_linear_thread() & 31u));
         const unsigned int v6615 = static_cast<unsigned int>(v5371.row(39, iron_linear_thread() & 31u));
         const float v6616 = v5371.x[39];
-        const unsigned int v6617 = v43 + v6615;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6618 = v5162 + v6614;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6619 = v6618 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6617 = v43 + v6615;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6618 = v5162 + v6614;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6619 = v6618 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6622 = v6617 + v37;
         const unsigned int v6623 = v6618 + v18;
         const bool v6624 = v6623 <= v6622;
         const bool v6625 = v272 || v6624;
         const bool v6626 = v6619 && v6625;
-        const unsigned int v6629 = v6618 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6629 = v6618 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6630 = v6629 + v18;
         const bool v6632 = v6622 < v6630;
         const bool v6633 = v5415 || v6632;
-        const bool v6634 = v6626 && v6633;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6636 = v6616 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6634 = v6626 && v6633;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6636 = v6616 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6637 = v6634 ? v6636 : __uint_as_float(0xff800000u);
-        v5371.x[39] = v6637;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[39] = v6637;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6638 = static_cast<unsigned int>(v5371.col(40, iron_linear_thread() & 31u));
         const unsigned int v6639 = static_cast<unsigned int>(v5371.row(40, iron_linear_thread() & 31u));
         const float v6640 = v5371.x[40];
-        const unsigned int v6641 = v43 + v6639;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6642 = v5162 + v6638;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6643 = v6642 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6641 = v43 + v6639;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6642 = v5162 + v6638;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6643 = v6642 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6646 = v6641 + v37;
         const unsigned int v6647 = v6642 + v18;
         const bool v6648 = v6647 <= v6646;
         const bool v6649 = v272 || v6648;
         const bool v6650 = v6643 && v6649;
-        const unsigned int v6653 = v6642 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6653 = v6642 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6654 = v6653 + v18;
         const bool v6656 = v6646 < v6654;
         const bool v6657 = v5415 || v6656;
-        const bool v6658 = v6650 && v6657;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6660 = v6640 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6658 = v6650 && v6657;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6660 = v6640 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6661 = v6658 ? v6660 : __uint_as_float(0xff800000u);
-        v5371.x[40] = v6661;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[40] = v6661;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6662 = static_cast<unsigned int>(v5371.col(41, iron_linear_thread() & 31u));
         const unsigned int v6663 = static_cast<unsigned int>(v5371.row(41, iron_linear_thread() & 31u));
         const float v6664 = v5371.x[41];
-        const unsigned int v6665 = v43 + v6663;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6666 = v5162 + v6662;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6667 = v6666 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6665 = v43 + v6663;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6666 = v5162 + v6662;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6667 = v6666 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6670 = v6665 + v37;
         const unsigned int v6671 = v6666 + v18;
         const bool v6672 = v6671 <= v6670;
         const bool v6673 = v272 || v6672;
         const bool v6674 = v6667 && v6673;
-        const unsigned int v6677 = v6666 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6677 = v6666 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6678 = v6677 + v18;
         const bool v6680 = v6670 < v6678;
         const bool v6681 = v5415 || v6680;
-        const bool v6682 = v6674 && v6681;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6684 = v6664 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6682 = v6674 && v6681;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6684 = v6664 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6685 = v6682 ? v6684 : __uint_as_float(0xff800000u);
-        v5371.x[41] = v6685;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[41] = v6685;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6686 = static_cast<unsigned int>(v5371.col(42, iron_linear_thread() & 31u));
         const unsigned int v6687 = static_cast<unsigned int>(v5371.row(42, iron_linear_thread() & 31u));
         const float v6688 = v5371.x[42];
-        const unsigned int v6689 = v43 + v6687;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6690 = v5162 + v6686;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6691 = v6690 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6689 = v43 + v6687;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6690 = v5162 + v6686;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6691 = v6690 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6694 = v6689 + v37;
         const unsigned int v6695 = v6690 + v18;
         const bool v6696 = v6695 <= v6694;
         const bool v6697 = v272 || v6696;
         const bool v6698 = v6691 && v6697;
-        const unsigned int v6701 = v6690 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6701 = v6690 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6702 = v6701 + v18;
         const bool v6704 = v6694 < v6702;
         const bool v6705 = v5415 || v6704;
-        const bool v6706 = v6698 && v6705;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6708 = v6688 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6706 = v6698 && v6705;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6708 = v6688 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6709 = v6706 ? v6708 : __uint_as_float(0xff800000u);
-        v5371.x[42] = v6709;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[42] = v6709;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6710 = static_cast<unsigned int>(v5371.col(43, iron_linear_thread() & 31u));
         const unsigned int v6711 = static_cast<unsigned int>(v5371.row(43, iron_linear_thread() & 31u));
         const float v6712 = v5371.x[43];
-        const unsigned int v6713 = v43 + v6711;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6714 = v5162 + v6710;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6715 = v6714 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6713 = v43 + v6711;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6714 = v5162 + v6710;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6715 = v6714 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6718 = v6713 + v37;
         const unsigned int v6719 = v6714 + v18;
         const bool v6720 = v6719 <= v6718;
         const bool v6721 = v272 || v6720;
         const bool v6722 = v6715 && v6721;
-        const unsigned int v6725 = v6714 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6725 = v6714 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6726 = v6725 + v18;
         const bool v6728 = v6718 < v6726;
         const bool v6729 = v5415 || v6728;
-        const bool v6730 = v6722 && v6729;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6732 = v6712 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6730 = v6722 && v6729;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6732 = v6712 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6733 = v6730 ? v6732 : __uint_as_float(0xff800000u);
-        v5371.x[43] = v6733;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[43] = v6733;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6734 = static_cast<unsigned int>(v5371.col(44, iron_linear_thread() & 31u));
         const unsigned int v6735 = static_cast<unsigned int>(v5371.row(44, iron_linear_thread() & 31u));
         const float v6736 = v5371.x[44];
-        const unsigned int v6737 = v43 + v6735;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6738 = v5162 + v6734;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6739 = v6738 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6737 = v43 + v6735;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6738 = v5162 + v6734;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6739 = v6738 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6742 = v6737 + v37;
         const unsigned int v6743 = v6738 + v18;
         const bool v6744 = v6743 <= v6742;
         const bool v6745 = v272 || v6744;
         const bool v6746 = v6739 && v6745;
-        const unsigned int v6749 = v6738 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6749 = v6738 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6750 = v6749 + v18;
         const bool v6752 = v6742 < v6750;
         const bool v6753 = v5415 || v6752;
-        const bool v6754 = v6746 && v6753;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6756 = v6736 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6754 = v6746 && v6753;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6756 = v6736 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6757 = v6754 ? v6756 : __uint_as_float(0xff800000u);
-        v5371.x[44] = v6757;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[44] = v6757;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6758 = static_cast<unsigned int>(v5371.col(45, iron_linear_thread() & 31u));
         const unsigned int v6759 = static_cast<unsigned int>(v5371.row(45, iron_linear_thread() & 31u));
         const float v6760 = v5371.x[45];
-        const unsigned int v6761 = v43 + v6759;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6762 = v5162 + v6758;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6763 = v6762 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6761 = v43 + v6759;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6762 = v5162 + v6758;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6763 = v6762 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6766 = v6761 + v37;
         const unsigned int v6767 = v6762 + v18;
         const bool v6768 = v6767 <= v6766;
         const bool v6769 = v272 || v6768;
         const bool v6770 = v6763 && v6769;
-        const unsigned int v6773 = v6762 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6773 = v6762 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6774 = v6773 + v18;
         const bool v6776 = v6766 < v6774;
         const bool v6777 = v5415 || v6776;
-        const bool v6778 = v6770 && v6777;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6780 = v6760 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6778 = v6770 && v6777;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6780 = v6760 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6781 = v6778 ? v6780 : __uint_as_float(0xff800000u);
-        v5371.x[45] = v6781;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[45] = v6781;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6782 = static_cast<unsigned int>(v5371.col(46, iron_linear_thread() & 31u));
         const unsigned int v6783 = static_cast<unsigned int>(v5371.row(46, iron_linear_thread() & 31u));
         const float v6784 = v5371.x[46];
-        const unsigned int v6785 = v43 + v6783;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6786 = v5162 + v6782;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6787 = v6786 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6785 = v43 + v6783;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6786 = v5162 + v6782;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6787 = v6786 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6790 = v6785 + v37;
         const unsigned int v6791 = v6786 + v18;
         const bool v6792 = v6791 <= v6790;
         const bool v6793 = v272 || v6792;
         const bool v6794 = v6787 && v6793;
-        const unsigned int v6797 = v6786 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6797 = v6786 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6798 = v6797 + v18;
         const bool v6800 = v6790 < v6798;
         const bool v6801 = v5415 || v6800;
-        const bool v6802 = v6794 && v6801;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6804 = v6784 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6802 = v6794 && v6801;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6804 = v6784 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6805 = v6802 ? v6804 : __uint_as_float(0xff800000u);
-        v5371.x[46] = v6805;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[46] = v6805;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6806 = static_cast<unsigned int>(v5371.col(47, iron_linear_thread() & 31u));
         const unsigned int v6807 = static_cast<unsigned int>(v5371.row(47, iron_linear_thread() & 31u));
         const float v6808 = v5371.x[47];
-        const unsigned int v6809 = v43 + v6807;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6810 = v5162 + v6806;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6811 = v6810 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6809 = v43 + v6807;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6810 = v5162 + v6806;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6811 = v6810 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6814 = v6809 + v37;
         const unsigned int v6815 = v6810 + v18;
         const bool v6816 = v6815 <= v6814;
         const bool v6817 = v272 || v6816;
         const bool v6818 = v6811 && v6817;
-        const unsigned int v6821 = v6810 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6821 = v6810 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6822 = v6821 + v18;
         const bool v6824 = v6814 < v6822;
         const bool v6825 = v5415 || v6824;
-        const bool v6826 = v6818 && v6825;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6828 = v6808 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6826 = v6818 && v6825;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6828 = v6808 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6829 = v6826 ? v6828 : __uint_as_float(0xff800000u);
-        v5371.x[47] = v6829;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[47] = v6829;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6830 = static_cast<unsigned int>(v5371.col(48, iron_linear_thread() & 31u));
         const unsigned int v6831 = static_cast<unsigned int>(v5371.row(48, iron_linear_thread() & 31u));
         const float v6832 = v5371.x[48];
-        const unsigned int v6833 = v43 + v6831;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6834 = v5162 + v6830;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6835 = v6834 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6833 = v43 + v6831;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6834 = v5162 + v6830;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6835 = v6834 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6838 = v6833 + v37;
         const unsigned int v6839 = v6834 + v18;
         const bool v6840 = v6839 <= v6838;
         const bool v6841 = v272 || v6840;
         const bool v6842 = v6835 && v6841;
-        const unsigned int v6845 = v6834 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6845 = v6834 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6846 = v6845 + v18;
         const bool v6848 = v6838 < v6846;
         const bool v6849 = v5415 || v6848;
-        const bool v6850 = v6842 && v6849;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6852 = v6832 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6850 = v6842 && v6849;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6852 = v6832 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6853 = v6850 ? v6852 : __uint_as_float(0xff800000u);
-        v5371.x[48] = v6853;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[48] = v6853;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6854 = static_cast<unsigned int>(v5371.col(49, iron_linear_thread() & 31u));
         const unsigned int v6855 = static_cast<unsigned int>(v5371.row(49, iron_linear_thread() & 31u));
         const float v6856 = v5371.x[49];
-        const unsigned int v6857 = v43 + v6855;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6858 = v5162 + v6854;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6859 = v6858 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6857 = v43 + v6855;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6858 = v5162 + v6854;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6859 = v6858 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6862 = v6857 + v37;
         const unsigned int v6863 = v6858 + v18;
         const bool v6864 = v6863 <= v6862;
         const bool v6865 = v272 || v6864;
         const bool v6866 = v6859 && v6865;
-        const unsigned int v6869 = v6858 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6869 = v6858 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6870 = v6869 + v18;
         const bool v6872 = v6862 < v6870;
         const bool v6873 = v5415 || v6872;
-        const bool v6874 = v6866 && v6873;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6876 = v6856 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6874 = v6866 && v6873;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6876 = v6856 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6877 = v6874 ? v6876 : __uint_as_float(0xff800000u);
-        v5371.x[49] = v6877;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[49] = v6877;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6878 = static_cast<unsigned int>(v5371.col(50, iron_linear_thread() & 31u));
         const unsigned int v6879 = static_cast<unsigned int>(v5371.row(50, iron_linear_thread() & 31u));
         const float v6880 = v5371.x[50];
-        const unsigned int v6881 = v43 + v6879;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6882 = v5162 + v6878;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6883 = v6882 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6881 = v43 + v6879;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6882 = v5162 + v6878;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6883 = v6882 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6886 = v6881 + v37;
         const unsigned int v6887 = v6882 + v18;
         const bool v6888 = v6887 <= v6886;
         const bool v6889 = v272 || v6888;
         const bool v6890 = v6883 && v6889;
-        const unsigned int v6893 = v6882 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6893 = v6882 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6894 = v6893 + v18;
         const bool v6896 = v6886 < v6894;
         const bool v6897 = v5415 || v6896;
-        const bool v6898 = v6890 && v6897;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6900 = v6880 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6898 = v6890 && v6897;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6900 = v6880 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6901 = v6898 ? v6900 : __uint_as_float(0xff800000u);
-        v5371.x[50] = v6901;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[50] = v6901;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6902 = static_cast<unsigned int>(v5371.col(51, iron_linear_thread() & 31u));
         const unsigned int v6903 = static_cast<unsigned int>(v5371.row(51, iron_linear_thread() & 31u));
         const float v6904 = v5371.x[51];
-        const unsigned int v6905 = v43 + v6903;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6906 = v5162 + v6902;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6907 = v6906 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6905 = v43 + v6903;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6906 = v5162 + v6902;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6907 = v6906 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6910 = v6905 + v37;
         const unsigned int v6911 = v6906 + v18;
         const bool v6912 = v6911 <= v6910;
         const bool v6913 = v272 || v6912;
         const bool v6914 = v6907 && v6913;
-        const unsigned int v6917 = v6906 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6917 = v6906 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6918 = v6917 + v18;
         const bool v6920 = v6910 < v6918;
         const bool v6921 = v5415 || v6920;
-        const bool v6922 = v6914 && v6921;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6924 = v6904 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6922 = v6914 && v6921;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6924 = v6904 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6925 = v6922 ? v6924 : __uint_as_float(0xff800000u);
-        v5371.x[51] = v6925;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[51] = v6925;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6926 = static_cast<unsigned int>(v5371.col(52, iron_linear_thread() & 31u));
         const unsigned int v6927 = static_cast<unsigned int>(v5371.row(52, iron_linear_thread() & 31u));
         const float v6928 = v5371.x[52];
-        const unsigned int v6929 = v43 + v6927;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6930 = v5162 + v6926;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6931 = v6930 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6929 = v43 + v6927;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6930 = v5162 + v6926;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6931 = v6930 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6934 = v6929 + v37;
         const unsigned int v6935 = v6930 + v18;
         const bool v6936 = v6935 <= v6934;
         const bool v6937 = v272 || v6936;
         const bool v6938 = v6931 && v6937;
-        const unsigned int v6941 = v6930 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6941 = v6930 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6942 = v6941 + v18;
         const bool v6944 = v6934 < v6942;
         const bool v6945 = v5415 || v6944;
-        const bool v6946 = v6938 && v6945;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6948 = v6928 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6946 = v6938 && v6945;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6948 = v6928 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6949 = v6946 ? v6948 : __uint_as_float(0xff800000u);
-        v5371.x[52] = v6949;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[52] = v6949;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6950 = static_cast<unsigned int>(v5371.col(53, iron_linear_thread() & 31u));
         const unsigned int v6951 = static_cast<unsigned int>(v5371.row(53, iron_linear_thread() & 31u));
         const float v6952 = v5371.x[53];
-        const unsigned int v6953 = v43 + v6951;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6954 = v5162 + v6950;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6955 = v6954 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6953 = v43 + v6951;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6954 = v5162 + v6950;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6955 = v6954 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6958 = v6953 + v37;
         const unsigned int v6959 = v6954 + v18;
         const bool v6960 = v6959 <= v6958;
         const bool v6961 = v272 || v6960;
         const bool v6962 = v6955 && v6961;
-        const unsigned int v6965 = v6954 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6965 = v6954 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6966 = v6965 + v18;
         const bool v6968 = v6958 < v6966;
         const bool v6969 = v5415 || v6968;
-        const bool v6970 = v6962 && v6969;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6972 = v6952 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6970 = v6962 && v6969;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6972 = v6952 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6973 = v6970 ? v6972 : __uint_as_float(0xff800000u);
-        v5371.x[53] = v6973;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[53] = v6973;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6974 = static_cast<unsigned int>(v5371.col(54, iron_linear_thread() & 31u));
         const unsigned int v6975 = static_cast<unsigned int>(v5371.row(54, iron_linear_thread() & 31u));
         const float v6976 = v5371.x[54];
-        const unsigned int v6977 = v43 + v6975;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6978 = v5162 + v6974;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6979 = v6978 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6977 = v43 + v6975;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6978 = v5162 + v6974;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6979 = v6978 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6982 = v6977 + v37;
         const unsigned int v6983 = v6978 + v18;
         const bool v6984 = v6983 <= v6982;
         const bool v6985 = v272 || v6984;
         const bool v6986 = v6979 && v6985;
-        const unsigned int v6989 = v6978 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6989 = v6978 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6990 = v6989 + v18;
         const bool v6992 = v6982 < v6990;
         const bool v6993 = v5415 || v6992;
-        const bool v6994 = v6986 && v6993;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6996 = v6976 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6994 = v6986 && v6993;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6996 = v6976 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6997 = v6994 ? v6996 : __uint_as_float(0xff800000u);
-        v5371.x[54] = v6997;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[54] = v6997;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6998 = static_cast<unsigned int>(v5371.col(55, iron_linear_thread() & 31u));
         const unsigned int v6999 = static_cast<unsigned int>(v5371.row(55, iron_linear_thread() & 31u));
         const float v7000 = v5371.x[55];
-        const unsigned int v7001 = v43 + v6999;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7002 = v5162 + v6998;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7003 = v7002 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7001 = v43 + v6999;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7002 = v5162 + v6998;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7003 = v7002 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7006 = v7001 + v37;
         const unsigned int v7007 = v7002 + v18;
         const bool v7008 = v7007 <= v7006;
         const bool v7009 = v272 || v7008;
         const bool v7010 = v7003 && v7009;
-        const unsigned int v7013 = v7002 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7013 = v7002 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7014 = v7013 + v18;
         const bool v7016 = v7006 < v7014;
         const bool v7017 = v5415 || v7016;
-        const bool v7018 = v7010 && v7017;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7020 = v7000 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7018 = v7010 && v7017;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7020 = v7000 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7021 = v7018 ? v7020 : __uint_as_float(0xff800000u);
-        v5371.x[55] = v7021;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[55] = v7021;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7022 = static_cast<unsigned int>(v5371.col(56, iron_linear_thread() & 31u));
         const unsigned int v7023 = static_cast<unsigned int>(v5371.row(56, iron_linear_thread() & 31u));
         const float v7024 = v5371.x[56];
-        const unsigned int v7025 = v43 + v7023;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7026 = v5162 + v7022;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7027 = v7026 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7025 = v43 + v7023;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7026 = v5162 + v7022;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7027 = v7026 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7030 = v7025 + v37;
         const unsigned int v7031 = v7026 + v18;
         const bool v7032 = v7031 <= v7030;
         const bool v7033 = v272 || v7032;
         const bool v7034 = v7027 && v7033;
-        const unsigned int v7037 = v7026 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7037 = v7026 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7038 = v7037 + v18;
         const bool v7040 = v7030 < v7038;
         const bool v7041 = v5415 || v7040;
-        const bool v7042 = v7034 && v7041;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7044 = v7024 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7042 = v7034 && v7041;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7044 = v7024 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7045 = v7042 ? v7044 : __uint_as_float(0xff800000u);
-        v5371.x[56] = v7045;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[56] = v7045;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7046 = static_cast<unsigned int>(v5371.col(57, iron_linear_thread() & 31u));
         const unsigned int v7047 = static_cast<unsigned int>(v5371.row(57, iron_linear_thread() & 31u));
         const float v7048 = v5371.x[57];
-        const unsigned int v7049 = v43 + v7047;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7050 = v5162 + v7046;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7051 = v7050 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7049 = v43 + v7047;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7050 = v5162 + v7046;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7051 = v7050 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7054 = v7049 + v37;
         const unsigned int v7055 = v7050 + v18;
         const bool v7056 = v7055 <= v7054;
         const bool v7057 = v272 || v7056;
         const bool v7058 = v7051 && v7057;
-        const unsigned int v7061 = v7050 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7061 = v7050 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7062 = v7061 + v18;
         const bool v7064 = v7054 < v7062;
         const bool v7065 = v5415 || v7064;
-        const bool v7066 = v7058 && v7065;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7068 = v7048 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7066 = v7058 && v7065;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7068 = v7048 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7069 = v7066 ? v7068 : __uint_as_float(0xff800000u);
-        v5371.x[57] = v7069;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[57] = v7069;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7070 = static_cast<unsigned int>(v5371.col(58, iron_linear_thread() & 31u));
         const unsigned int v7071 = static_cast<unsigned int>(v5371.row(58, iron_linear_thread() & 31u));
         const float v7072 = v5371.x[58];
-        const unsigned int v7073 = v43 + v7071;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7074 = v5162 + v7070;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7075 = v7074 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7073 = v43 + v7071;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7074 = v5162 + v7070;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7075 = v7074 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7078 = v7073 + v37;
         const unsigned int v7079 = v7074 + v18;
         const bool v7080 = v7079 <= v7078;
         const bool v7081 = v272 || v7080;
         const bool v7082 = v7075 && v7081;
-        const unsigned int v7085 = v7074 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7085 = v7074 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7086 = v7085 + v18;
         const bool v7088 = v7078 < v7086;
         const bool v7089 = v5415 || v7088;
-        const bool v7090 = v7082 && v7089;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7092 = v7072 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7090 = v7082 && v7089;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7092 = v7072 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7093 = v7090 ? v7092 : __uint_as_float(0xff800000u);
-        v5371.x[58] = v7093;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[58] = v7093;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7094 = static_cast<unsigned int>(v5371.col(59, iron_linear_thread() & 31u));
         const unsigned int v7095 = static_cast<unsigned int>(v5371.row(59, iron_linear_thread() & 31u));
         const float v7096 = v5371.x[59];
-        const unsigned int v7097 = v43 + v7095;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7098 = v5162 + v7094;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7099 = v7098 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7097 = v43 + v7095;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7098 = v5162 + v7094;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7099 = v7098 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7102 = v7097 + v37;
         const unsigned int v7103 = v7098 + v18;
         const bool v7104 = v7103 <= v7102;
         const bool v7105 = v272 || v7104;
         const bool v7106 = v7099 && v7105;
-        const unsigned int v7109 = v7098 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7109 = v7098 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7110 = v7109 + v18;
         const bool v7112 = v7102 < v7110;
         const bool v7113 = v5415 || v7112;
-        const bool v7114 = v7106 && v7113;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7116 = v7096 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7114 = v7106 && v7113;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7116 = v7096 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7117 = v7114 ? v7116 : __uint_as_float(0xff800000u);
-        v5371.x[59] = v7117;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[59] = v7117;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7118 = static_cast<unsigned int>(v5371.col(60, iron_linear_thread() & 31u));
         const unsigned int v7119 = static_cast<unsigned int>(v5371.row(60, iron_linear_thread() & 31u));
         const float v7120 = v5371.x[60];
-        const unsigned int v7121 = v43 + v7119;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7122 = v5162 + v7118;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7123 = v7122 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7121 = v43 + v7119;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7122 = v5162 + v7118;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7123 = v7122 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7126 = v7121 + v37;
         const unsigned int v7127 = v7122 + v18;
         const bool v7128 = v7127 <= v7126;
         const bool v7129 = v272 || v7128;
         const bool v7130 = v7123 && v7129;
-        const unsigned int v7133 = v7122 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7133 = v7122 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7134 = v7133 + v18;
         const bool v7136 = v7126 < v7134;
         const bool v7137 = v5415 || v7136;
-        const bool v7138 = v7130 && v7137;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7140 = v7120 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7138 = v7130 && v7137;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7140 = v7120 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7141 = v7138 ? v7140 : __uint_as_float(0xff800000u);
-        v5371.x[60] = v7141;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[60] = v7141;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7142 = static_cast<unsigned int>(v5371.col(61, iron_linear_thread() & 31u));
         const unsigned int v7143 = static_cast<unsigned int>(v5371.row(61, iron_linear_thread() & 31u));
         const float v7144 = v5371.x[61];
-        const unsigned int v7145 = v43 + v7143;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7146 = v5162 + v7142;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7147 = v7146 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7145 = v43 + v7143;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7146 = v5162 + v7142;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7147 = v7146 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7150 = v7145 + v37;
         const unsigned int v7151 = v7146 + v18;
         const bool v7152 = v7151 <= v7150;
         const bool v7153 = v272 || v7152;
         const bool v7154 = v7147 && v7153;
-        const unsigned int v7157 = v7146 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7157 = v7146 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7158 = v7157 + v18;
         const bool v7160 = v7150 < v7158;
         const bool v7161 = v5415 || v7160;
-        const bool v7162 = v7154 && v7161;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7164 = v7144 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7162 = v7154 && v7161;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7164 = v7144 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7165 = v7162 ? v7164 : __uint_as_float(0xff800000u);
-        v5371.x[61] = v7165;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[61] = v7165;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7166 = static_cast<unsigned int>(v5371.col(62, iron_linear_thread() & 31u));
         const unsigned int v7167 = static_cast<unsigned int>(v5371.row(62, iron_linear_thread() & 31u));
         const float v7168 = v5371.x[62];
-        const unsigned int v7169 = v43 + v7167;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7170 = v5162 + v7166;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7171 = v7170 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7169 = v43 + v7167;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7170 = v5162 + v7166;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7171 = v7170 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7174 = v7169 + v37;
         const unsigned int v7175 = v7170 + v18;
         const bool v7176 = v7175 <= v7174;
         const bool v7177 = v272 || v7176;
         const bool v7178 = v7171 && v7177;
-        const unsigned int v7181 = v7170 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7181 = v7170 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7182 = v7181 + v18;
         const bool v7184 = v7174 < v7182;
         const bool v7185 = v5415 || v7184;
-        const bool v7186 = v7178 && v7185;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7188 = v7168 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7186 = v7178 && v7185;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7188 = v7168 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7189 = v7186 ? v7188 : __uint_as_float(0xff800000u);
-        v5371.x[62] = v7189;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[62] = v7189;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7190 = static_cast<unsigned int>(v5371.col(63, iron_linear_thread() & 31u));
         const unsigned int v7191 = static_cast<unsigned int>(v5371.row(63, iron_linear_thread() & 31u));
         const float v7192 = v5371.x[63];
-        const unsigned int v7193 = v43 + v7191;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7194 = v5162 + v7190;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7195 = v7194 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7193 = v43 + v7191;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7194 = v5162 + v7190;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7195 = v7194 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7198 = v7193 + v37;
         const unsigned int v7199 = v7194 + v18;
         const bool v7200 = v7199 <= v7198;
         const bool v7201 = v272 || v7200;
         const bool v7202 = v7195 && v7201;
-        const unsigned int v7205 = v7194 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7205 = v7194 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7206 = v7205 + v18;
         const bool v7208 = v7198 < v7206;
         const bool v7209 = v5415 || v7208;
-        const bool v7210 = v7202 && v7209;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7212 = v7192 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7210 = v7202 && v7209;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7212 = v7192 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7213 = v7210 ? v7212 : __uint_as_float(0xff800000u);
-        v5371.x[63] = v7213;  // kernels/sdpa/flash_tile.hpp:171
+        v5371.x[63] = v7213;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 32, 8> v7215;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag<float, 2, 32, 8> v7215;  // kernels/sdpa/flash_tile.hpp:188
       iron_frag_fill(v7215, 0.0f);
       iron_frag_row_reduce<false>(v7215, v5371);
-      iron_frag<float, 2, 32, 8> v7217;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag<float, 2, 32, 8> v7217;  // kernels/sdpa/flash_tile.hpp:189
       iron_frag_fill(v7217, 0.0f);
-      const float v7221 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7222 = v7215.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7221 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7222 = v7215.x[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v7223 = fmaxf(v7221, v7222);
-      const bool v7226 = v7223 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7226 = v7223 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7227 = v7226 ? 0.0f : v7223;
-      const float v7228 = v7221 - v7227;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7228 = v7221 - v7227;  // kernels/sdpa/flash_tile.hpp:192
       const float v7229 = iron_exp2_approx(v7228);
-      v7217.x[0] = v7229;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7233 = v293.x[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7234 = v7215.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      v7217.x[0] = v7229;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7233 = v293.x[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7234 = v7215.x[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v7235 = fmaxf(v7233, v7234);
-      const bool v7238 = v7235 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7238 = v7235 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7239 = v7238 ? 0.0f : v7235;
-      const float v7240 = v7233 - v7239;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7240 = v7233 - v7239;  // kernels/sdpa/flash_tile.hpp:192
       const float v7241 = iron_exp2_approx(v7240);
-      v7217.x[1] = v7241;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7245 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7246 = v7215.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      v7217.x[1] = v7241;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7245 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7246 = v7215.x[2];  // kernels/sdpa/flash_tile.hpp:192
       const float v7247 = fmaxf(v7245, v7246);
-      const bool v7250 = v7247 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7250 = v7247 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7251 = v7250 ? 0.0f : v7247;
-      const float v7252 = v7245 - v7251;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7252 = v7245 - v7251;  // kernels/sdpa/flash_tile.hpp:192
       const float v7253 = iron_exp2_approx(v7252);
-      v7217.x[2] = v7253;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7257 = v293.x[3];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7258 = v7215.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      v7217.x[2] = v7253;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7257 = v293.x[3];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7258 = v7215.x[3];  // kernels/sdpa/flash_tile.hpp:192
       const float v7259 = fmaxf(v7257, v7258);
-      const bool v7262 = v7259 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7262 = v7259 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7263 = v7262 ? 0.0f : v7259;
-      const float v7264 = v7257 - v7263;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7264 = v7257 - v7263;  // kernels/sdpa/flash_tile.hpp:192
       const float v7265 = iron_exp2_approx(v7264);
-      v7217.x[3] = v7265;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7269 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7270 = v7215.x[4];  // kernels/sdpa/flash_tile.hpp:184
+      v7217.x[3] = v7265;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7269 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7270 = v7215.x[4];  // kernels/sdpa/flash_tile.hpp:192
       const float v7271 = fmaxf(v7269, v7270);
-      const bool v7274 = v7271 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7274 = v7271 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7275 = v7274 ? 0.0f : v7271;
-      const float v7276 = v7269 - v7275;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7276 = v7269 - v7275;  // kernels/sdpa/flash_tile.hpp:192
       const float v7277 = iron_exp2_approx(v7276);
-      v7217.x[4] = v7277;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7281 = v293.x[5];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7282 = v7215.x[5];  // kernels/sdpa/flash_tile.hpp:184
+      v7217.x[4] = v7277;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7281 = v293.x[5];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7282 = v7215.x[5];  // kernels/sdpa/flash_tile.hpp:192
       const float v7283 = fmaxf(v7281, v7282);
-      const bool v7286 = v7283 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7286 = v7283 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7287 = v7286 ? 0.0f : v7283;
-      const float v7288 = v7281 - v7287;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7288 = v7281 - v7287;  // kernels/sdpa/flash_tile.hpp:192
       const float v7289 = iron_exp2_approx(v7288);
-      v7217.x[5] = v7289;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7293 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7294 = v7215.x[6];  // kernels/sdpa/flash_tile.hpp:184
+      v7217.x[5] = v7289;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7293 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7294 = v7215.x[6];  // kernels/sdpa/flash_tile.hpp:192
       const float v7295 = fmaxf(v7293, v7294);
-      const bool v7298 = v7295 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7298 = v7295 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7299 = v7298 ? 0.0f : v7295;
-      const float v7300 = v7293 - v7299;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7300 = v7293 - v7299;  // kernels/sdpa/flash_tile.hpp:192
       const float v7301 = iron_exp2_approx(v7300);
-      v7217.x[6] = v7301;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7305 = v293.x[7];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7306 = v7215.x[7];  // kernels/sdpa/flash_tile.hpp:184
+      v7217.x[6] = v7301;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7305 = v293.x[7];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7306 = v7215.x[7];  // kernels/sdpa/flash_tile.hpp:192
       const float v7307 = fmaxf(v7305, v7306);
-      const bool v7310 = v7307 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7310 = v7307 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7311 = v7310 ? 0.0f : v7307;
-      const float v7312 = v7305 - v7311;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7312 = v7305 - v7311;  // kernels/sdpa/flash_tile.hpp:192
       const float v7313 = iron_exp2_approx(v7312);
-      v7217.x[7] = v7313;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7316 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7317 = v7215.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      v7217.x[7] = v7313;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7316 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7317 = v7215.x[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v7318 = fmaxf(v7316, v7317);
-      v293.x[0] = v7318;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[0] = v7318;  // kernels/sdpa/flash_tile.hpp:194
       const float v7321 = v293.x[1];
-      const float v7322 = v7215.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7322 = v7215.x[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v7323 = fmaxf(v7321, v7322);
-      v293.x[1] = v7323;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[1] = v7323;  // kernels/sdpa/flash_tile.hpp:194
       const float v7326 = v293.x[2];
-      const float v7327 = v7215.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7327 = v7215.x[2];  // kernels/sdpa/flash_tile.hpp:195
       const float v7328 = fmaxf(v7326, v7327);
-      v293.x[2] = v7328;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[2] = v7328;  // kernels/sdpa/flash_tile.hpp:194
       const float v7331 = v293.x[3];
-      const float v7332 = v7215.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7332 = v7215.x[3];  // kernels/sdpa/flash_tile.hpp:195
       const float v7333 = fmaxf(v7331, v7332);
-      v293.x[3] = v7333;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[3] = v7333;  // kernels/sdpa/flash_tile.hpp:194
       const float v7336 = v293.x[4];
-      const float v7337 = v7215.x[4];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7337 = v7215.x[4];  // kernels/sdpa/flash_tile.hpp:195
       const float v7338 = fmaxf(v7336, v7337);
-      v293.x[4] = v7338;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[4] = v7338;  // kernels/sdpa/flash_tile.hpp:194
       const float v7341 = v293.x[5];
-      const float v7342 = v7215.x[5];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7342 = v7215.x[5];  // kernels/sdpa/flash_tile.hpp:195
       const float v7343 = fmaxf(v7341, v7342);
-      v293.x[5] = v7343;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[5] = v7343;  // kernels/sdpa/flash_tile.hpp:194
       const float v7346 = v293.x[6];
-      const float v7347 = v7215.x[6];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7347 = v7215.x[6];  // kernels/sdpa/flash_tile.hpp:195
       const float v7348 = fmaxf(v7346, v7347);
-      v293.x[6] = v7348;  // kernels/sdpa/flash_tile.hpp:186
+      v293.x[6] = v7348;  // kernels/sdpa/flash_tile.hpp:194
       const float v7351 = v293.x[7];
-      const float v7352 = v7215.x[7];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7352 = v7215.x[7];  // kernels/sdpa/flash_tile.hpp:195
       const float v7353 = fmaxf(v7351, v7352);
-      v293.x[7] = v7353;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7356 = v5371.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7357 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7360 = v7357 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      v293.x[7] = v7353;  // kernels/sdpa/flash_tile.hpp:194
+      const float v7356 = v5371.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v7357 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7360 = v7357 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7361 = v7360 ? 0.0f : v7357;
-      const float v7362 = v7356 - v7361;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7362 = v7356 - v7361;  // kernels/sdpa/flash_tile.hpp:198
       const float v7363 = iron_exp2_approx(v7362);
-      v5371.x[0] = v7363;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[0] = v7363;  // kernels/sdpa/flash_tile.hpp:197
       const float v7366 = v5371.x[1];
-      const float v7367 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7370 = v7367 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7367 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7370 = v7367 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7371 = v7370 ? 0.0f : v7367;
-      const float v7372 = v7366 - v7371;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7372 = v7366 - v7371;  // kernels/sdpa/flash_tile.hpp:198
       const float v7373 = iron_exp2_approx(v7372);
-      v5371.x[1] = v7373;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[1] = v7373;  // kernels/sdpa/flash_tile.hpp:197
       const float v7376 = v5371.x[2];
-      const float v7377 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7380 = v7377 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7377 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7380 = v7377 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7381 = v7380 ? 0.0f : v7377;
-      const float v7382 = v7376 - v7381;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7382 = v7376 - v7381;  // kernels/sdpa/flash_tile.hpp:198
       const float v7383 = iron_exp2_approx(v7382);
-      v5371.x[2] = v7383;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[2] = v7383;  // kernels/sdpa/flash_tile.hpp:197
       const float v7386 = v5371.x[3];
-      const float v7387 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7390 = v7387 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7387 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7390 = v7387 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7391 = v7390 ? 0.0f : v7387;
-      const float v7392 = v7386 - v7391;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7392 = v7386 - v7391;  // kernels/sdpa/flash_tile.hpp:198
       const float v7393 = iron_exp2_approx(v7392);
-      v5371.x[3] = v7393;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[3] = v7393;  // kernels/sdpa/flash_tile.hpp:197
       const float v7396 = v5371.x[4];
-      const float v7397 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7400 = v7397 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7397 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7400 = v7397 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7401 = v7400 ? 0.0f : v7397;
-      const float v7402 = v7396 - v7401;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7402 = v7396 - v7401;  // kernels/sdpa/flash_tile.hpp:198
       const float v7403 = iron_exp2_approx(v7402);
-      v5371.x[4] = v7403;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[4] = v7403;  // kernels/sdpa/flash_tile.hpp:197
       const float v7406 = v5371.x[5];
-      const float v7407 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7410 = v7407 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7407 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7410 = v7407 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7411 = v7410 ? 0.0f : v7407;
-      const float v7412 = v7406 - v7411;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7412 = v7406 - v7411;  // kernels/sdpa/flash_tile.hpp:198
       const float v7413 = iron_exp2_approx(v7412);
-      v5371.x[5] = v7413;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[5] = v7413;  // kernels/sdpa/flash_tile.hpp:197
       const float v7416 = v5371.x[6];
-      const float v7417 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7420 = v7417 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7417 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7420 = v7417 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7421 = v7420 ? 0.0f : v7417;
-      const float v7422 = v7416 - v7421;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7422 = v7416 - v7421;  // kernels/sdpa/flash_tile.hpp:198
       const float v7423 = iron_exp2_approx(v7422);
-      v5371.x[6] = v7423;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[6] = v7423;  // kernels/sdpa/flash_tile.hpp:197
       const float v7426 = v5371.x[7];
-      const float v7427 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7430 = v7427 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7427 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7430 = v7427 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7431 = v7430 ? 0.0f : v7427;
-      const float v7432 = v7426 - v7431;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7432 = v7426 - v7431;  // kernels/sdpa/flash_tile.hpp:198
       const float v7433 = iron_exp2_approx(v7432);
-      v5371.x[7] = v7433;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[7] = v7433;  // kernels/sdpa/flash_tile.hpp:197
       const float v7436 = v5371.x[8];
-      const float v7437 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7440 = v7437 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7437 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7440 = v7437 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7441 = v7440 ? 0.0f : v7437;
-      const float v7442 = v7436 - v7441;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7442 = v7436 - v7441;  // kernels/sdpa/flash_tile.hpp:198
       const float v7443 = iron_exp2_approx(v7442);
-      v5371.x[8] = v7443;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[8] = v7443;  // kernels/sdpa/flash_tile.hpp:197
       const float v7446 = v5371.x[9];
-      const float v7447 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7450 = v7447 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7447 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7450 = v7447 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7451 = v7450 ? 0.0f : v7447;
-      const float v7452 = v7446 - v7451;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7452 = v7446 - v7451;  // kernels/sdpa/flash_tile.hpp:198
       const float v7453 = iron_exp2_approx(v7452);
-      v5371.x[9] = v7453;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[9] = v7453;  // kernels/sdpa/flash_tile.hpp:197
       const float v7456 = v5371.x[10];
-      const float v7457 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7460 = v7457 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7457 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7460 = v7457 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7461 = v7460 ? 0.0f : v7457;
-      const float v7462 = v7456 - v7461;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7462 = v7456 - v7461;  // kernels/sdpa/flash_tile.hpp:198
       const float v7463 = iron_exp2_approx(v7462);
-      v5371.x[10] = v7463;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[10] = v7463;  // kernels/sdpa/flash_tile.hpp:197
       const float v7466 = v5371.x[11];
-      const float v7467 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7470 = v7467 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7467 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7470 = v7467 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7471 = v7470 ? 0.0f : v7467;
-      const float v7472 = v7466 - v7471;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7472 = v7466 - v7471;  // kernels/sdpa/flash_tile.hpp:198
       const float v7473 = iron_exp2_approx(v7472);
-      v5371.x[11] = v7473;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[11] = v7473;  // kernels/sdpa/flash_tile.hpp:197
       const float v7476 = v5371.x[12];
-      const float v7477 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7480 = v7477 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7477 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7480 = v7477 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7481 = v7480 ? 0.0f : v7477;
-      const float v7482 = v7476 - v7481;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7482 = v7476 - v7481;  // kernels/sdpa/flash_tile.hpp:198
       const float v7483 = iron_exp2_approx(v7482);
-      v5371.x[12] = v7483;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[12] = v7483;  // kernels/sdpa/flash_tile.hpp:197
       const float v7486 = v5371.x[13];
-      const float v7487 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7490 = v7487 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7487 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7490 = v7487 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7491 = v7490 ? 0.0f : v7487;
-      const float v7492 = v7486 - v7491;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7492 = v7486 - v7491;  // kernels/sdpa/flash_tile.hpp:198
       const float v7493 = iron_exp2_approx(v7492);
-      v5371.x[13] = v7493;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[13] = v7493;  // kernels/sdpa/flash_tile.hpp:197
       const float v7496 = v5371.x[14];
-      const float v7497 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7500 = v7497 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7497 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7500 = v7497 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7501 = v7500 ? 0.0f : v7497;
-      const float v7502 = v7496 - v7501;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7502 = v7496 - v7501;  // kernels/sdpa/flash_tile.hpp:198
       const float v7503 = iron_exp2_approx(v7502);
-      v5371.x[14] = v7503;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[14] = v7503;  // kernels/sdpa/flash_tile.hpp:197
       const float v7506 = v5371.x[15];
-      const float v7507 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7510 = v7507 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7507 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7510 = v7507 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7511 = v7510 ? 0.0f : v7507;
-      const float v7512 = v7506 - v7511;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7512 = v7506 - v7511;  // kernels/sdpa/flash_tile.hpp:198
       const float v7513 = iron_exp2_approx(v7512);
-      v5371.x[15] = v7513;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[15] = v7513;  // kernels/sdpa/flash_tile.hpp:197
       const float v7516 = v5371.x[16];
-      const float v7517 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7520 = v7517 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7517 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7520 = v7517 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7521 = v7520 ? 0.0f : v7517;
-      const float v7522 = v7516 - v7521;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7522 = v7516 - v7521;  // kernels/sdpa/flash_tile.hpp:198
       const float v7523 = iron_exp2_approx(v7522);
-      v5371.x[16] = v7523;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[16] = v7523;  // kernels/sdpa/flash_tile.hpp:197
       const float v7526 = v5371.x[17];
-      const float v7527 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7530 = v7527 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7527 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7530 = v7527 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7531 = v7530 ? 0.0f : v7527;
-      const float v7532 = v7526 - v7531;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7532 = v7526 - v7531;  // kernels/sdpa/flash_tile.hpp:198
       const float v7533 = iron_exp2_approx(v7532);
-      v5371.x[17] = v7533;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[17] = v7533;  // kernels/sdpa/flash_tile.hpp:197
       const float v7536 = v5371.x[18];
-      const float v7537 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7540 = v7537 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7537 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7540 = v7537 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7541 = v7540 ? 0.0f : v7537;
-      const float v7542 = v7536 - v7541;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7542 = v7536 - v7541;  // kernels/sdpa/flash_tile.hpp:198
       const float v7543 = iron_exp2_approx(v7542);
-      v5371.x[18] = v7543;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[18] = v7543;  // kernels/sdpa/flash_tile.hpp:197
       const float v7546 = v5371.x[19];
-      const float v7547 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7550 = v7547 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7547 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7550 = v7547 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7551 = v7550 ? 0.0f : v7547;
-      const float v7552 = v7546 - v7551;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7552 = v7546 - v7551;  // kernels/sdpa/flash_tile.hpp:198
       const float v7553 = iron_exp2_approx(v7552);
-      v5371.x[19] = v7553;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[19] = v7553;  // kernels/sdpa/flash_tile.hpp:197
       const float v7556 = v5371.x[20];
-      const float v7557 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7560 = v7557 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7557 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7560 = v7557 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7561 = v7560 ? 0.0f : v7557;
-      const float v7562 = v7556 - v7561;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7562 = v7556 - v7561;  // kernels/sdpa/flash_tile.hpp:198
       const float v7563 = iron_exp2_approx(v7562);
-      v5371.x[20] = v7563;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[20] = v7563;  // kernels/sdpa/flash_tile.hpp:197
       const float v7566 = v5371.x[21];
-      const float v7567 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7570 = v7567 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7567 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7570 = v7567 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7571 = v7570 ? 0.0f : v7567;
-      const float v7572 = v7566 - v7571;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7572 = v7566 - v7571;  // kernels/sdpa/flash_tile.hpp:198
       const float v7573 = iron_exp2_approx(v7572);
-      v5371.x[21] = v7573;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[21] = v7573;  // kernels/sdpa/flash_tile.hpp:197
       const float v7576 = v5371.x[22];
-      const float v7577 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7580 = v7577 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7577 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7580 = v7577 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7581 = v7580 ? 0.0f : v7577;
-      const float v7582 = v7576 - v7581;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7582 = v7576 - v7581;  // kernels/sdpa/flash_tile.hpp:198
       const float v7583 = iron_exp2_approx(v7582);
-      v5371.x[22] = v7583;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[22] = v7583;  // kernels/sdpa/flash_tile.hpp:197
       const float v7586 = v5371.x[23];
-      const float v7587 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7590 = v7587 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7587 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7590 = v7587 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7591 = v7590 ? 0.0f : v7587;
-      const float v7592 = v7586 - v7591;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7592 = v7586 - v7591;  // kernels/sdpa/flash_tile.hpp:198
       const float v7593 = iron_exp2_approx(v7592);
-      v5371.x[23] = v7593;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[23] = v7593;  // kernels/sdpa/flash_tile.hpp:197
       const float v7596 = v5371.x[24];
-      const float v7597 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7600 = v7597 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7597 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7600 = v7597 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7601 = v7600 ? 0.0f : v7597;
-      const float v7602 = v7596 - v7601;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7602 = v7596 - v7601;  // kernels/sdpa/flash_tile.hpp:198
       const float v7603 = iron_exp2_approx(v7602);
-      v5371.x[24] = v7603;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[24] = v7603;  // kernels/sdpa/flash_tile.hpp:197
       const float v7606 = v5371.x[25];
-      const float v7607 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7610 = v7607 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7607 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7610 = v7607 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7611 = v7610 ? 0.0f : v7607;
-      const float v7612 = v7606 - v7611;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7612 = v7606 - v7611;  // kernels/sdpa/flash_tile.hpp:198
       const float v7613 = iron_exp2_approx(v7612);
-      v5371.x[25] = v7613;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[25] = v7613;  // kernels/sdpa/flash_tile.hpp:197
       const float v7616 = v5371.x[26];
-      const float v7617 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7620 = v7617 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7617 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7620 = v7617 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7621 = v7620 ? 0.0f : v7617;
-      const float v7622 = v7616 - v7621;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7622 = v7616 - v7621;  // kernels/sdpa/flash_tile.hpp:198
       const float v7623 = iron_exp2_approx(v7622);
-      v5371.x[26] = v7623;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[26] = v7623;  // kernels/sdpa/flash_tile.hpp:197
       const float v7626 = v5371.x[27];
-      const float v7627 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7630 = v7627 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7627 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7630 = v7627 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7631 = v7630 ? 0.0f : v7627;
-      const float v7632 = v7626 - v7631;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7632 = v7626 - v7631;  // kernels/sdpa/flash_tile.hpp:198
       const float v7633 = iron_exp2_approx(v7632);
-      v5371.x[27] = v7633;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[27] = v7633;  // kernels/sdpa/flash_tile.hpp:197
       const float v7636 = v5371.x[28];
-      const float v7637 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7640 = v7637 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7637 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7640 = v7637 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7641 = v7640 ? 0.0f : v7637;
-      const float v7642 = v7636 - v7641;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7642 = v7636 - v7641;  // kernels/sdpa/flash_tile.hpp:198
       const float v7643 = iron_exp2_approx(v7642);
-      v5371.x[28] = v7643;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[28] = v7643;  // kernels/sdpa/flash_tile.hpp:197
       const float v7646 = v5371.x[29];
-      const float v7647 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7650 = v7647 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7647 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7650 = v7647 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7651 = v7650 ? 0.0f : v7647;
-      const float v7652 = v7646 - v7651;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7652 = v7646 - v7651;  // kernels/sdpa/flash_tile.hpp:198
       const float v7653 = iron_exp2_approx(v7652);
-      v5371.x[29] = v7653;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[29] = v7653;  // kernels/sdpa/flash_tile.hpp:197
       const float v7656 = v5371.x[30];
-      const float v7657 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7660 = v7657 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7657 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7660 = v7657 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7661 = v7660 ? 0.0f : v7657;
-      const float v7662 = v7656 - v7661;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7662 = v7656 - v7661;  // kernels/sdpa/flash_tile.hpp:198
       const float v7663 = iron_exp2_approx(v7662);
-      v5371.x[30] = v7663;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[30] = v7663;  // kernels/sdpa/flash_tile.hpp:197
       const float v7666 = v5371.x[31];
-      const float v7667 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7670 = v7667 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7667 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7670 = v7667 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7671 = v7670 ? 0.0f : v7667;
-      const float v7672 = v7666 - v7671;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7672 = v7666 - v7671;  // kernels/sdpa/flash_tile.hpp:198
       const float v7673 = iron_exp2_approx(v7672);
-      v5371.x[31] = v7673;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[31] = v7673;  // kernels/sdpa/flash_tile.hpp:197
       const float v7676 = v5371.x[32];
-      const float v7677 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7680 = v7677 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7677 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7680 = v7677 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7681 = v7680 ? 0.0f : v7677;
-      const float v7682 = v7676 - v7681;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7682 = v7676 - v7681;  // kernels/sdpa/flash_tile.hpp:198
       const float v7683 = iron_exp2_approx(v7682);
-      v5371.x[32] = v7683;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[32] = v7683;  // kernels/sdpa/flash_tile.hpp:197
       const float v7686 = v5371.x[33];
-      const float v7687 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7690 = v7687 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7687 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7690 = v7687 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7691 = v7690 ? 0.0f : v7687;
-      const float v7692 = v7686 - v7691;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7692 = v7686 - v7691;  // kernels/sdpa/flash_tile.hpp:198
       const float v7693 = iron_exp2_approx(v7692);
-      v5371.x[33] = v7693;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[33] = v7693;  // kernels/sdpa/flash_tile.hpp:197
       const float v7696 = v5371.x[34];
-      const float v7697 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7700 = v7697 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7697 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7700 = v7697 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7701 = v7700 ? 0.0f : v7697;
-      const float v7702 = v7696 - v7701;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7702 = v7696 - v7701;  // kernels/sdpa/flash_tile.hpp:198
       const float v7703 = iron_exp2_approx(v7702);
-      v5371.x[34] = v7703;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[34] = v7703;  // kernels/sdpa/flash_tile.hpp:197
       const float v7706 = v5371.x[35];
-      const float v7707 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7710 = v7707 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7707 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7710 = v7707 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7711 = v7710 ? 0.0f : v7707;
-      const float v7712 = v7706 - v7711;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7712 = v7706 - v7711;  // kernels/sdpa/flash_tile.hpp:198
       const float v7713 = iron_exp2_approx(v7712);
-      v5371.x[35] = v7713;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[35] = v7713;  // kernels/sdpa/flash_tile.hpp:197
       const float v7716 = v5371.x[36];
-      const float v7717 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7720 = v7717 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7717 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7720 = v7717 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7721 = v7720 ? 0.0f : v7717;
-      const float v7722 = v7716 - v7721;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7722 = v7716 - v7721;  // kernels/sdpa/flash_tile.hpp:198
       const float v7723 = iron_exp2_approx(v7722);
-      v5371.x[36] = v7723;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[36] = v7723;  // kernels/sdpa/flash_tile.hpp:197
       const float v7726 = v5371.x[37];
-      const float v7727 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7730 = v7727 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7727 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7730 = v7727 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7731 = v7730 ? 0.0f : v7727;
-      const float v7732 = v7726 - v7731;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7732 = v7726 - v7731;  // kernels/sdpa/flash_tile.hpp:198
       const float v7733 = iron_exp2_approx(v7732);
-      v5371.x[37] = v7733;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[37] = v7733;  // kernels/sdpa/flash_tile.hpp:197
       const float v7736 = v5371.x[38];
-      const float v7737 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7740 = v7737 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7737 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7740 = v7737 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7741 = v7740 ? 0.0f : v7737;
-      const float v7742 = v7736 - v7741;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7742 = v7736 - v7741;  // kernels/sdpa/flash_tile.hpp:198
       const float v7743 = iron_exp2_approx(v7742);
-      v5371.x[38] = v7743;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[38] = v7743;  // kernels/sdpa/flash_tile.hpp:197
       const float v7746 = v5371.x[39];
-      const float v7747 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7750 = v7747 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7747 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7750 = v7747 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7751 = v7750 ? 0.0f : v7747;
-      const float v7752 = v7746 - v7751;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7752 = v7746 - v7751;  // kernels/sdpa/flash_tile.hpp:198
       const float v7753 = iron_exp2_approx(v7752);
-      v5371.x[39] = v7753;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[39] = v7753;  // kernels/sdpa/flash_tile.hpp:197
       const float v7756 = v5371.x[40];
-      const float v7757 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7760 = v7757 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7757 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7760 = v7757 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7761 = v7760 ? 0.0f : v7757;
-      const float v7762 = v7756 - v7761;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7762 = v7756 - v7761;  // kernels/sdpa/flash_tile.hpp:198
       const float v7763 = iron_exp2_approx(v7762);
-      v5371.x[40] = v7763;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[40] = v7763;  // kernels/sdpa/flash_tile.hpp:197
       const float v7766 = v5371.x[41];
-      const float v7767 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7770 = v7767 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7767 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7770 = v7767 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7771 = v7770 ? 0.0f : v7767;
-      const float v7772 = v7766 - v7771;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7772 = v7766 - v7771;  // kernels/sdpa/flash_tile.hpp:198
       const float v7773 = iron_exp2_approx(v7772);
-      v5371.x[41] = v7773;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[41] = v7773;  // kernels/sdpa/flash_tile.hpp:197
       const float v7776 = v5371.x[42];
-      const float v7777 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7780 = v7777 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7777 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7780 = v7777 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7781 = v7780 ? 0.0f : v7777;
-      const float v7782 = v7776 - v7781;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7782 = v7776 - v7781;  // kernels/sdpa/flash_tile.hpp:198
       const float v7783 = iron_exp2_approx(v7782);
-      v5371.x[42] = v7783;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[42] = v7783;  // kernels/sdpa/flash_tile.hpp:197
       const float v7786 = v5371.x[43];
-      const float v7787 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7790 = v7787 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7787 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7790 = v7787 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7791 = v7790 ? 0.0f : v7787;
-      const float v7792 = v7786 - v7791;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7792 = v7786 - v7791;  // kernels/sdpa/flash_tile.hpp:198
       const float v7793 = iron_exp2_approx(v7792);
-      v5371.x[43] = v7793;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[43] = v7793;  // kernels/sdpa/flash_tile.hpp:197
       const float v7796 = v5371.x[44];
-      const float v7797 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7800 = v7797 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7797 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7800 = v7797 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7801 = v7800 ? 0.0f : v7797;
-      const float v7802 = v7796 - v7801;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7802 = v7796 - v7801;  // kernels/sdpa/flash_tile.hpp:198
       const float v7803 = iron_exp2_approx(v7802);
-      v5371.x[44] = v7803;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[44] = v7803;  // kernels/sdpa/flash_tile.hpp:197
       const float v7806 = v5371.x[45];
-      const float v7807 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7810 = v7807 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7807 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7810 = v7807 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7811 = v7810 ? 0.0f : v7807;
-      const float v7812 = v7806 - v7811;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7812 = v7806 - v7811;  // kernels/sdpa/flash_tile.hpp:198
       const float v7813 = iron_exp2_approx(v7812);
-      v5371.x[45] = v7813;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[45] = v7813;  // kernels/sdpa/flash_tile.hpp:197
       const float v7816 = v5371.x[46];
-      const float v7817 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7820 = v7817 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7817 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7820 = v7817 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7821 = v7820 ? 0.0f : v7817;
-      const float v7822 = v7816 - v7821;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7822 = v7816 - v7821;  // kernels/sdpa/flash_tile.hpp:198
       const float v7823 = iron_exp2_approx(v7822);
-      v5371.x[46] = v7823;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[46] = v7823;  // kernels/sdpa/flash_tile.hpp:197
       const float v7826 = v5371.x[47];
-      const float v7827 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7830 = v7827 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7827 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7830 = v7827 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7831 = v7830 ? 0.0f : v7827;
-      const float v7832 = v7826 - v7831;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7832 = v7826 - v7831;  // kernels/sdpa/flash_tile.hpp:198
       const float v7833 = iron_exp2_approx(v7832);
-      v5371.x[47] = v7833;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[47] = v7833;  // kernels/sdpa/flash_tile.hpp:197
       const float v7836 = v5371.x[48];
-      const float v7837 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7840 = v7837 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7837 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7840 = v7837 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7841 = v7840 ? 0.0f : v7837;
-      const float v7842 = v7836 - v7841;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7842 = v7836 - v7841;  // kernels/sdpa/flash_tile.hpp:198
       const float v7843 = iron_exp2_approx(v7842);
-      v5371.x[48] = v7843;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[48] = v7843;  // kernels/sdpa/flash_tile.hpp:197
       const float v7846 = v5371.x[49];
-      const float v7847 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7850 = v7847 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7847 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7850 = v7847 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7851 = v7850 ? 0.0f : v7847;
-      const float v7852 = v7846 - v7851;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7852 = v7846 - v7851;  // kernels/sdpa/flash_tile.hpp:198
       const float v7853 = iron_exp2_approx(v7852);
-      v5371.x[49] = v7853;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[49] = v7853;  // kernels/sdpa/flash_tile.hpp:197
       const float v7856 = v5371.x[50];
-      const float v7857 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7860 = v7857 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7857 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7860 = v7857 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7861 = v7860 ? 0.0f : v7857;
-      const float v7862 = v7856 - v7861;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7862 = v7856 - v7861;  // kernels/sdpa/flash_tile.hpp:198
       const float v7863 = iron_exp2_approx(v7862);
-      v5371.x[50] = v7863;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[50] = v7863;  // kernels/sdpa/flash_tile.hpp:197
       const float v7866 = v5371.x[51];
-      const float v7867 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7870 = v7867 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7867 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7870 = v7867 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7871 = v7870 ? 0.0f : v7867;
-      const float v7872 = v7866 - v7871;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7872 = v7866 - v7871;  // kernels/sdpa/flash_tile.hpp:198
       const float v7873 = iron_exp2_approx(v7872);
-      v5371.x[51] = v7873;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[51] = v7873;  // kernels/sdpa/flash_tile.hpp:197
       const float v7876 = v5371.x[52];
-      const float v7877 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7880 = v7877 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7877 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7880 = v7877 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7881 = v7880 ? 0.0f : v7877;
-      const float v7882 = v7876 - v7881;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7882 = v7876 - v7881;  // kernels/sdpa/flash_tile.hpp:198
       const float v7883 = iron_exp2_approx(v7882);
-      v5371.x[52] = v7883;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[52] = v7883;  // kernels/sdpa/flash_tile.hpp:197
       const float v7886 = v5371.x[53];
-      const float v7887 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7890 = v7887 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7887 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7890 = v7887 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7891 = v7890 ? 0.0f : v7887;
-      const float v7892 = v7886 - v7891;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7892 = v7886 - v7891;  // kernels/sdpa/flash_tile.hpp:198
       const float v7893 = iron_exp2_approx(v7892);
-      v5371.x[53] = v7893;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[53] = v7893;  // kernels/sdpa/flash_tile.hpp:197
       const float v7896 = v5371.x[54];
-      const float v7897 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7900 = v7897 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7897 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7900 = v7897 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7901 = v7900 ? 0.0f : v7897;
-      const float v7902 = v7896 - v7901;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7902 = v7896 - v7901;  // kernels/sdpa/flash_tile.hpp:198
       const float v7903 = iron_exp2_approx(v7902);
-      v5371.x[54] = v7903;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[54] = v7903;  // kernels/sdpa/flash_tile.hpp:197
       const float v7906 = v5371.x[55];
-      const float v7907 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7910 = v7907 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7907 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7910 = v7907 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7911 = v7910 ? 0.0f : v7907;
-      const float v7912 = v7906 - v7911;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7912 = v7906 - v7911;  // kernels/sdpa/flash_tile.hpp:198
       const float v7913 = iron_exp2_approx(v7912);
-      v5371.x[55] = v7913;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[55] = v7913;  // kernels/sdpa/flash_tile.hpp:197
       const float v7916 = v5371.x[56];
-      const float v7917 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7920 = v7917 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7917 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7920 = v7917 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7921 = v7920 ? 0.0f : v7917;
-      const float v7922 = v7916 - v7921;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7922 = v7916 - v7921;  // kernels/sdpa/flash_tile.hpp:198
       const float v7923 = iron_exp2_approx(v7922);
-      v5371.x[56] = v7923;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[56] = v7923;  // kernels/sdpa/flash_tile.hpp:197
       const float v7926 = v5371.x[57];
-      const float v7927 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7930 = v7927 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7927 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7930 = v7927 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7931 = v7930 ? 0.0f : v7927;
-      const float v7932 = v7926 - v7931;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7932 = v7926 - v7931;  // kernels/sdpa/flash_tile.hpp:198
       const float v7933 = iron_exp2_approx(v7932);
-      v5371.x[57] = v7933;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[57] = v7933;  // kernels/sdpa/flash_tile.hpp:197
       const float v7936 = v5371.x[58];
-      const float v7937 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7940 = v7937 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7937 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7940 = v7937 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7941 = v7940 ? 0.0f : v7937;
-      const float v7942 = v7936 - v7941;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7942 = v7936 - v7941;  // kernels/sdpa/flash_tile.hpp:198
       const float v7943 = iron_exp2_approx(v7942);
-      v5371.x[58] = v7943;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[58] = v7943;  // kernels/sdpa/flash_tile.hpp:197
       const float v7946 = v5371.x[59];
-      const float v7947 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7950 = v7947 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7947 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7950 = v7947 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7951 = v7950 ? 0.0f : v7947;
-      const float v7952 = v7946 - v7951;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7952 = v7946 - v7951;  // kernels/sdpa/flash_tile.hpp:198
       const float v7953 = iron_exp2_approx(v7952);
-      v5371.x[59] = v7953;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[59] = v7953;  // kernels/sdpa/flash_tile.hpp:197
       const float v7956 = v5371.x[60];
-      const float v7957 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7960 = v7957 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7957 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7960 = v7957 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7961 = v7960 ? 0.0f : v7957;
-      const float v7962 = v7956 - v7961;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7962 = v7956 - v7961;  // kernels/sdpa/flash_tile.hpp:198
       const float v7963 = iron_exp2_approx(v7962);
-      v5371.x[60] = v7963;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[60] = v7963;  // kernels/sdpa/flash_tile.hpp:197
       const float v7966 = v5371.x[61];
-      const float v7967 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7970 = v7967 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7967 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7970 = v7967 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7971 = v7970 ? 0.0f : v7967;
-      const float v7972 = v7966 - v7971;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7972 = v7966 - v7971;  // kernels/sdpa/flash_tile.hpp:198
       const float v7973 = iron_exp2_approx(v7972);
-      v5371.x[61] = v7973;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[61] = v7973;  // kernels/sdpa/flash_tile.hpp:197
       const float v7976 = v5371.x[62];
-      const float v7977 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7980 = v7977 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7977 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7980 = v7977 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7981 = v7980 ? 0.0f : v7977;
-      const float v7982 = v7976 - v7981;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7982 = v7976 - v7981;  // kernels/sdpa/flash_tile.hpp:198
       const float v7983 = iron_exp2_approx(v7982);
-      v5371.x[62] = v7983;  // kernels/sdpa/flash_tile.hpp:189
+      v5371.x[62] = v7983;  // kernels/sdpa/flash_tile.hpp:197
       const float v7986 = v5371.x[63];
-      const float v7987 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7990 = v7987 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7987 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7990 = v7987 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7991 = v7990 ? 0.0f : v7987;
-      const float v7992 = v7986 - v7991;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7992 = v7986 - v7991;  // kernels/sdpa/flash_tile.hpp:198
       const float v7993 = iron_exp2_approx(v7992);
-      v5371.x[63] = v7993;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 2, 32, 8> v7995;  // kernels/sdpa/flash_tile.hpp:192
+      v5371.x[63] = v7993;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<float, 2, 32, 8> v7995;  // kernels/sdpa/flash_tile.hpp:200
       iron_frag_fill(v7995, 0.0f);
       iron_frag_row_reduce<true>(v7995, v5371);
-      const float v7998 = v295.x[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v7999 = v7995.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7998 = v295.x[0];  // kernels/sdpa/flash_tile.hpp:201
+      const float v7999 = v7995.x[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v8000 = v7217.x[0];
       const float v8001 = v7998 * v8000;
       const float v8002 = v8001 + v7999;
-      v295.x[0] = v8002;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[0] = v8002;  // kernels/sdpa/flash_tile.hpp:201
       const float v8005 = v295.x[1];
-      const float v8006 = v7995.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8006 = v7995.x[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v8007 = v7217.x[1];
       const float v8008 = v8005 * v8007;
       const float v8009 = v8008 + v8006;
-      v295.x[1] = v8009;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[1] = v8009;  // kernels/sdpa/flash_tile.hpp:201
       const float v8012 = v295.x[2];
-      const float v8013 = v7995.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8013 = v7995.x[2];  // kernels/sdpa/flash_tile.hpp:202
       const float v8014 = v7217.x[2];
       const float v8015 = v8012 * v8014;
       const float v8016 = v8015 + v8013;
-      v295.x[2] = v8016;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[2] = v8016;  // kernels/sdpa/flash_tile.hpp:201
       const float v8019 = v295.x[3];
-      const float v8020 = v7995.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8020 = v7995.x[3];  // kernels/sdpa/flash_tile.hpp:202
       const float v8021 = v7217.x[3];
       const float v8022 = v8019 * v8021;
       const float v8023 = v8022 + v8020;
-      v295.x[3] = v8023;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[3] = v8023;  // kernels/sdpa/flash_tile.hpp:201
       const float v8026 = v295.x[4];
-      const float v8027 = v7995.x[4];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8027 = v7995.x[4];  // kernels/sdpa/flash_tile.hpp:202
       const float v8028 = v7217.x[4];
       const float v8029 = v8026 * v8028;
       const float v8030 = v8029 + v8027;
-      v295.x[4] = v8030;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[4] = v8030;  // kernels/sdpa/flash_tile.hpp:201
       const float v8033 = v295.x[5];
-      const float v8034 = v7995.x[5];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8034 = v7995.x[5];  // kernels/sdpa/flash_tile.hpp:202
       const float v8035 = v7217.x[5];
       const float v8036 = v8033 * v8035;
       const float v8037 = v8036 + v8034;
-      v295.x[5] = v8037;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[5] = v8037;  // kernels/sdpa/flash_tile.hpp:201
       const float v8040 = v295.x[6];
-      const float v8041 = v7995.x[6];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8041 = v7995.x[6];  // kernels/sdpa/flash_tile.hpp:202
       const float v8042 = v7217.x[6];
       const float v8043 = v8040 * v8042;
       const float v8044 = v8043 + v8041;
-      v295.x[6] = v8044;  // kernels/sdpa/flash_tile.hpp:193
+      v295.x[6] = v8044;  // kernels/sdpa/flash_tile.hpp:201
       const float v8047 = v295.x[7];
-      const float v8048 = v7995.x[7];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8048 = v7995.x[7];  // kernels/sdpa/flash_tile.hpp:202
       const float v8049 = v7217.x[7];
       const float v8050 = v8047 * v8049;
       const float v8051 = v8050 + v8048;
-      v295.x[7] = v8051;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8054 = v297.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v8055 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      v295.x[7] = v8051;  // kernels/sdpa/flash_tile.hpp:201
+      const float v8054 = v297.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v8055 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8056 = v8054 * v8055;
-      v297.x[0] = v8056;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[0] = v8056;  // kernels/sdpa/flash_tile.hpp:205
       const float v8059 = v297.x[1];
-      const float v8060 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8060 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8061 = v8059 * v8060;
-      v297.x[1] = v8061;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[1] = v8061;  // kernels/sdpa/flash_tile.hpp:205
       const float v8064 = v297.x[2];
-      const float v8065 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8065 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8066 = v8064 * v8065;
-      v297.x[2] = v8066;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[2] = v8066;  // kernels/sdpa/flash_tile.hpp:205
       const float v8069 = v297.x[3];
-      const float v8070 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8070 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8071 = v8069 * v8070;
-      v297.x[3] = v8071;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[3] = v8071;  // kernels/sdpa/flash_tile.hpp:205
       const float v8074 = v297.x[4];
-      const float v8075 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8075 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8076 = v8074 * v8075;
-      v297.x[4] = v8076;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[4] = v8076;  // kernels/sdpa/flash_tile.hpp:205
       const float v8079 = v297.x[5];
-      const float v8080 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8080 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8081 = v8079 * v8080;
-      v297.x[5] = v8081;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[5] = v8081;  // kernels/sdpa/flash_tile.hpp:205
       const float v8084 = v297.x[6];
-      const float v8085 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8085 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8086 = v8084 * v8085;
-      v297.x[6] = v8086;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[6] = v8086;  // kernels/sdpa/flash_tile.hpp:205
       const float v8089 = v297.x[7];
-      const float v8090 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8090 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8091 = v8089 * v8090;
-      v297.x[7] = v8091;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[7] = v8091;  // kernels/sdpa/flash_tile.hpp:205
       const float v8094 = v297.x[8];
-      const float v8095 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8095 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8096 = v8094 * v8095;
-      v297.x[8] = v8096;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[8] = v8096;  // kernels/sdpa/flash_tile.hpp:205
       const float v8099 = v297.x[9];
-      const float v8100 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8100 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8101 = v8099 * v8100;
-      v297.x[9] = v8101;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[9] = v8101;  // kernels/sdpa/flash_tile.hpp:205
       const float v8104 = v297.x[10];
-      const float v8105 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8105 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8106 = v8104 * v8105;
-      v297.x[10] = v8106;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[10] = v8106;  // kernels/sdpa/flash_tile.hpp:205
       const float v8109 = v297.x[11];
-      const float v8110 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8110 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8111 = v8109 * v8110;
-      v297.x[11] = v8111;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[11] = v8111;  // kernels/sdpa/flash_tile.hpp:205
       const float v8114 = v297.x[12];
-      const float v8115 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8115 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8116 = v8114 * v8115;
-      v297.x[12] = v8116;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[12] = v8116;  // kernels/sdpa/flash_tile.hpp:205
       const float v8119 = v297.x[13];
-      const float v8120 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8120 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8121 = v8119 * v8120;
-      v297.x[13] = v8121;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[13] = v8121;  // kernels/sdpa/flash_tile.hpp:205
       const float v8124 = v297.x[14];
-      const float v8125 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8125 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8126 = v8124 * v8125;
-      v297.x[14] = v8126;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[14] = v8126;  // kernels/sdpa/flash_tile.hpp:205
       const float v8129 = v297.x[15];
-      const float v8130 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8130 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8131 = v8129 * v8130;
-      v297.x[15] = v8131;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[15] = v8131;  // kernels/sdpa/flash_tile.hpp:205
       const float v8134 = v297.x[16];
-      const float v8135 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8135 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8136 = v8134 * v8135;
-      v297.x[16] = v8136;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[16] = v8136;  // kernels/sdpa/flash_tile.hpp:205
       const float v8139 = v297.x[17];
-      const float v8140 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8140 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8141 = v8139 * v8140;
-      v297.x[17] = v8141;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[17] = v8141;  // kernels/sdpa/flash_tile.hpp:205
       const float v8144 = v297.x[18];
-      const float v8145 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8145 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8146 = v8144 * v8145;
-      v297.x[18] = v8146;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[18] = v8146;  // kernels/sdpa/flash_tile.hpp:205
       const float v8149 = v297.x[19];
-      const float v8150 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8150 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8151 = v8149 * v8150;
-      v297.x[19] = v8151;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[19] = v8151;  // kernels/sdpa/flash_tile.hpp:205
       const float v8154 = v297.x[20];
-      const float v8155 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8155 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8156 = v8154 * v8155;
-      v297.x[20] = v8156;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[20] = v8156;  // kernels/sdpa/flash_tile.hpp:205
       const float v8159 = v297.x[21];
-      const float v8160 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8160 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8161 = v8159 * v8160;
-      v297.x[21] = v8161;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[21] = v8161;  // kernels/sdpa/flash_tile.hpp:205
       const float v8164 = v297.x[22];
-      const float v8165 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8165 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8166 = v8164 * v8165;
-      v297.x[22] = v8166;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[22] = v8166;  // kernels/sdpa/flash_tile.hpp:205
       const float v8169 = v297.x[23];
-      const float v8170 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8170 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8171 = v8169 * v8170;
-      v297.x[23] = v8171;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[23] = v8171;  // kernels/sdpa/flash_tile.hpp:205
       const float v8174 = v297.x[24];
-      const float v8175 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8175 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8176 = v8174 * v8175;
-      v297.x[24] = v8176;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[24] = v8176;  // kernels/sdpa/flash_tile.hpp:205
       const float v8179 = v297.x[25];
-      const float v8180 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8180 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8181 = v8179 * v8180;
-      v297.x[25] = v8181;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[25] = v8181;  // kernels/sdpa/flash_tile.hpp:205
       const float v8184 = v297.x[26];
-      const float v8185 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8185 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8186 = v8184 * v8185;
-      v297.x[26] = v8186;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[26] = v8186;  // kernels/sdpa/flash_tile.hpp:205
       const float v8189 = v297.x[27];
-      const float v8190 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8190 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8191 = v8189 * v8190;
-      v297.x[27] = v8191;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[27] = v8191;  // kernels/sdpa/flash_tile.hpp:205
       const float v8194 = v297.x[28];
-      const float v8195 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8195 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8196 = v8194 * v8195;
-      v297.x[28] = v8196;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[28] = v8196;  // kernels/sdpa/flash_tile.hpp:205
       const float v8199 = v297.x[29];
-      const float v8200 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8200 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8201 = v8199 * v8200;
-      v297.x[29] = v8201;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[29] = v8201;  // kernels/sdpa/flash_tile.hpp:205
       const float v8204 = v297.x[30];
-      const float v8205 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8205 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8206 = v8204 * v8205;
-      v297.x[30] = v8206;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[30] = v8206;  // kernels/sdpa/flash_tile.hpp:205
       const float v8209 = v297.x[31];
-      const float v8210 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8210 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8211 = v8209 * v8210;
-      v297.x[31] = v8211;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[31] = v8211;  // kernels/sdpa/flash_tile.hpp:205
       const float v8214 = v299.x[0];
-      const float v8215 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8215 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8216 = v8214 * v8215;
-      v299.x[0] = v8216;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[0] = v8216;  // kernels/sdpa/flash_tile.hpp:205
       const float v8219 = v299.x[1];
-      const float v8220 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8220 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8221 = v8219 * v8220;
-      v299.x[1] = v8221;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[1] = v8221;  // kernels/sdpa/flash_tile.hpp:205
       const float v8224 = v299.x[2];
-      const float v8225 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8225 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8226 = v8224 * v8225;
-      v299.x[2] = v8226;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[2] = v8226;  // kernels/sdpa/flash_tile.hpp:205
       const float v8229 = v299.x[3];
-      const float v8230 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8230 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8231 = v8229 * v8230;
-      v299.x[3] = v8231;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[3] = v8231;  // kernels/sdpa/flash_tile.hpp:205
       const float v8234 = v299.x[4];
-      const float v8235 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8235 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8236 = v8234 * v8235;
-      v299.x[4] = v8236;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[4] = v8236;  // kernels/sdpa/flash_tile.hpp:205
       const float v8239 = v299.x[5];
-      const float v8240 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8240 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8241 = v8239 * v8240;
-      v299.x[5] = v8241;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[5] = v8241;  // kernels/sdpa/flash_tile.hpp:205
       const float v8244 = v299.x[6];
-      const float v8245 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8245 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8246 = v8244 * v8245;
-      v299.x[6] = v8246;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[6] = v8246;  // kernels/sdpa/flash_tile.hpp:205
       const float v8249 = v299.x[7];
-      const float v8250 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8250 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8251 = v8249 * v8250;
-      v299.x[7] = v8251;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[7] = v8251;  // kernels/sdpa/flash_tile.hpp:205
       const float v8254 = v299.x[8];
-      const float v8255 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8255 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8256 = v8254 * v8255;
-      v299.x[8] = v8256;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[8] = v8256;  // kernels/sdpa/flash_tile.hpp:205
       const float v8259 = v299.x[9];
-      const float v8260 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8260 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8261 = v8259 * v8260;
-      v299.x[9] = v8261;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[9] = v8261;  // kernels/sdpa/flash_tile.hpp:205
       const float v8264 = v299.x[10];
-      const float v8265 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8265 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8266 = v8264 * v8265;
-      v299.x[10] = v8266;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[10] = v8266;  // kernels/sdpa/flash_tile.hpp:205
       const float v8269 = v299.x[11];
-      const float v8270 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8270 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8271 = v8269 * v8270;
-      v299.x[11] = v8271;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[11] = v8271;  // kernels/sdpa/flash_tile.hpp:205
       const float v8274 = v299.x[12];
-      const float v8275 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8275 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8276 = v8274 * v8275;
-      v299.x[12] = v8276;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[12] = v8276;  // kernels/sdpa/flash_tile.hpp:205
       const float v8279 = v299.x[13];
-      const float v8280 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8280 = v7217.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8281 = v8279 * v8280;
-      v299.x[13] = v8281;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[13] = v8281;  // kernels/sdpa/flash_tile.hpp:205
       const float v8284 = v299.x[14];
-      const float v8285 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8285 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8286 = v8284 * v8285;
-      v299.x[14] = v8286;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[14] = v8286;  // kernels/sdpa/flash_tile.hpp:205
       const float v8289 = v299.x[15];
-      const float v8290 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8290 = v7217.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8291 = v8289 * v8290;
-      v299.x[15] = v8291;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[15] = v8291;  // kernels/sdpa/flash_tile.hpp:205
       const float v8294 = v299.x[16];
-      const float v8295 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8295 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8296 = v8294 * v8295;
-      v299.x[16] = v8296;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[16] = v8296;  // kernels/sdpa/flash_tile.hpp:205
       const float v8299 = v299.x[17];
-      const float v8300 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8300 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8301 = v8299 * v8300;
-      v299.x[17] = v8301;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[17] = v8301;  // kernels/sdpa/flash_tile.hpp:205
       const float v8304 = v299.x[18];
-      const float v8305 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8305 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8306 = v8304 * v8305;
-      v299.x[18] = v8306;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[18] = v8306;  // kernels/sdpa/flash_tile.hpp:205
       const float v8309 = v299.x[19];
-      const float v8310 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8310 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8311 = v8309 * v8310;
-      v299.x[19] = v8311;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[19] = v8311;  // kernels/sdpa/flash_tile.hpp:205
       const float v8314 = v299.x[20];
-      const float v8315 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8315 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8316 = v8314 * v8315;
-      v299.x[20] = v8316;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[20] = v8316;  // kernels/sdpa/flash_tile.hpp:205
       const float v8319 = v299.x[21];
-      const float v8320 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8320 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8321 = v8319 * v8320;
-      v299.x[21] = v8321;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[21] = v8321;  // kernels/sdpa/flash_tile.hpp:205
       const float v8324 = v299.x[22];
-      const float v8325 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8325 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8326 = v8324 * v8325;
-      v299.x[22] = v8326;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[22] = v8326;  // kernels/sdpa/flash_tile.hpp:205
       const float v8329 = v299.x[23];
-      const float v8330 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8330 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8331 = v8329 * v8330;
-      v299.x[23] = v8331;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[23] = v8331;  // kernels/sdpa/flash_tile.hpp:205
       const float v8334 = v299.x[24];
-      const float v8335 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8335 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8336 = v8334 * v8335;
-      v299.x[24] = v8336;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[24] = v8336;  // kernels/sdpa/flash_tile.hpp:205
       const float v8339 = v299.x[25];
-      const float v8340 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8340 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8341 = v8339 * v8340;
-      v299.x[25] = v8341;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[25] = v8341;  // kernels/sdpa/flash_tile.hpp:205
       const float v8344 = v299.x[26];
-      const float v8345 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8345 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8346 = v8344 * v8345;
-      v299.x[26] = v8346;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[26] = v8346;  // kernels/sdpa/flash_tile.hpp:205
       const float v8349 = v299.x[27];
-      const float v8350 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8350 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8351 = v8349 * v8350;
-      v299.x[27] = v8351;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[27] = v8351;  // kernels/sdpa/flash_tile.hpp:205
       const float v8354 = v299.x[28];
-      const float v8355 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8355 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8356 = v8354 * v8355;
-      v299.x[28] = v8356;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[28] = v8356;  // kernels/sdpa/flash_tile.hpp:205
       const float v8359 = v299.x[29];
-      const float v8360 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8360 = v7217.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8361 = v8359 * v8360;
-      v299.x[29] = v8361;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[29] = v8361;  // kernels/sdpa/flash_tile.hpp:205
       const float v8364 = v299.x[30];
-      const float v8365 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8365 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8366 = v8364 * v8365;
-      v299.x[30] = v8366;  // kernels/sdpa/flash_tile.hpp:197
+      v299.x[30] = v8366;  // kernels/sdpa/flash_tile.hpp:205
       const float v8369 = v299.x[31];
-      const float v8370 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8370 = v7217.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8371 = v8369 * v8370;
-      v299.x[31] = v8371;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<iron_bf16, 0, 32, 64> v8373;  // kernels/sdpa/flash_tile.hpp:202
+      v299.x[31] = v8371;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_bf16, 0, 32, 64> v8373;  // kernels/sdpa/flash_tile.hpp:210
       iron_frag_fill(v8373, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v8373, v5371);
-      iron_frag<iron_bf16, 1, 64, 32> v8375;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag<iron_bf16, 1, 64, 32> v8375;  // kernels/sdpa/flash_tile.hpp:212
       iron_frag_fill(v8375, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8375, shm2, v5377, 64u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v297, v8373, v8375);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_bf16, 1, 64, 32> v8382;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_load_shared<false, 6, 3>(v8375, shm2, v5377, 64u);  // kernels/sdpa/flash_tile.hpp:213
+      iron_frag_mma_sync(v297, v8373, v8375);  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<iron_bf16, 1, 64, 32> v8382;  // kernels/sdpa/flash_tile.hpp:212
       iron_frag_fill(v8382, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8382, shm2, v5392, 64u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v299, v8373, v8382);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag_load_shared<false, 6, 3>(v8382, shm2, v5392, 64u);  // kernels/sdpa/flash_tile.hpp:213
+      iron_frag_mma_sync(v299, v8373, v8382);  // kernels/sdpa/flash_tile.hpp:214
     }
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
-    const float v3520 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
-    iron_frag<float, 2, 32, 8> v3522;  // kernels/sdpa/flash_tile.hpp:212
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:150
+    const float v3520 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 32, 8> v3522;  // kernels/sdpa/flash_tile.hpp:220
     iron_frag_fill(v3522, 0.0f);
-    const float v3526 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3526 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3527 = fmaxf(v3526, v3520);
-    const bool v3530 = v3527 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3530 = v3527 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3531 = v3530 ? 0.0f : v3527;
-    v3522.x[0] = v3531;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3535 = v293.x[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[0] = v3531;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3535 = v293.x[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3536 = fmaxf(v3535, v3520);
-    const bool v3539 = v3536 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3539 = v3536 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3540 = v3539 ? 0.0f : v3536;
-    v3522.x[1] = v3540;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3544 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[1] = v3540;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3544 = v293.x[2];  // kernels/sdpa/flash_tile.hpp:222
     const float v3545 = fmaxf(v3544, v3520);
-    const bool v3548 = v3545 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3548 = v3545 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3549 = v3548 ? 0.0f : v3545;
-    v3522.x[2] = v3549;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3553 = v293.x[3];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[2] = v3549;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3553 = v293.x[3];  // kernels/sdpa/flash_tile.hpp:222
     const float v3554 = fmaxf(v3553, v3520);
-    const bool v3557 = v3554 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3557 = v3554 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3558 = v3557 ? 0.0f : v3554;
-    v3522.x[3] = v3558;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3562 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[3] = v3558;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3562 = v293.x[4];  // kernels/sdpa/flash_tile.hpp:222
     const float v3563 = fmaxf(v3562, v3520);
-    const bool v3566 = v3563 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3566 = v3563 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3567 = v3566 ? 0.0f : v3563;
-    v3522.x[4] = v3567;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3571 = v293.x[5];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[4] = v3567;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3571 = v293.x[5];  // kernels/sdpa/flash_tile.hpp:222
     const float v3572 = fmaxf(v3571, v3520);
-    const bool v3575 = v3572 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3575 = v3572 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3576 = v3575 ? 0.0f : v3572;
-    v3522.x[5] = v3576;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3580 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[5] = v3576;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3580 = v293.x[6];  // kernels/sdpa/flash_tile.hpp:222
     const float v3581 = fmaxf(v3580, v3520);
-    const bool v3584 = v3581 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3584 = v3581 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3585 = v3584 ? 0.0f : v3581;
-    v3522.x[6] = v3585;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3589 = v293.x[7];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.x[6] = v3585;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3589 = v293.x[7];  // kernels/sdpa/flash_tile.hpp:222
     const float v3590 = fmaxf(v3589, v3520);
-    const bool v3593 = v3590 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3593 = v3590 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3594 = v3593 ? 0.0f : v3590;
-    v3522.x[7] = v3594;  // kernels/sdpa/flash_tile.hpp:213
-    iron_frag<float, 2, 32, 8> v3596;  // kernels/sdpa/flash_tile.hpp:216
+    v3522.x[7] = v3594;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 32, 8> v3596;  // kernels/sdpa/flash_tile.hpp:224
     iron_frag_fill(v3596, 0.0f);
-    const unsigned int v3597 = static_cast<unsigned int>(v3596.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:217
+    const unsigned int v3597 = static_cast<unsigned int>(v3596.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:225
     const unsigned int v3598 = static_cast<unsigned int>(v3596.row(0, iron_linear_thread() & 31u));
-    const float v3600 = v3522.x[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3600 = v3522.x[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3601 = v3520 - v3600;
     const float v3602 = exp2f(v3601);
     const float v3604 = v293.x[0];
@@ -3120,10 +3120,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
     const float v3607 = v295.x[0];
     const float v3608 = v3607 * v3606;
     const float v3609 = v3608 + v3602;
-    v3596.x[0] = v3609;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.x[0] = v3609;  // kernels/sdpa/flash_tile.hpp:225
     const unsigned int v3610 = static_cast<unsigned int>(v3596.col(1, iron_linear_thread() & 31u));
     const unsigned int v3611 = static_cast<unsigned int>(v3596.row(1, iron_linear_thread() & 31u));
-    const float v3613 = v3522.x[1];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3613 = v3522.x[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3614 = v3520 - v3613;
     const float v3615 = exp2f(v3614);
     const float v3617 = v293.x[1];
@@ -3132,10 +3132,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
     const float v3620 = v295.x[1];
     const float v3621 = v3620 * v3619;
     const float v3622 = v3621 + v3615;
-    v3596.x[1] = v3622;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.x[1] = v3622;  // kernels/sdpa/flash_tile.hpp:225
     const unsigned int v3623 = static_cast<unsigned int>(v3596.col(2, iron_linear_thread() & 31u));
     const unsigned int v3624 = static_cast<unsigned int>(v3596.row(2, iron_linear_thread() & 31u));
-    const float v3626 = v3522.x[2];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3626 = v3522.x[2];  // kernels/sdpa/flash_tile.hpp:226
     const float v3627 = v3520 - v3626;
     const float v3628 = exp2f(v3627);
     const float v3630 = v293.x[2];
@@ -3144,10 +3144,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
     const float v3633 = v295.x[2];
     const float v3634 = v3633 * v3632;
     const float v3635 = v3634 + v3628;
-    v3596.x[2] = v3635;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.x[2] = v3635;  // kernels/sdpa/flash_tile.hpp:225
     const unsigned int v3636 = static_cast<unsigned int>(v3596.col(3, iron_linear_thread() & 31u));
     const unsigned int v3637 = static_cast<unsigned int>(v3596.row(3, iron_linear_thread() & 31u));
-    const float v3639 = v3522.x[3];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3639 = v3522.x[3];  // kernels/sdpa/flash_tile.hpp:226
     const float v3640 = v3520 - v3639;
     const float v3641 = exp2f(v3640);
     const float v3643 = v293.x[3];
@@ -3156,10 +3156,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
     const float v3646 = v295.x[3];
     const float v3647 = v3646 * v3645;
     const float v3648 = v3647 + v3641;
-    v3596.x[3] = v3648;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.x[3] = v3648;  // kernels/sdpa/flash_tile.hpp:225
     const unsigned int v3649 = static_cast<unsigned int>(v3596.col(4, iron_linear_thread() & 31u));
     const unsigned int v3650 = static_cast<unsigned int>(v3596.row(4, iron_linear_thread() & 31u));
-    const float v3652 = v3522.x[4];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3652 = v3522.x[4];  // kernels/sdpa/flash_tile.hpp:226
     const float v3653 = v3520 - v3652;
     const float v3654 = exp2f(v3653);
     const float v3656 = v293.x[4];
@@ -3168,10 +3168,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
     const float v3659 = v295.x[4];
     const float v3660 = v3659 * v3658;
     const float v3661 = v3660 + v3654;
-    v3596.x[4] = v3661;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.x[4] = v3661;  // kernels/sdpa/flash_tile.hpp:225
     const unsigned int v3662 = static_cast<unsigned int>(v3596.col(5, iron_linear_thread() & 31u));
     const unsigned int v3663 = static_cast<unsigned int>(v3596.row(5, iron_linear_thread() & 31u));
-    const float v3665 = v3522.x[5];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3665 = v3522.x[5];  // kernels/sdpa/flash_tile.hpp:226
     const float v3666 = v3520 - v3665;
     const float v3667 = exp2f(v3666);
     const float v3669 = v293.x[5];
@@ -3180,10 +3180,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
     const float v3672 = v295.x[5];
     const float v3673 = v3672 * v3671;
     const float v3674 = v3673 + v3667;
-    v3596.x[5] = v3674;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.x[5] = v3674;  // kernels/sdpa/flash_tile.hpp:225
     const unsigned int v3675 = static_cast<unsigned int>(v3596.col(6, iron_linear_thread() & 31u));
     const unsigned int v3676 = static_cast<unsigned int>(v3596.row(6, iron_linear_thread() & 31u));
-    const float v3678 = v3522.x[6];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3678 = v3522.x[6];  // kernels/sdpa/flash_tile.hpp:226
     const float v3679 = v3520 - v3678;
     const float v3680 = exp2f(v3679);
     const float v3682 = v293.x[6];
@@ -3192,10 +3192,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
     const float v3685 = v295.x[6];
     const float v3686 = v3685 * v3684;
     const float v3687 = v3686 + v3680;
-    v3596.x[6] = v3687;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.x[6] = v3687;  // kernels/sdpa/flash_tile.hpp:225
     const unsigned int v3688 = static_cast<unsigned int>(v3596.col(7, iron_linear_thread() & 31u));
     const unsigned int v3689 = static_cast<unsigned int>(v3596.row(7, iron_linear_thread() & 31u));
-    const float v3691 = v3522.x[7];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3691 = v3522.x[7];  // kernels/sdpa/flash_tile.hpp:226
     const float v3692 = v3520 - v3691;
     const float v3693 = exp2f(v3692);
     const float v3695 = v293.x[7];
@@ -3204,86 +3204,86 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
     const float v3698 = v295.x[7];
     const float v3699 = v3698 * v3697;
     const float v3700 = v3699 + v3693;
-    v3596.x[7] = v3700;  // kernels/sdpa/flash_tile.hpp:217
-    iron_frag<float, 2, 32, 8> v3702;  // kernels/sdpa/flash_tile.hpp:220
+    v3596.x[7] = v3700;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 32, 8> v3702;  // kernels/sdpa/flash_tile.hpp:228
     iron_frag_fill(v3702, 0.0f);
-    const float v3706 = v3596.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3708 = v3522.x[0];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3706 = v3596.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3708 = v3522.x[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3709 = v293.x[0];
     const float v3710 = v3709 - v3708;
     const float v3711 = exp2f(v3710);
     const float v3712 = v3711 / v3706;
     const bool v3714 = v3706 > 0.0f;
     const float v3715 = v3714 ? v3712 : 0.0f;
-    v3702.x[0] = v3715;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3719 = v3596.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3721 = v3522.x[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[0] = v3715;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3719 = v3596.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3721 = v3522.x[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3722 = v293.x[1];
     const float v3723 = v3722 - v3721;
     const float v3724 = exp2f(v3723);
     const float v3725 = v3724 / v3719;
     const bool v3727 = v3719 > 0.0f;
     const float v3728 = v3727 ? v3725 : 0.0f;
-    v3702.x[1] = v3728;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3732 = v3596.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3734 = v3522.x[2];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[1] = v3728;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3732 = v3596.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3734 = v3522.x[2];  // kernels/sdpa/flash_tile.hpp:231
     const float v3735 = v293.x[2];
     const float v3736 = v3735 - v3734;
     const float v3737 = exp2f(v3736);
     const float v3738 = v3737 / v3732;
     const bool v3740 = v3732 > 0.0f;
     const float v3741 = v3740 ? v3738 : 0.0f;
-    v3702.x[2] = v3741;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3745 = v3596.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3747 = v3522.x[3];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[2] = v3741;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3745 = v3596.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3747 = v3522.x[3];  // kernels/sdpa/flash_tile.hpp:231
     const float v3748 = v293.x[3];
     const float v3749 = v3748 - v3747;
     const float v3750 = exp2f(v3749);
     const float v3751 = v3750 / v3745;
     const bool v3753 = v3745 > 0.0f;
     const float v3754 = v3753 ? v3751 : 0.0f;
-    v3702.x[3] = v3754;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3758 = v3596.x[4];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3760 = v3522.x[4];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[3] = v3754;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3758 = v3596.x[4];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3760 = v3522.x[4];  // kernels/sdpa/flash_tile.hpp:231
     const float v3761 = v293.x[4];
     const float v3762 = v3761 - v3760;
     const float v3763 = exp2f(v3762);
     const float v3764 = v3763 / v3758;
     const bool v3766 = v3758 > 0.0f;
     const float v3767 = v3766 ? v3764 : 0.0f;
-    v3702.x[4] = v3767;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3771 = v3596.x[5];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3773 = v3522.x[5];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[4] = v3767;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3771 = v3596.x[5];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3773 = v3522.x[5];  // kernels/sdpa/flash_tile.hpp:231
     const float v3774 = v293.x[5];
     const float v3775 = v3774 - v3773;
     const float v3776 = exp2f(v3775);
     const float v3777 = v3776 / v3771;
     const bool v3779 = v3771 > 0.0f;
     const float v3780 = v3779 ? v3777 : 0.0f;
-    v3702.x[5] = v3780;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3784 = v3596.x[6];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3786 = v3522.x[6];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[5] = v3780;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3784 = v3596.x[6];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3786 = v3522.x[6];  // kernels/sdpa/flash_tile.hpp:231
     const float v3787 = v293.x[6];
     const float v3788 = v3787 - v3786;
     const float v3789 = exp2f(v3788);
     const float v3790 = v3789 / v3784;
     const bool v3792 = v3784 > 0.0f;
     const float v3793 = v3792 ? v3790 : 0.0f;
-    v3702.x[6] = v3793;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3797 = v3596.x[7];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3799 = v3522.x[7];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.x[6] = v3793;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3797 = v3596.x[7];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3799 = v3522.x[7];  // kernels/sdpa/flash_tile.hpp:231
     const float v3800 = v293.x[7];
     const float v3801 = v3800 - v3799;
     const float v3802 = exp2f(v3801);
     const float v3803 = v3802 / v3797;
     const bool v3805 = v3797 > 0.0f;
     const float v3806 = v3805 ? v3803 : 0.0f;
-    v3702.x[7] = v3806;  // kernels/sdpa/flash_tile.hpp:221
-    const unsigned int v3808 = v43 + v8053;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3809 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    v3702.x[7] = v3806;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v3808 = v43 + v8053;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3809 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3810 = v297.x[0];
     const float v3811 = v3810 * v3809;
-    const bool v3812 = v3808 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3812 = v3808 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3812) {
       const iron_bf16 v3816 = iron_f32_to_bf16(v3811);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3818 = v11 + v3808;
@@ -3293,11 +3293,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v3822 = v3821 + v8052;
       out[v3822] = v3816;
     }
-    const unsigned int v3824 = v43 + v8058;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3825 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3824 = v43 + v8058;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3825 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3826 = v297.x[1];
     const float v3827 = v3826 * v3825;
-    const bool v3828 = v3824 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3828 = v3824 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3828) {
       const iron_bf16 v3832 = iron_f32_to_bf16(v3827);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3834 = v11 + v3824;
@@ -3307,11 +3307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v3838 = v3837 + v8057;
       out[v3838] = v3832;
     }
-    const unsigned int v3840 = v43 + v8063;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3841 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3840 = v43 + v8063;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3841 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3842 = v297.x[2];
     const float v3843 = v3842 * v3841;
-    const bool v3844 = v3840 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3844 = v3840 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3844) {
       const iron_bf16 v3848 = iron_f32_to_bf16(v3843);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3850 = v11 + v3840;
@@ -3321,11 +3321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v3854 = v3853 + v8062;
       out[v3854] = v3848;
     }
-    const unsigned int v3856 = v43 + v8068;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3857 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3856 = v43 + v8068;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3857 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3858 = v297.x[3];
     const float v3859 = v3858 * v3857;
-    const bool v3860 = v3856 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3860 = v3856 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3860) {
       const iron_bf16 v3864 = iron_f32_to_bf16(v3859);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3866 = v11 + v3856;
@@ -3335,11 +3335,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v3870 = v3869 + v8067;
       out[v3870] = v3864;
     }
-    const unsigned int v3872 = v43 + v8073;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3873 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3872 = v43 + v8073;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3873 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3874 = v297.x[4];
     const float v3875 = v3874 * v3873;
-    const bool v3876 = v3872 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3876 = v3872 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3876) {
       const iron_bf16 v3880 = iron_f32_to_bf16(v3875);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3882 = v11 + v3872;
@@ -3349,11 +3349,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v3886 = v3885 + v8072;
       out[v3886] = v3880;
     }
-    const unsigned int v3888 = v43 + v8078;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3889 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3888 = v43 + v8078;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3889 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3890 = v297.x[5];
     const float v3891 = v3890 * v3889;
-    const bool v3892 = v3888 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3892 = v3888 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3892) {
       const iron_bf16 v3896 = iron_f32_to_bf16(v3891);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3898 = v11 + v3888;
@@ -3363,11 +3363,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v3902 = v3901 + v8077;
       out[v3902] = v3896;
     }
-    const unsigned int v3904 = v43 + v8083;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3905 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3904 = v43 + v8083;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3905 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3906 = v297.x[6];
     const float v3907 = v3906 * v3905;
-    const bool v3908 = v3904 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3908 = v3904 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3908) {
       const iron_bf16 v3912 = iron_f32_to_bf16(v3907);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3914 = v11 + v3904;
@@ -3377,11 +3377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v3918 = v3917 + v8082;
       out[v3918] = v3912;
     }
-    const unsigned int v3920 = v43 + v8088;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3921 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3920 = v43 + v8088;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3921 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3922 = v297.x[7];
     const float v3923 = v3922 * v3921;
-    const bool v3924 = v3920 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3924 = v3920 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3924) {
       const iron_bf16 v3928 = iron_f32_to_bf16(v3923);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3930 = v11 + v3920;
@@ -3391,11 +3391,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v3934 = v3933 + v8087;
       out[v3934] = v3928;
     }
-    const unsigned int v3936 = v43 + v8093;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3937 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3936 = v43 + v8093;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3937 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3938 = v297.x[8];
     const float v3939 = v3938 * v3937;
-    const bool v3940 = v3936 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3940 = v3936 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3940) {
       const iron_bf16 v3944 = iron_f32_to_bf16(v3939);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3946 = v11 + v3936;
@@ -3405,11 +3405,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v3950 = v3949 + v8092;
       out[v3950] = v3944;
     }
-    const unsigned int v3952 = v43 + v8098;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3953 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3952 = v43 + v8098;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3953 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3954 = v297.x[9];
     const float v3955 = v3954 * v3953;
-    const bool v3956 = v3952 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3956 = v3952 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3956) {
       const iron_bf16 v3960 = iron_f32_to_bf16(v3955);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3962 = v11 + v3952;
@@ -3419,11 +3419,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v3966 = v3965 + v8097;
       out[v3966] = v3960;
     }
-    const unsigned int v3968 = v43 + v8103;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3969 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3968 = v43 + v8103;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3969 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3970 = v297.x[10];
     const float v3971 = v3970 * v3969;
-    const bool v3972 = v3968 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3972 = v3968 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3972) {
       const iron_bf16 v3976 = iron_f32_to_bf16(v3971);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3978 = v11 + v3968;
@@ -3433,11 +3433,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v3982 = v3981 + v8102;
       out[v3982] = v3976;
     }
-    const unsigned int v3984 = v43 + v8108;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3985 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3984 = v43 + v8108;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3985 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3986 = v297.x[11];
     const float v3987 = v3986 * v3985;
-    const bool v3988 = v3984 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3988 = v3984 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3988) {
       const iron_bf16 v3992 = iron_f32_to_bf16(v3987);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3994 = v11 + v3984;
@@ -3447,11 +3447,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v3998 = v3997 + v8107;
       out[v3998] = v3992;
     }
-    const unsigned int v4000 = v43 + v8113;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4001 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4000 = v43 + v8113;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4001 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4002 = v297.x[12];
     const float v4003 = v4002 * v4001;
-    const bool v4004 = v4000 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4004 = v4000 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4004) {
       const iron_bf16 v4008 = iron_f32_to_bf16(v4003);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4010 = v11 + v4000;
@@ -3461,11 +3461,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4014 = v4013 + v8112;
       out[v4014] = v4008;
     }
-    const unsigned int v4016 = v43 + v8118;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4017 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4016 = v43 + v8118;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4017 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4018 = v297.x[13];
     const float v4019 = v4018 * v4017;
-    const bool v4020 = v4016 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4020 = v4016 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4020) {
       const iron_bf16 v4024 = iron_f32_to_bf16(v4019);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4026 = v11 + v4016;
@@ -3475,11 +3475,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4030 = v4029 + v8117;
       out[v4030] = v4024;
     }
-    const unsigned int v4032 = v43 + v8123;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4033 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4032 = v43 + v8123;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4033 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4034 = v297.x[14];
     const float v4035 = v4034 * v4033;
-    const bool v4036 = v4032 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4036 = v4032 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4036) {
       const iron_bf16 v4040 = iron_f32_to_bf16(v4035);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4042 = v11 + v4032;
@@ -3489,11 +3489,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4046 = v4045 + v8122;
       out[v4046] = v4040;
     }
-    const unsigned int v4048 = v43 + v8128;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4049 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4048 = v43 + v8128;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4049 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4050 = v297.x[15];
     const float v4051 = v4050 * v4049;
-    const bool v4052 = v4048 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4052 = v4048 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4052) {
       const iron_bf16 v4056 = iron_f32_to_bf16(v4051);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4058 = v11 + v4048;
@@ -3503,11 +3503,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4062 = v4061 + v8127;
       out[v4062] = v4056;
     }
-    const unsigned int v4064 = v43 + v8133;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4065 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4064 = v43 + v8133;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4065 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4066 = v297.x[16];
     const float v4067 = v4066 * v4065;
-    const bool v4068 = v4064 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4068 = v4064 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4068) {
       const iron_bf16 v4072 = iron_f32_to_bf16(v4067);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4074 = v11 + v4064;
@@ -3517,11 +3517,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4078 = v4077 + v8132;
       out[v4078] = v4072;
     }
-    const unsigned int v4080 = v43 + v8138;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4081 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4080 = v43 + v8138;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4081 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4082 = v297.x[17];
     const float v4083 = v4082 * v4081;
-    const bool v4084 = v4080 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4084 = v4080 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4084) {
       const iron_bf16 v4088 = iron_f32_to_bf16(v4083);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4090 = v11 + v4080;
@@ -3531,11 +3531,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4094 = v4093 + v8137;
       out[v4094] = v4088;
     }
-    const unsigned int v4096 = v43 + v8143;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4097 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4096 = v43 + v8143;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4097 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4098 = v297.x[18];
     const float v4099 = v4098 * v4097;
-    const bool v4100 = v4096 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4100 = v4096 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4100) {
       const iron_bf16 v4104 = iron_f32_to_bf16(v4099);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4106 = v11 + v4096;
@@ -3545,11 +3545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4110 = v4109 + v8142;
       out[v4110] = v4104;
     }
-    const unsigned int v4112 = v43 + v8148;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4113 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4112 = v43 + v8148;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4113 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4114 = v297.x[19];
     const float v4115 = v4114 * v4113;
-    const bool v4116 = v4112 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4116 = v4112 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4116) {
       const iron_bf16 v4120 = iron_f32_to_bf16(v4115);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4122 = v11 + v4112;
@@ -3559,11 +3559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4126 = v4125 + v8147;
       out[v4126] = v4120;
     }
-    const unsigned int v4128 = v43 + v8153;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4129 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4128 = v43 + v8153;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4129 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4130 = v297.x[20];
     const float v4131 = v4130 * v4129;
-    const bool v4132 = v4128 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4132 = v4128 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4132) {
       const iron_bf16 v4136 = iron_f32_to_bf16(v4131);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4138 = v11 + v4128;
@@ -3573,11 +3573,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4142 = v4141 + v8152;
       out[v4142] = v4136;
     }
-    const unsigned int v4144 = v43 + v8158;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4145 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4144 = v43 + v8158;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4145 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4146 = v297.x[21];
     const float v4147 = v4146 * v4145;
-    const bool v4148 = v4144 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4148 = v4144 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4148) {
       const iron_bf16 v4152 = iron_f32_to_bf16(v4147);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4154 = v11 + v4144;
@@ -3587,11 +3587,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4158 = v4157 + v8157;
       out[v4158] = v4152;
     }
-    const unsigned int v4160 = v43 + v8163;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4161 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4160 = v43 + v8163;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4161 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4162 = v297.x[22];
     const float v4163 = v4162 * v4161;
-    const bool v4164 = v4160 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4164 = v4160 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4164) {
       const iron_bf16 v4168 = iron_f32_to_bf16(v4163);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4170 = v11 + v4160;
@@ -3601,11 +3601,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4174 = v4173 + v8162;
       out[v4174] = v4168;
     }
-    const unsigned int v4176 = v43 + v8168;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4177 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4176 = v43 + v8168;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4177 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4178 = v297.x[23];
     const float v4179 = v4178 * v4177;
-    const bool v4180 = v4176 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4180 = v4176 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4180) {
       const iron_bf16 v4184 = iron_f32_to_bf16(v4179);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4186 = v11 + v4176;
@@ -3615,11 +3615,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4190 = v4189 + v8167;
       out[v4190] = v4184;
     }
-    const unsigned int v4192 = v43 + v8173;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4193 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4192 = v43 + v8173;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4193 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4194 = v297.x[24];
     const float v4195 = v4194 * v4193;
-    const bool v4196 = v4192 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4196 = v4192 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4196) {
       const iron_bf16 v4200 = iron_f32_to_bf16(v4195);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4202 = v11 + v4192;
@@ -3629,11 +3629,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4206 = v4205 + v8172;
       out[v4206] = v4200;
     }
-    const unsigned int v4208 = v43 + v8178;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4209 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4208 = v43 + v8178;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4209 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4210 = v297.x[25];
     const float v4211 = v4210 * v4209;
-    const bool v4212 = v4208 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4212 = v4208 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4212) {
       const iron_bf16 v4216 = iron_f32_to_bf16(v4211);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4218 = v11 + v4208;
@@ -3643,11 +3643,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4222 = v4221 + v8177;
       out[v4222] = v4216;
     }
-    const unsigned int v4224 = v43 + v8183;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4225 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4224 = v43 + v8183;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4225 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4226 = v297.x[26];
     const float v4227 = v4226 * v4225;
-    const bool v4228 = v4224 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4228 = v4224 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4228) {
       const iron_bf16 v4232 = iron_f32_to_bf16(v4227);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4234 = v11 + v4224;
@@ -3657,11 +3657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4238 = v4237 + v8182;
       out[v4238] = v4232;
     }
-    const unsigned int v4240 = v43 + v8188;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4241 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4240 = v43 + v8188;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4241 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4242 = v297.x[27];
     const float v4243 = v4242 * v4241;
-    const bool v4244 = v4240 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4244 = v4240 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4244) {
       const iron_bf16 v4248 = iron_f32_to_bf16(v4243);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4250 = v11 + v4240;
@@ -3671,11 +3671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4254 = v4253 + v8187;
       out[v4254] = v4248;
     }
-    const unsigned int v4256 = v43 + v8193;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4257 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4256 = v43 + v8193;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4257 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4258 = v297.x[28];
     const float v4259 = v4258 * v4257;
-    const bool v4260 = v4256 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4260 = v4256 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4260) {
       const iron_bf16 v4264 = iron_f32_to_bf16(v4259);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4266 = v11 + v4256;
@@ -3685,11 +3685,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4270 = v4269 + v8192;
       out[v4270] = v4264;
     }
-    const unsigned int v4272 = v43 + v8198;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4273 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4272 = v43 + v8198;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4273 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4274 = v297.x[29];
     const float v4275 = v4274 * v4273;
-    const bool v4276 = v4272 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4276 = v4272 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4276) {
       const iron_bf16 v4280 = iron_f32_to_bf16(v4275);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4282 = v11 + v4272;
@@ -3699,11 +3699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4286 = v4285 + v8197;
       out[v4286] = v4280;
     }
-    const unsigned int v4288 = v43 + v8203;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4289 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4288 = v43 + v8203;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4289 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4290 = v297.x[30];
     const float v4291 = v4290 * v4289;
-    const bool v4292 = v4288 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4292 = v4288 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4292) {
       const iron_bf16 v4296 = iron_f32_to_bf16(v4291);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4298 = v11 + v4288;
@@ -3713,11 +3713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4302 = v4301 + v8202;
       out[v4302] = v4296;
     }
-    const unsigned int v4304 = v43 + v8208;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4305 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4304 = v43 + v8208;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4305 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4306 = v297.x[31];
     const float v4307 = v4306 * v4305;
-    const bool v4308 = v4304 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4308 = v4304 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4308) {
       const iron_bf16 v4312 = iron_f32_to_bf16(v4307);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4314 = v11 + v4304;
@@ -3727,11 +3727,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4318 = v4317 + v8207;
       out[v4318] = v4312;
     }
-    const unsigned int v4320 = v43 + v8213;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4321 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4320 = v43 + v8213;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4321 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4322 = v299.x[0];
     const float v4323 = v4322 * v4321;
-    const bool v4324 = v4320 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4324 = v4320 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4324) {
       const unsigned int v4327 = 32u + v8212;
       const iron_bf16 v4328 = iron_f32_to_bf16(v4323);  // kernels/sdpa/prefill.cpp:98
@@ -3742,11 +3742,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4334 = v4333 + v4327;
       out[v4334] = v4328;
     }
-    const unsigned int v4336 = v43 + v8218;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4337 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4336 = v43 + v8218;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4337 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4338 = v299.x[1];
     const float v4339 = v4338 * v4337;
-    const bool v4340 = v4336 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4340 = v4336 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4340) {
       const unsigned int v4343 = 32u + v8217;
       const iron_bf16 v4344 = iron_f32_to_bf16(v4339);  // kernels/sdpa/prefill.cpp:98
@@ -3757,11 +3757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4350 = v4349 + v4343;
       out[v4350] = v4344;
     }
-    const unsigned int v4352 = v43 + v8223;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4353 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4352 = v43 + v8223;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4353 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4354 = v299.x[2];
     const float v4355 = v4354 * v4353;
-    const bool v4356 = v4352 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4356 = v4352 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4356) {
       const unsigned int v4359 = 32u + v8222;
       const iron_bf16 v4360 = iron_f32_to_bf16(v4355);  // kernels/sdpa/prefill.cpp:98
@@ -3772,11 +3772,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4366 = v4365 + v4359;
       out[v4366] = v4360;
     }
-    const unsigned int v4368 = v43 + v8228;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4369 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4368 = v43 + v8228;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4369 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4370 = v299.x[3];
     const float v4371 = v4370 * v4369;
-    const bool v4372 = v4368 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4372 = v4368 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4372) {
       const unsigned int v4375 = 32u + v8227;
       const iron_bf16 v4376 = iron_f32_to_bf16(v4371);  // kernels/sdpa/prefill.cpp:98
@@ -3787,11 +3787,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4382 = v4381 + v4375;
       out[v4382] = v4376;
     }
-    const unsigned int v4384 = v43 + v8233;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4385 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4384 = v43 + v8233;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4385 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4386 = v299.x[4];
     const float v4387 = v4386 * v4385;
-    const bool v4388 = v4384 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4388 = v4384 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4388) {
       const unsigned int v4391 = 32u + v8232;
       const iron_bf16 v4392 = iron_f32_to_bf16(v4387);  // kernels/sdpa/prefill.cpp:98
@@ -3802,11 +3802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4398 = v4397 + v4391;
       out[v4398] = v4392;
     }
-    const unsigned int v4400 = v43 + v8238;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4401 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4400 = v43 + v8238;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4401 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4402 = v299.x[5];
     const float v4403 = v4402 * v4401;
-    const bool v4404 = v4400 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4404 = v4400 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4404) {
       const unsigned int v4407 = 32u + v8237;
       const iron_bf16 v4408 = iron_f32_to_bf16(v4403);  // kernels/sdpa/prefill.cpp:98
@@ -3817,11 +3817,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4414 = v4413 + v4407;
       out[v4414] = v4408;
     }
-    const unsigned int v4416 = v43 + v8243;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4417 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4416 = v43 + v8243;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4417 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4418 = v299.x[6];
     const float v4419 = v4418 * v4417;
-    const bool v4420 = v4416 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4420 = v4416 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4420) {
       const unsigned int v4423 = 32u + v8242;
       const iron_bf16 v4424 = iron_f32_to_bf16(v4419);  // kernels/sdpa/prefill.cpp:98
@@ -3832,11 +3832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4430 = v4429 + v4423;
       out[v4430] = v4424;
     }
-    const unsigned int v4432 = v43 + v8248;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4433 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4432 = v43 + v8248;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4433 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4434 = v299.x[7];
     const float v4435 = v4434 * v4433;
-    const bool v4436 = v4432 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4436 = v4432 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4436) {
       const unsigned int v4439 = 32u + v8247;
       const iron_bf16 v4440 = iron_f32_to_bf16(v4435);  // kernels/sdpa/prefill.cpp:98
@@ -3847,11 +3847,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4446 = v4445 + v4439;
       out[v4446] = v4440;
     }
-    const unsigned int v4448 = v43 + v8253;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4449 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4448 = v43 + v8253;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4449 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4450 = v299.x[8];
     const float v4451 = v4450 * v4449;
-    const bool v4452 = v4448 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4452 = v4448 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4452) {
       const unsigned int v4455 = 32u + v8252;
       const iron_bf16 v4456 = iron_f32_to_bf16(v4451);  // kernels/sdpa/prefill.cpp:98
@@ -3862,11 +3862,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4462 = v4461 + v4455;
       out[v4462] = v4456;
     }
-    const unsigned int v4464 = v43 + v8258;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4465 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4464 = v43 + v8258;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4465 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4466 = v299.x[9];
     const float v4467 = v4466 * v4465;
-    const bool v4468 = v4464 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4468 = v4464 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4468) {
       const unsigned int v4471 = 32u + v8257;
       const iron_bf16 v4472 = iron_f32_to_bf16(v4467);  // kernels/sdpa/prefill.cpp:98
@@ -3877,11 +3877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4478 = v4477 + v4471;
       out[v4478] = v4472;
     }
-    const unsigned int v4480 = v43 + v8263;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4481 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4480 = v43 + v8263;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4481 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4482 = v299.x[10];
     const float v4483 = v4482 * v4481;
-    const bool v4484 = v4480 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4484 = v4480 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4484) {
       const unsigned int v4487 = 32u + v8262;
       const iron_bf16 v4488 = iron_f32_to_bf16(v4483);  // kernels/sdpa/prefill.cpp:98
@@ -3892,11 +3892,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4494 = v4493 + v4487;
       out[v4494] = v4488;
     }
-    const unsigned int v4496 = v43 + v8268;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4497 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4496 = v43 + v8268;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4497 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4498 = v299.x[11];
     const float v4499 = v4498 * v4497;
-    const bool v4500 = v4496 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4500 = v4496 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4500) {
       const unsigned int v4503 = 32u + v8267;
       const iron_bf16 v4504 = iron_f32_to_bf16(v4499);  // kernels/sdpa/prefill.cpp:98
@@ -3907,11 +3907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4510 = v4509 + v4503;
       out[v4510] = v4504;
     }
-    const unsigned int v4512 = v43 + v8273;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4513 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4512 = v43 + v8273;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4513 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4514 = v299.x[12];
     const float v4515 = v4514 * v4513;
-    const bool v4516 = v4512 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4516 = v4512 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4516) {
       const unsigned int v4519 = 32u + v8272;
       const iron_bf16 v4520 = iron_f32_to_bf16(v4515);  // kernels/sdpa/prefill.cpp:98
@@ -3922,11 +3922,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4526 = v4525 + v4519;
       out[v4526] = v4520;
     }
-    const unsigned int v4528 = v43 + v8278;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4529 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4528 = v43 + v8278;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4529 = v3702.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4530 = v299.x[13];
     const float v4531 = v4530 * v4529;
-    const bool v4532 = v4528 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4532 = v4528 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4532) {
       const unsigned int v4535 = 32u + v8277;
       const iron_bf16 v4536 = iron_f32_to_bf16(v4531);  // kernels/sdpa/prefill.cpp:98
@@ -3937,11 +3937,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4542 = v4541 + v4535;
       out[v4542] = v4536;
     }
-    const unsigned int v4544 = v43 + v8283;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4545 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4544 = v43 + v8283;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4545 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4546 = v299.x[14];
     const float v4547 = v4546 * v4545;
-    const bool v4548 = v4544 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4548 = v4544 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4548) {
       const unsigned int v4551 = 32u + v8282;
       const iron_bf16 v4552 = iron_f32_to_bf16(v4547);  // kernels/sdpa/prefill.cpp:98
@@ -3952,11 +3952,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4558 = v4557 + v4551;
       out[v4558] = v4552;
     }
-    const unsigned int v4560 = v43 + v8288;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4561 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4560 = v43 + v8288;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4561 = v3702.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4562 = v299.x[15];
     const float v4563 = v4562 * v4561;
-    const bool v4564 = v4560 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4564 = v4560 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4564) {
       const unsigned int v4567 = 32u + v8287;
       const iron_bf16 v4568 = iron_f32_to_bf16(v4563);  // kernels/sdpa/prefill.cpp:98
@@ -3967,11 +3967,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4574 = v4573 + v4567;
       out[v4574] = v4568;
     }
-    const unsigned int v4576 = v43 + v8293;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4577 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4576 = v43 + v8293;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4577 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4578 = v299.x[16];
     const float v4579 = v4578 * v4577;
-    const bool v4580 = v4576 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4580 = v4576 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4580) {
       const unsigned int v4583 = 32u + v8292;
       const iron_bf16 v4584 = iron_f32_to_bf16(v4579);  // kernels/sdpa/prefill.cpp:98
@@ -3982,11 +3982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4590 = v4589 + v4583;
       out[v4590] = v4584;
     }
-    const unsigned int v4592 = v43 + v8298;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4593 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4592 = v43 + v8298;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4593 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4594 = v299.x[17];
     const float v4595 = v4594 * v4593;
-    const bool v4596 = v4592 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4596 = v4592 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4596) {
       const unsigned int v4599 = 32u + v8297;
       const iron_bf16 v4600 = iron_f32_to_bf16(v4595);  // kernels/sdpa/prefill.cpp:98
@@ -3997,11 +3997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4606 = v4605 + v4599;
       out[v4606] = v4600;
     }
-    const unsigned int v4608 = v43 + v8303;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4609 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4608 = v43 + v8303;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4609 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4610 = v299.x[18];
     const float v4611 = v4610 * v4609;
-    const bool v4612 = v4608 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4612 = v4608 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4612) {
       const unsigned int v4615 = 32u + v8302;
       const iron_bf16 v4616 = iron_f32_to_bf16(v4611);  // kernels/sdpa/prefill.cpp:98
@@ -4012,11 +4012,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4622 = v4621 + v4615;
       out[v4622] = v4616;
     }
-    const unsigned int v4624 = v43 + v8308;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4625 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4624 = v43 + v8308;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4625 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4626 = v299.x[19];
     const float v4627 = v4626 * v4625;
-    const bool v4628 = v4624 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4628 = v4624 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4628) {
       const unsigned int v4631 = 32u + v8307;
       const iron_bf16 v4632 = iron_f32_to_bf16(v4627);  // kernels/sdpa/prefill.cpp:98
@@ -4027,11 +4027,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4638 = v4637 + v4631;
       out[v4638] = v4632;
     }
-    const unsigned int v4640 = v43 + v8313;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4641 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4640 = v43 + v8313;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4641 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4642 = v299.x[20];
     const float v4643 = v4642 * v4641;
-    const bool v4644 = v4640 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4644 = v4640 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4644) {
       const unsigned int v4647 = 32u + v8312;
       const iron_bf16 v4648 = iron_f32_to_bf16(v4643);  // kernels/sdpa/prefill.cpp:98
@@ -4042,11 +4042,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4654 = v4653 + v4647;
       out[v4654] = v4648;
     }
-    const unsigned int v4656 = v43 + v8318;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4657 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4656 = v43 + v8318;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4657 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4658 = v299.x[21];
     const float v4659 = v4658 * v4657;
-    const bool v4660 = v4656 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4660 = v4656 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4660) {
       const unsigned int v4663 = 32u + v8317;
       const iron_bf16 v4664 = iron_f32_to_bf16(v4659);  // kernels/sdpa/prefill.cpp:98
@@ -4057,11 +4057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4670 = v4669 + v4663;
       out[v4670] = v4664;
     }
-    const unsigned int v4672 = v43 + v8323;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4673 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4672 = v43 + v8323;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4673 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4674 = v299.x[22];
     const float v4675 = v4674 * v4673;
-    const bool v4676 = v4672 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4676 = v4672 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4676) {
       const unsigned int v4679 = 32u + v8322;
       const iron_bf16 v4680 = iron_f32_to_bf16(v4675);  // kernels/sdpa/prefill.cpp:98
@@ -4072,11 +4072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4686 = v4685 + v4679;
       out[v4686] = v4680;
     }
-    const unsigned int v4688 = v43 + v8328;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4689 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4688 = v43 + v8328;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4689 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4690 = v299.x[23];
     const float v4691 = v4690 * v4689;
-    const bool v4692 = v4688 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4692 = v4688 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4692) {
       const unsigned int v4695 = 32u + v8327;
       const iron_bf16 v4696 = iron_f32_to_bf16(v4691);  // kernels/sdpa/prefill.cpp:98
@@ -4087,11 +4087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4702 = v4701 + v4695;
       out[v4702] = v4696;
     }
-    const unsigned int v4704 = v43 + v8333;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4705 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4704 = v43 + v8333;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4705 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4706 = v299.x[24];
     const float v4707 = v4706 * v4705;
-    const bool v4708 = v4704 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4708 = v4704 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4708) {
       const unsigned int v4711 = 32u + v8332;
       const iron_bf16 v4712 = iron_f32_to_bf16(v4707);  // kernels/sdpa/prefill.cpp:98
@@ -4102,11 +4102,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4718 = v4717 + v4711;
       out[v4718] = v4712;
     }
-    const unsigned int v4720 = v43 + v8338;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4721 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4720 = v43 + v8338;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4721 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4722 = v299.x[25];
     const float v4723 = v4722 * v4721;
-    const bool v4724 = v4720 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4724 = v4720 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4724) {
       const unsigned int v4727 = 32u + v8337;
       const iron_bf16 v4728 = iron_f32_to_bf16(v4723);  // kernels/sdpa/prefill.cpp:98
@@ -4117,11 +4117,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4734 = v4733 + v4727;
       out[v4734] = v4728;
     }
-    const unsigned int v4736 = v43 + v8343;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4737 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4736 = v43 + v8343;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4737 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4738 = v299.x[26];
     const float v4739 = v4738 * v4737;
-    const bool v4740 = v4736 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4740 = v4736 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4740) {
       const unsigned int v4743 = 32u + v8342;
       const iron_bf16 v4744 = iron_f32_to_bf16(v4739);  // kernels/sdpa/prefill.cpp:98
@@ -4132,11 +4132,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4750 = v4749 + v4743;
       out[v4750] = v4744;
     }
-    const unsigned int v4752 = v43 + v8348;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4753 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4752 = v43 + v8348;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4753 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4754 = v299.x[27];
     const float v4755 = v4754 * v4753;
-    const bool v4756 = v4752 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4756 = v4752 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4756) {
       const unsigned int v4759 = 32u + v8347;
       const iron_bf16 v4760 = iron_f32_to_bf16(v4755);  // kernels/sdpa/prefill.cpp:98
@@ -4147,11 +4147,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4766 = v4765 + v4759;
       out[v4766] = v4760;
     }
-    const unsigned int v4768 = v43 + v8353;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4769 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4768 = v43 + v8353;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4769 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4770 = v299.x[28];
     const float v4771 = v4770 * v4769;
-    const bool v4772 = v4768 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4772 = v4768 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4772) {
       const unsigned int v4775 = 32u + v8352;
       const iron_bf16 v4776 = iron_f32_to_bf16(v4771);  // kernels/sdpa/prefill.cpp:98
@@ -4162,11 +4162,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4782 = v4781 + v4775;
       out[v4782] = v4776;
     }
-    const unsigned int v4784 = v43 + v8358;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4785 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4784 = v43 + v8358;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4785 = v3702.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4786 = v299.x[29];
     const float v4787 = v4786 * v4785;
-    const bool v4788 = v4784 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4788 = v4784 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4788) {
       const unsigned int v4791 = 32u + v8357;
       const iron_bf16 v4792 = iron_f32_to_bf16(v4787);  // kernels/sdpa/prefill.cpp:98
@@ -4177,11 +4177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4798 = v4797 + v4791;
       out[v4798] = v4792;
     }
-    const unsigned int v4800 = v43 + v8363;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4801 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4800 = v43 + v8363;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4801 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4802 = v299.x[30];
     const float v4803 = v4802 * v4801;
-    const bool v4804 = v4800 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4804 = v4800 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4804) {
       const unsigned int v4807 = 32u + v8362;
       const iron_bf16 v4808 = iron_f32_to_bf16(v4803);  // kernels/sdpa/prefill.cpp:98
@@ -4192,11 +4192,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4814 = v4813 + v4807;
       out[v4814] = v4808;
     }
-    const unsigned int v4816 = v43 + v8368;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4817 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4816 = v43 + v8368;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4817 = v3702.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4818 = v299.x[31];
     const float v4819 = v4818 * v4817;
-    const bool v4820 = v4816 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4820 = v4816 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4820) {
       const unsigned int v4823 = 32u + v8367;
       const iron_bf16 v4824 = iron_f32_to_bf16(v4819);  // kernels/sdpa/prefill.cpp:98
@@ -4207,13 +4207,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4830 = v4829 + v4823;
       out[v4830] = v4824;
     }
-    const unsigned int v4832 = v43 + v3598;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4834 = v3522.x[0];  // kernels/sdpa/flash_tile.hpp:235
+    const unsigned int v4832 = v43 + v3598;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4834 = v3522.x[0];  // kernels/sdpa/flash_tile.hpp:243
     const float v4835 = v3596.x[0];
     const float v4836 = log2f(v4835);
     const float v4837 = v4836 + v4834;
     const float v4838 = v4837 * 0.6931472f;
-    const bool v4841 = v3597 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4841 = v3597 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4842 = v4832 < v18;
     const bool v4843 = v4841 && v4842;
     if (v4843) {
@@ -4222,13 +4222,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4846 = v4845 + v4832;
       lse[v4846] = v4838;
     }
-    const unsigned int v4848 = v43 + v3611;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4850 = v3522.x[1];  // kernels/sdpa/flash_tile.hpp:235
+    const unsigned int v4848 = v43 + v3611;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4850 = v3522.x[1];  // kernels/sdpa/flash_tile.hpp:243
     const float v4851 = v3596.x[1];
     const float v4852 = log2f(v4851);
     const float v4853 = v4852 + v4850;
     const float v4854 = v4853 * 0.6931472f;
-    const bool v4857 = v3610 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4857 = v3610 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4858 = v4848 < v18;
     const bool v4859 = v4857 && v4858;
     if (v4859) {
@@ -4237,13 +4237,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4862 = v4861 + v4848;
       lse[v4862] = v4854;
     }
-    const unsigned int v4864 = v43 + v3624;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4866 = v3522.x[2];  // kernels/sdpa/flash_tile.hpp:235
+    const unsigned int v4864 = v43 + v3624;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4866 = v3522.x[2];  // kernels/sdpa/flash_tile.hpp:243
     const float v4867 = v3596.x[2];
     const float v4868 = log2f(v4867);
     const float v4869 = v4868 + v4866;
     const float v4870 = v4869 * 0.6931472f;
-    const bool v4873 = v3623 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4873 = v3623 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4874 = v4864 < v18;
     const bool v4875 = v4873 && v4874;
     if (v4875) {
@@ -4252,13 +4252,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4878 = v4877 + v4864;
       lse[v4878] = v4870;
     }
-    const unsigned int v4880 = v43 + v3637;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4882 = v3522.x[3];  // kernels/sdpa/flash_tile.hpp:235
+    const unsigned int v4880 = v43 + v3637;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4882 = v3522.x[3];  // kernels/sdpa/flash_tile.hpp:243
     const float v4883 = v3596.x[3];
     const float v4884 = log2f(v4883);
     const float v4885 = v4884 + v4882;
     const float v4886 = v4885 * 0.6931472f;
-    const bool v4889 = v3636 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4889 = v3636 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4890 = v4880 < v18;
     const bool v4891 = v4889 && v4890;
     if (v4891) {
@@ -4267,13 +4267,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4894 = v4893 + v4880;
       lse[v4894] = v4886;
     }
-    const unsigned int v4896 = v43 + v3650;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4898 = v3522.x[4];  // kernels/sdpa/flash_tile.hpp:235
+    const unsigned int v4896 = v43 + v3650;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4898 = v3522.x[4];  // kernels/sdpa/flash_tile.hpp:243
     const float v4899 = v3596.x[4];
     const float v4900 = log2f(v4899);
     const float v4901 = v4900 + v4898;
     const float v4902 = v4901 * 0.6931472f;
-    const bool v4905 = v3649 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4905 = v3649 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4906 = v4896 < v18;
     const bool v4907 = v4905 && v4906;
     if (v4907) {
@@ -4282,13 +4282,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4910 = v4909 + v4896;
       lse[v4910] = v4902;
     }
-    const unsigned int v4912 = v43 + v3663;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4914 = v3522.x[5];  // kernels/sdpa/flash_tile.hpp:235
+    const unsigned int v4912 = v43 + v3663;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4914 = v3522.x[5];  // kernels/sdpa/flash_tile.hpp:243
     const float v4915 = v3596.x[5];
     const float v4916 = log2f(v4915);
     const float v4917 = v4916 + v4914;
     const float v4918 = v4917 * 0.6931472f;
-    const bool v4921 = v3662 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4921 = v3662 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4922 = v4912 < v18;
     const bool v4923 = v4921 && v4922;
     if (v4923) {
@@ -4297,13 +4297,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4926 = v4925 + v4912;
       lse[v4926] = v4918;
     }
-    const unsigned int v4928 = v43 + v3676;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4930 = v3522.x[6];  // kernels/sdpa/flash_tile.hpp:235
+    const unsigned int v4928 = v43 + v3676;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4930 = v3522.x[6];  // kernels/sdpa/flash_tile.hpp:243
     const float v4931 = v3596.x[6];
     const float v4932 = log2f(v4931);
     const float v4933 = v4932 + v4930;
     const float v4934 = v4933 * 0.6931472f;
-    const bool v4937 = v3675 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4937 = v3675 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4938 = v4928 < v18;
     const bool v4939 = v4937 && v4938;
     if (v4939) {
@@ -4312,13 +4312,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d64_bf16
       const unsigned int v4942 = v4941 + v4928;
       lse[v4942] = v4934;
     }
-    const unsigned int v4944 = v43 + v3689;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4946 = v3522.x[7];  // kernels/sdpa/flash_tile.hpp:235
+    const unsigned int v4944 = v43 + v3689;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4946 = v3522.x[7];  // kernels/sdpa/flash_tile.hpp:243
     const float v4947 = v3596.x[7];
     const float v4948 = log2f(v4947);
     const float v4949 = v4948 + v4946;
     const float v4950 = v4949 * 0.6931472f;
-    const bool v4953 = v3688 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4953 = v3688 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4954 = v4944 < v18;
     const bool v4955 = v4953 && v4954;
     if (v4955) {

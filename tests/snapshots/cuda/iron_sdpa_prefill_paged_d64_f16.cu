@@ -347,134 +347,134 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
   const bool v36 = v27 < v20;  // kernels/sdpa/prefill.cpp:93
   if (v36) {
     const float v37 = sinks[v28];  // kernels/sdpa/prefill.cpp:96
-    const unsigned int v39 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:114
+    const unsigned int v39 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:122
     const unsigned int v40 = v39 << 5u;
     const unsigned int v41 = v27 + v40;
-    unsigned int v42 = 0u;  // kernels/sdpa/flash_tile.hpp:118
-    const unsigned int v44 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v47 = v44 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v50 = v44 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    unsigned int v42 = 0u;  // kernels/sdpa/flash_tile.hpp:126
+    const unsigned int v44 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v47 = v44 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v50 = v44 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v51 = v50 << 3u;
-    const unsigned int v52 = v27 + v47;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v52 = v27 + v47;  // kernels/sdpa/flash_tile.hpp:82
     const bool v53 = v52 < v20;
-    const unsigned int v56 = v53 ? v52 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v56 = v53 ? v52 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v58 = v13 + v56;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v59 = v58 * v1;
     const unsigned int v60 = v59 + v28;
     const unsigned int v61 = v60 << 6u;
-    const unsigned int v62 = v61 + v51;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v64 = v47 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v62 = v61 + v51;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v64 = v47 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v66 = v64 + v51;
     iron_copy_async<16>(shm0 + (v66 ^ (((v66 >> 6u) & 7u) << 3u)), q + v62, v53);
-    const unsigned int v69 = v44 + 128u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v71 = v69 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v74 = v69 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v69 = v44 + 128u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v71 = v69 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v74 = v69 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v75 = v74 << 3u;
-    const unsigned int v76 = v27 + v71;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v76 = v27 + v71;  // kernels/sdpa/flash_tile.hpp:82
     const bool v77 = v76 < v20;
-    const unsigned int v80 = v77 ? v76 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v80 = v77 ? v76 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v82 = v13 + v80;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v83 = v82 * v1;
     const unsigned int v84 = v83 + v28;
     const unsigned int v85 = v84 << 6u;
-    const unsigned int v86 = v85 + v75;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v88 = v71 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v86 = v85 + v75;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v88 = v71 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v90 = v88 + v75;
     iron_copy_async<16>(shm0 + (v90 ^ (((v90 >> 6u) & 7u) << 3u)), q + v86, v77);
-    const unsigned int v93 = v44 + 256u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v95 = v93 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v98 = v93 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v93 = v44 + 256u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v95 = v93 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v98 = v93 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v99 = v98 << 3u;
-    const unsigned int v100 = v27 + v95;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v100 = v27 + v95;  // kernels/sdpa/flash_tile.hpp:82
     const bool v101 = v100 < v20;
-    const unsigned int v104 = v101 ? v100 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v104 = v101 ? v100 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v106 = v13 + v104;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v107 = v106 * v1;
     const unsigned int v108 = v107 + v28;
     const unsigned int v109 = v108 << 6u;
-    const unsigned int v110 = v109 + v99;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v112 = v95 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v110 = v109 + v99;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v112 = v95 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v114 = v112 + v99;
     iron_copy_async<16>(shm0 + (v114 ^ (((v114 >> 6u) & 7u) << 3u)), q + v110, v101);
-    const unsigned int v117 = v44 + 384u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v119 = v117 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v122 = v117 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v117 = v44 + 384u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v119 = v117 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v122 = v117 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v123 = v122 << 3u;
-    const unsigned int v124 = v27 + v119;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v124 = v27 + v119;  // kernels/sdpa/flash_tile.hpp:82
     const bool v125 = v124 < v20;
-    const unsigned int v128 = v125 ? v124 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v128 = v125 ? v124 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v130 = v13 + v128;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v131 = v130 * v1;
     const unsigned int v132 = v131 + v28;
     const unsigned int v133 = v132 << 6u;
-    const unsigned int v134 = v133 + v123;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v136 = v119 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v134 = v133 + v123;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v136 = v119 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v138 = v136 + v123;
     iron_copy_async<16>(shm0 + (v138 ^ (((v138 >> 6u) & 7u) << 3u)), q + v134, v125);
-    const unsigned int v141 = v44 + 512u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v143 = v141 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v146 = v141 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v141 = v44 + 512u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v143 = v141 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v146 = v141 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v147 = v146 << 3u;
-    const unsigned int v148 = v27 + v143;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v148 = v27 + v143;  // kernels/sdpa/flash_tile.hpp:82
     const bool v149 = v148 < v20;
-    const unsigned int v152 = v149 ? v148 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v152 = v149 ? v148 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v154 = v13 + v152;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v155 = v154 * v1;
     const unsigned int v156 = v155 + v28;
     const unsigned int v157 = v156 << 6u;
-    const unsigned int v158 = v157 + v147;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v160 = v143 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v158 = v157 + v147;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v160 = v143 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v162 = v160 + v147;
     iron_copy_async<16>(shm0 + (v162 ^ (((v162 >> 6u) & 7u) << 3u)), q + v158, v149);
-    const unsigned int v165 = v44 + 640u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v167 = v165 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v170 = v165 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v165 = v44 + 640u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v167 = v165 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v170 = v165 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v171 = v170 << 3u;
-    const unsigned int v172 = v27 + v167;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v172 = v27 + v167;  // kernels/sdpa/flash_tile.hpp:82
     const bool v173 = v172 < v20;
-    const unsigned int v176 = v173 ? v172 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v176 = v173 ? v172 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v178 = v13 + v176;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v179 = v178 * v1;
     const unsigned int v180 = v179 + v28;
     const unsigned int v181 = v180 << 6u;
-    const unsigned int v182 = v181 + v171;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v184 = v167 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v182 = v181 + v171;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v184 = v167 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v186 = v184 + v171;
     iron_copy_async<16>(shm0 + (v186 ^ (((v186 >> 6u) & 7u) << 3u)), q + v182, v173);
-    const unsigned int v189 = v44 + 768u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v191 = v189 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v194 = v189 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v189 = v44 + 768u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v191 = v189 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v194 = v189 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v195 = v194 << 3u;
-    const unsigned int v196 = v27 + v191;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v196 = v27 + v191;  // kernels/sdpa/flash_tile.hpp:82
     const bool v197 = v196 < v20;
-    const unsigned int v200 = v197 ? v196 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v200 = v197 ? v196 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v202 = v13 + v200;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v203 = v202 * v1;
     const unsigned int v204 = v203 + v28;
     const unsigned int v205 = v204 << 6u;
-    const unsigned int v206 = v205 + v195;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v208 = v191 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v206 = v205 + v195;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v208 = v191 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v210 = v208 + v195;
     iron_copy_async<16>(shm0 + (v210 ^ (((v210 >> 6u) & 7u) << 3u)), q + v206, v197);
-    const unsigned int v213 = v44 + 896u;  // kernels/sdpa/flash_tile.hpp:72
-    const unsigned int v215 = v213 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const unsigned int v218 = v213 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const unsigned int v213 = v44 + 896u;  // kernels/sdpa/flash_tile.hpp:79
+    const unsigned int v215 = v213 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const unsigned int v218 = v213 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v219 = v218 << 3u;
-    const unsigned int v220 = v27 + v215;  // kernels/sdpa/flash_tile.hpp:75
+    const unsigned int v220 = v27 + v215;  // kernels/sdpa/flash_tile.hpp:82
     const bool v221 = v220 < v20;
-    const unsigned int v224 = v221 ? v220 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v224 = v221 ? v220 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v226 = v13 + v224;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v227 = v226 * v1;
     const unsigned int v228 = v227 + v28;
     const unsigned int v229 = v228 << 6u;
-    const unsigned int v230 = v229 + v219;  // kernels/sdpa/flash_tile.hpp:76
-    const unsigned int v232 = v215 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const unsigned int v230 = v229 + v219;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v232 = v215 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const unsigned int v234 = v232 + v219;
     iron_copy_async<16>(shm0 + (v234 ^ (((v234 >> 6u) & 7u) << 3u)), q + v230, v221);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:119
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:120
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:121
-    const unsigned int v239 = v40 << 6u;  // kernels/sdpa/flash_tile.hpp:122
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:127
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:128
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:129
+    const unsigned int v239 = v40 << 6u;  // kernels/sdpa/flash_tile.hpp:130
     iron_frag<iron_f16, 0, 32, 16> v241;  // /usr/include/c++/12/array:99
     iron_frag_fill(v241, iron_f32_to_f16(0.0f));
     iron_frag<iron_f16, 0, 32, 16> v243;
@@ -483,47 +483,47 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
     iron_frag_fill(v245, iron_f32_to_f16(0.0f));
     iron_frag<iron_f16, 0, 32, 16> v247;
     iron_frag_fill(v247, iron_f32_to_f16(0.0f));
-    iron_frag_load_shared<false, 6, 3>(v241, shm0, v239, 64u);  // kernels/sdpa/flash_tile.hpp:124
+    iron_frag_load_shared<false, 6, 3>(v241, shm0, v239, 64u);  // kernels/sdpa/flash_tile.hpp:132
     const unsigned int v253 = v239 + 16u;
     iron_frag_load_shared<false, 6, 3>(v243, shm0, v253, 64u);
     const unsigned int v256 = v239 + 32u;
     iron_frag_load_shared<false, 6, 3>(v245, shm0, v256, 64u);
     const unsigned int v259 = v239 + 48u;
     iron_frag_load_shared<false, 6, 3>(v247, shm0, v259, 64u);
-    const unsigned int v261 = v27 + 128u;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v261 = v27 + 128u;  // kernels/sdpa/flash_tile.hpp:136
     const unsigned int v262 = min(v261, v20);
-    const unsigned int v263 = v262 + v35;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v265 = v263 - v20;  // kernels/sdpa/flash_tile.hpp:131
+    const unsigned int v263 = v262 + v35;  // kernels/sdpa/flash_tile.hpp:137
+    const unsigned int v265 = v263 - v20;  // kernels/sdpa/flash_tile.hpp:139
     const unsigned int v266 = min(v35, v265);
     const bool v267 = v263 > v20;
     const unsigned int v268 = v267 ? v266 : v42;
-    const bool v270 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:130
+    const bool v270 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:138
     const unsigned int v271 = v270 ? v35 : v268;
-    const unsigned int v273 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:132
+    const unsigned int v273 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:140
     const unsigned int v274 = v273 + 1u;
-    const unsigned int v278 = v274 - v20;  // kernels/sdpa/flash_tile.hpp:134
+    const unsigned int v278 = v274 - v20;  // kernels/sdpa/flash_tile.hpp:142
     const unsigned int v279 = v278 - v9;
     const unsigned int v280 = v279 >> 6u;
     const unsigned int v281 = v280 << 6u;
-    const bool v283 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:133
+    const bool v283 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:141
     const unsigned int v284 = v20 + v9;
     const bool v285 = v274 > v284;
     const bool v286 = v283 && v285;
     const unsigned int v287 = v286 ? v281 : v42;
-    const float v289 = v10 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:135
-    iron_frag<float, 2, 32, 8> v291;  // kernels/sdpa/flash_tile.hpp:137
+    const float v289 = v10 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:143
+    iron_frag<float, 2, 32, 8> v291;  // kernels/sdpa/flash_tile.hpp:145
     iron_frag_fill(v291, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 32, 8> v293;  // kernels/sdpa/flash_tile.hpp:138
+    iron_frag<float, 2, 32, 8> v293;  // kernels/sdpa/flash_tile.hpp:146
     iron_frag_fill(v293, 0.0f);
     iron_frag<float, 2, 32, 32> v295;  // /usr/include/c++/12/array:99
     iron_frag_fill(v295, 0.0f);
     iron_frag<float, 2, 32, 32> v297;
     iron_frag_fill(v297, 0.0f);
-    const bool v8585 = v287 < v271;  // kernels/sdpa/flash_tile.hpp:142
+    const bool v8585 = v287 < v271;  // kernels/sdpa/flash_tile.hpp:150
     if (v8585) {
-      const unsigned int v8589 = v287 + v47;  // kernels/sdpa/flash_tile.hpp:75
+      const unsigned int v8589 = v287 + v47;  // kernels/sdpa/flash_tile.hpp:82
       const bool v8590 = v8589 < v35;
-      const unsigned int v8591 = v8590 ? v8589 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8591 = v8590 ? v8589 : v42;  // kernels/sdpa/flash_tile.hpp:83
       const unsigned int v8592 = v8591 / v6;  // kernels/sdpa/kv_sources.hpp:66
       const unsigned int v8593 = v32 + v8592;
       const unsigned int v8594 = block_table[v8593];
@@ -533,11 +533,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v8598 = v8597 * v6;
       const unsigned int v8599 = v8598 + v8595;
       const unsigned int v8600 = v8599 << 6u;
-      const unsigned int v8601 = v8600 + v51;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm1 + (v66 ^ (((v66 >> 6u) & 7u) << 3u)), k_pages + v8601, v8590);  // kernels/sdpa/flash_tile.hpp:77
-      const unsigned int v8604 = v287 + v71;  // kernels/sdpa/flash_tile.hpp:75
+      const unsigned int v8601 = v8600 + v51;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm1 + (v66 ^ (((v66 >> 6u) & 7u) << 3u)), k_pages + v8601, v8590);  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v8604 = v287 + v71;  // kernels/sdpa/flash_tile.hpp:82
       const bool v8605 = v8604 < v35;
-      const unsigned int v8606 = v8605 ? v8604 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8606 = v8605 ? v8604 : v42;  // kernels/sdpa/flash_tile.hpp:83
       const unsigned int v8607 = v8606 / v6;  // kernels/sdpa/kv_sources.hpp:66
       const unsigned int v8608 = v32 + v8607;
       const unsigned int v8609 = block_table[v8608];
@@ -547,11 +547,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v8613 = v8612 * v6;
       const unsigned int v8614 = v8613 + v8610;
       const unsigned int v8615 = v8614 << 6u;
-      const unsigned int v8616 = v8615 + v75;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm1 + (v90 ^ (((v90 >> 6u) & 7u) << 3u)), k_pages + v8616, v8605);  // kernels/sdpa/flash_tile.hpp:77
-      const unsigned int v8619 = v287 + v95;  // kernels/sdpa/flash_tile.hpp:75
+      const unsigned int v8616 = v8615 + v75;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm1 + (v90 ^ (((v90 >> 6u) & 7u) << 3u)), k_pages + v8616, v8605);  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v8619 = v287 + v95;  // kernels/sdpa/flash_tile.hpp:82
       const bool v8620 = v8619 < v35;
-      const unsigned int v8621 = v8620 ? v8619 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8621 = v8620 ? v8619 : v42;  // kernels/sdpa/flash_tile.hpp:83
       const unsigned int v8622 = v8621 / v6;  // kernels/sdpa/kv_sources.hpp:66
       const unsigned int v8623 = v32 + v8622;
       const unsigned int v8624 = block_table[v8623];
@@ -561,11 +561,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v8628 = v8627 * v6;
       const unsigned int v8629 = v8628 + v8625;
       const unsigned int v8630 = v8629 << 6u;
-      const unsigned int v8631 = v8630 + v99;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm1 + (v114 ^ (((v114 >> 6u) & 7u) << 3u)), k_pages + v8631, v8620);  // kernels/sdpa/flash_tile.hpp:77
-      const unsigned int v8634 = v287 + v119;  // kernels/sdpa/flash_tile.hpp:75
+      const unsigned int v8631 = v8630 + v99;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm1 + (v114 ^ (((v114 >> 6u) & 7u) << 3u)), k_pages + v8631, v8620);  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v8634 = v287 + v119;  // kernels/sdpa/flash_tile.hpp:82
       const bool v8635 = v8634 < v35;
-      const unsigned int v8636 = v8635 ? v8634 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8636 = v8635 ? v8634 : v42;  // kernels/sdpa/flash_tile.hpp:83
       const unsigned int v8637 = v8636 / v6;  // kernels/sdpa/kv_sources.hpp:66
       const unsigned int v8638 = v32 + v8637;
       const unsigned int v8639 = block_table[v8638];
@@ -575,44 +575,44 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v8643 = v8642 * v6;
       const unsigned int v8644 = v8643 + v8640;
       const unsigned int v8645 = v8644 << 6u;
-      const unsigned int v8646 = v8645 + v123;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm1 + (v138 ^ (((v138 >> 6u) & 7u) << 3u)), k_pages + v8646, v8635);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8646 = v8645 + v123;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm1 + (v138 ^ (((v138 >> 6u) & 7u) << 3u)), k_pages + v8646, v8635);  // kernels/sdpa/flash_tile.hpp:84
       const unsigned int v8649 = block_table[v8593];  // kernels/sdpa/kv_sources.hpp:66
       const unsigned int v8650 = v8649 * v2;  // kernels/sdpa/kv_sources.hpp:67
       const unsigned int v8651 = v8650 + v30;
       const unsigned int v8652 = v8651 * v6;
       const unsigned int v8653 = v8652 + v8595;
       const unsigned int v8654 = v8653 << 6u;
-      const unsigned int v8655 = v8654 + v51;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm2 + (v66 ^ (((v66 >> 6u) & 7u) << 3u)), v_pages + v8655, v8590);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8655 = v8654 + v51;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm2 + (v66 ^ (((v66 >> 6u) & 7u) << 3u)), v_pages + v8655, v8590);  // kernels/sdpa/flash_tile.hpp:84
       const unsigned int v8656 = block_table[v8608];  // kernels/sdpa/kv_sources.hpp:66
       const unsigned int v8657 = v8656 * v2;  // kernels/sdpa/kv_sources.hpp:67
       const unsigned int v8658 = v8657 + v30;
       const unsigned int v8659 = v8658 * v6;
       const unsigned int v8660 = v8659 + v8610;
       const unsigned int v8661 = v8660 << 6u;
-      const unsigned int v8662 = v8661 + v75;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm2 + (v90 ^ (((v90 >> 6u) & 7u) << 3u)), v_pages + v8662, v8605);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8662 = v8661 + v75;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm2 + (v90 ^ (((v90 >> 6u) & 7u) << 3u)), v_pages + v8662, v8605);  // kernels/sdpa/flash_tile.hpp:84
       const unsigned int v8663 = block_table[v8623];  // kernels/sdpa/kv_sources.hpp:66
       const unsigned int v8664 = v8663 * v2;  // kernels/sdpa/kv_sources.hpp:67
       const unsigned int v8665 = v8664 + v30;
       const unsigned int v8666 = v8665 * v6;
       const unsigned int v8667 = v8666 + v8625;
       const unsigned int v8668 = v8667 << 6u;
-      const unsigned int v8669 = v8668 + v99;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm2 + (v114 ^ (((v114 >> 6u) & 7u) << 3u)), v_pages + v8669, v8620);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8669 = v8668 + v99;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm2 + (v114 ^ (((v114 >> 6u) & 7u) << 3u)), v_pages + v8669, v8620);  // kernels/sdpa/flash_tile.hpp:84
       const unsigned int v8670 = block_table[v8638];  // kernels/sdpa/kv_sources.hpp:66
       const unsigned int v8671 = v8670 * v2;  // kernels/sdpa/kv_sources.hpp:67
       const unsigned int v8672 = v8671 + v30;
       const unsigned int v8673 = v8672 * v6;
       const unsigned int v8674 = v8673 + v8640;
       const unsigned int v8675 = v8674 << 6u;
-      const unsigned int v8676 = v8675 + v123;  // kernels/sdpa/flash_tile.hpp:76
-      iron_copy_async<16>(shm2 + (v138 ^ (((v138 >> 6u) & 7u) << 3u)), v_pages + v8676, v8635);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8676 = v8675 + v123;  // kernels/sdpa/flash_tile.hpp:83
+      iron_copy_async<16>(shm2 + (v138 ^ (((v138 >> 6u) & 7u) << 3u)), v_pages + v8676, v8635);  // kernels/sdpa/flash_tile.hpp:84
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
-    const bool v5405 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:166
-    const unsigned int v8042 = static_cast<unsigned int>(v295.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:150
+    const bool v5405 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:174
+    const unsigned int v8042 = static_cast<unsigned int>(v295.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
     const unsigned int v8043 = static_cast<unsigned int>(v295.row(0, iron_linear_thread() & 31u));
     const unsigned int v8047 = static_cast<unsigned int>(v295.col(1, iron_linear_thread() & 31u));
     const unsigned int v8048 = static_cast<unsigned int>(v295.row(1, iron_linear_thread() & 31u));
@@ -741,7 +741,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
     const unsigned int v8357 = static_cast<unsigned int>(v297.col(31, iron_linear_thread() & 31u));
     const unsigned int v8358 = static_cast<unsigned int>(v297.row(31, iron_linear_thread() & 31u));
 
-    for (unsigned int v5112 = v287; v5112 < v271; v5112 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
+    for (unsigned int v5112 = v287; v5112 < v271; v5112 += 64u) {  // kernels/sdpa/flash_tile.hpp:150
       const unsigned int v5113 = v5112 - v287;
       const unsigned int v5114 = v5113 >> 6u;
       const unsigned int v5116 = v5114 & 1u;
@@ -752,10 +752,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v5122 = v5121 & 1u;
       const bool v5123 = v5119 < v271;
       if (v5123) {
-        const unsigned int v5125 = v5122 << 12u;  // kernels/sdpa/flash_tile.hpp:146
-        const unsigned int v5135 = v5119 + v47;  // kernels/sdpa/flash_tile.hpp:75
+        const unsigned int v5125 = v5122 << 12u;  // kernels/sdpa/flash_tile.hpp:154
+        const unsigned int v5135 = v5119 + v47;  // kernels/sdpa/flash_tile.hpp:82
         const bool v5136 = v5135 < v35;
-        const unsigned int v5139 = v5136 ? v5135 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5139 = v5136 ? v5135 : v42;  // kernels/sdpa/flash_tile.hpp:83
         const unsigned int v5140 = v5139 / v6;  // kernels/sdpa/kv_sources.hpp:66
         const unsigned int v5141 = v32 + v5140;
         const unsigned int v5142 = block_table[v5141];
@@ -765,13 +765,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
         const unsigned int v5147 = v5146 * v6;
         const unsigned int v5148 = v5147 + v5144;
         const unsigned int v5149 = v5148 << 6u;
-        const unsigned int v5150 = v5149 + v51;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v5153 = v5125 + v64;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5150 = v5149 + v51;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v5153 = v5125 + v64;  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5154 = v5153 + v51;
         iron_copy_async<16>(shm1 + (v5154 ^ (((v5154 >> 6u) & 7u) << 3u)), k_pages + v5150, v5136);
-        const unsigned int v5164 = v5119 + v71;  // kernels/sdpa/flash_tile.hpp:75
+        const unsigned int v5164 = v5119 + v71;  // kernels/sdpa/flash_tile.hpp:82
         const bool v5165 = v5164 < v35;
-        const unsigned int v5168 = v5165 ? v5164 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5168 = v5165 ? v5164 : v42;  // kernels/sdpa/flash_tile.hpp:83
         const unsigned int v5169 = v5168 / v6;  // kernels/sdpa/kv_sources.hpp:66
         const unsigned int v5170 = v32 + v5169;
         const unsigned int v5171 = block_table[v5170];
@@ -781,13 +781,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
         const unsigned int v5176 = v5175 * v6;
         const unsigned int v5177 = v5176 + v5173;
         const unsigned int v5178 = v5177 << 6u;
-        const unsigned int v5179 = v5178 + v75;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v5182 = v5125 + v88;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5179 = v5178 + v75;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v5182 = v5125 + v88;  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5183 = v5182 + v75;
         iron_copy_async<16>(shm1 + (v5183 ^ (((v5183 >> 6u) & 7u) << 3u)), k_pages + v5179, v5165);
-        const unsigned int v5193 = v5119 + v95;  // kernels/sdpa/flash_tile.hpp:75
+        const unsigned int v5193 = v5119 + v95;  // kernels/sdpa/flash_tile.hpp:82
         const bool v5194 = v5193 < v35;
-        const unsigned int v5197 = v5194 ? v5193 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5197 = v5194 ? v5193 : v42;  // kernels/sdpa/flash_tile.hpp:83
         const unsigned int v5198 = v5197 / v6;  // kernels/sdpa/kv_sources.hpp:66
         const unsigned int v5199 = v32 + v5198;
         const unsigned int v5200 = block_table[v5199];
@@ -797,13 +797,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
         const unsigned int v5205 = v5204 * v6;
         const unsigned int v5206 = v5205 + v5202;
         const unsigned int v5207 = v5206 << 6u;
-        const unsigned int v5208 = v5207 + v99;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v5211 = v5125 + v112;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5208 = v5207 + v99;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v5211 = v5125 + v112;  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5212 = v5211 + v99;
         iron_copy_async<16>(shm1 + (v5212 ^ (((v5212 >> 6u) & 7u) << 3u)), k_pages + v5208, v5194);
-        const unsigned int v5222 = v5119 + v119;  // kernels/sdpa/flash_tile.hpp:75
+        const unsigned int v5222 = v5119 + v119;  // kernels/sdpa/flash_tile.hpp:82
         const bool v5223 = v5222 < v35;
-        const unsigned int v5226 = v5223 ? v5222 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5226 = v5223 ? v5222 : v42;  // kernels/sdpa/flash_tile.hpp:83
         const unsigned int v5227 = v5226 / v6;  // kernels/sdpa/kv_sources.hpp:66
         const unsigned int v5228 = v32 + v5227;
         const unsigned int v5229 = block_table[v5228];
@@ -813,8 +813,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
         const unsigned int v5234 = v5233 * v6;
         const unsigned int v5235 = v5234 + v5231;
         const unsigned int v5236 = v5235 << 6u;
-        const unsigned int v5237 = v5236 + v123;  // kernels/sdpa/flash_tile.hpp:76
-        const unsigned int v5240 = v5125 + v136;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5237 = v5236 + v123;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v5240 = v5125 + v136;  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5241 = v5240 + v123;
         iron_copy_async<16>(shm1 + (v5241 ^ (((v5241 >> 6u) & 7u) << 3u)), k_pages + v5237, v5223);
         const unsigned int v5260 = block_table[v5141];  // kernels/sdpa/kv_sources.hpp:66
@@ -823,68 +823,68 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
         const unsigned int v5265 = v5264 * v6;
         const unsigned int v5266 = v5265 + v5144;
         const unsigned int v5267 = v5266 << 6u;
-        const unsigned int v5268 = v5267 + v51;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v5154 ^ (((v5154 >> 6u) & 7u) << 3u)), v_pages + v5268, v5136);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5268 = v5267 + v51;  // kernels/sdpa/flash_tile.hpp:83
+        iron_copy_async<16>(shm2 + (v5154 ^ (((v5154 >> 6u) & 7u) << 3u)), v_pages + v5268, v5136);  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5289 = block_table[v5170];  // kernels/sdpa/kv_sources.hpp:66
         const unsigned int v5292 = v5289 * v2;  // kernels/sdpa/kv_sources.hpp:67
         const unsigned int v5293 = v5292 + v30;
         const unsigned int v5294 = v5293 * v6;
         const unsigned int v5295 = v5294 + v5173;
         const unsigned int v5296 = v5295 << 6u;
-        const unsigned int v5297 = v5296 + v75;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v5183 ^ (((v5183 >> 6u) & 7u) << 3u)), v_pages + v5297, v5165);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5297 = v5296 + v75;  // kernels/sdpa/flash_tile.hpp:83
+        iron_copy_async<16>(shm2 + (v5183 ^ (((v5183 >> 6u) & 7u) << 3u)), v_pages + v5297, v5165);  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5318 = block_table[v5199];  // kernels/sdpa/kv_sources.hpp:66
         const unsigned int v5321 = v5318 * v2;  // kernels/sdpa/kv_sources.hpp:67
         const unsigned int v5322 = v5321 + v30;
         const unsigned int v5323 = v5322 * v6;
         const unsigned int v5324 = v5323 + v5202;
         const unsigned int v5325 = v5324 << 6u;
-        const unsigned int v5326 = v5325 + v99;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v5212 ^ (((v5212 >> 6u) & 7u) << 3u)), v_pages + v5326, v5194);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5326 = v5325 + v99;  // kernels/sdpa/flash_tile.hpp:83
+        iron_copy_async<16>(shm2 + (v5212 ^ (((v5212 >> 6u) & 7u) << 3u)), v_pages + v5326, v5194);  // kernels/sdpa/flash_tile.hpp:84
         const unsigned int v5347 = block_table[v5228];  // kernels/sdpa/kv_sources.hpp:66
         const unsigned int v5350 = v5347 * v2;  // kernels/sdpa/kv_sources.hpp:67
         const unsigned int v5351 = v5350 + v30;
         const unsigned int v5352 = v5351 * v6;
         const unsigned int v5353 = v5352 + v5231;
         const unsigned int v5354 = v5353 << 6u;
-        const unsigned int v5355 = v5354 + v123;  // kernels/sdpa/flash_tile.hpp:76
-        iron_copy_async<16>(shm2 + (v5241 ^ (((v5241 >> 6u) & 7u) << 3u)), v_pages + v5355, v5223);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5355 = v5354 + v123;  // kernels/sdpa/flash_tile.hpp:83
+        iron_copy_async<16>(shm2 + (v5241 ^ (((v5241 >> 6u) & 7u) << 3u)), v_pages + v5355, v5223);  // kernels/sdpa/flash_tile.hpp:84
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
-      iron_frag<float, 2, 32, 64> v5361;  // kernels/sdpa/flash_tile.hpp:151
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:150
+      iron_frag<float, 2, 32, 64> v5361;  // kernels/sdpa/flash_tile.hpp:159
       iron_frag_fill(v5361, 0.0f);
-      iron_frag<iron_f16, 1, 16, 64> v5363;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag<iron_f16, 1, 16, 64> v5363;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5363, iron_f32_to_f16(0.0f));
-      const unsigned int v5367 = v5116 << 12u;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5367 = v5116 << 12u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load_shared<true, 6, 3>(v5363, shm1, v5367, 64u);
-      iron_frag_mma_sync(v5361, v241, v5363);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<iron_f16, 1, 16, 64> v5370;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma_sync(v5361, v241, v5363);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<iron_f16, 1, 16, 64> v5370;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5370, iron_f32_to_f16(0.0f));
-      const unsigned int v5375 = v5367 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5375 = v5367 + 16u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load_shared<true, 6, 3>(v5370, shm1, v5375, 64u);
-      iron_frag_mma_sync(v5361, v243, v5370);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<iron_f16, 1, 16, 64> v5377;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma_sync(v5361, v243, v5370);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<iron_f16, 1, 16, 64> v5377;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5377, iron_f32_to_f16(0.0f));
-      const unsigned int v5382 = v5367 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5382 = v5367 + 32u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load_shared<true, 6, 3>(v5377, shm1, v5382, 64u);
-      iron_frag_mma_sync(v5361, v245, v5377);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<iron_f16, 1, 16, 64> v5384;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma_sync(v5361, v245, v5377);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<iron_f16, 1, 16, 64> v5384;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5384, iron_f32_to_f16(0.0f));
-      const unsigned int v5389 = v5367 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      const unsigned int v5389 = v5367 + 48u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load_shared<true, 6, 3>(v5384, shm1, v5389, 64u);
-      iron_frag_mma_sync(v5361, v247, v5384);  // kernels/sdpa/flash_tile.hpp:156
-      const bool v5392 = v5119 <= v35;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v5400 = v5119 + v20;  // kernels/sdpa/flash_tile.hpp:165
+      iron_frag_mma_sync(v5361, v247, v5384);  // kernels/sdpa/flash_tile.hpp:164
+      const bool v5392 = v5119 <= v35;  // kernels/sdpa/flash_tile.hpp:172
+      const unsigned int v5400 = v5119 + v20;  // kernels/sdpa/flash_tile.hpp:173
       const bool v5401 = v5400 <= v274;
       const bool v5402 = v270 || v5401;
-      const bool v5403 = v5392 && v5402;  // kernels/sdpa/flash_tile.hpp:164
-      const unsigned int v5406 = v5112 + v9;  // kernels/sdpa/flash_tile.hpp:166
+      const bool v5403 = v5392 && v5402;  // kernels/sdpa/flash_tile.hpp:172
+      const unsigned int v5406 = v5112 + v9;  // kernels/sdpa/flash_tile.hpp:174
       const unsigned int v5407 = v5406 + v20;
       const bool v5409 = v263 <= v5407;
       const bool v5410 = v5405 || v5409;
-      const bool v5411 = v5403 && v5410;  // kernels/sdpa/flash_tile.hpp:165
-      if (v5411) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v5414 = v5361.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      const bool v5411 = v5403 && v5410;  // kernels/sdpa/flash_tile.hpp:173
+      if (v5411) {  // kernels/sdpa/flash_tile.hpp:175
+        const float v5414 = v5361.x[0];  // kernels/sdpa/flash_tile.hpp:176
         const float v5415 = v5414 * v289;
         v5361.x[0] = v5415;
         const float v5418 = v5361.x[1];
@@ -1077,2138 +1077,2138 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
         const float v5667 = v5666 * v289;
         v5361.x[63] = v5667;
       } else {
-        const unsigned int v5668 = static_cast<unsigned int>(v5361.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5668 = static_cast<unsigned int>(v5361.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5669 = static_cast<unsigned int>(v5361.row(0, iron_linear_thread() & 31u));
         const float v5670 = v5361.x[0];
-        const unsigned int v5671 = v41 + v5669;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5672 = v5112 + v5668;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5673 = v5672 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5671 = v41 + v5669;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5672 = v5112 + v5668;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5673 = v5672 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5676 = v5671 + v35;
         const unsigned int v5677 = v5672 + v20;
         const bool v5678 = v5677 <= v5676;
         const bool v5679 = v270 || v5678;
         const bool v5680 = v5673 && v5679;
-        const unsigned int v5683 = v5672 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5683 = v5672 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5684 = v5683 + v20;
         const bool v5686 = v5676 < v5684;
         const bool v5687 = v5405 || v5686;
-        const bool v5688 = v5680 && v5687;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5690 = v5670 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5688 = v5680 && v5687;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5690 = v5670 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5691 = v5688 ? v5690 : __uint_as_float(0xff800000u);
-        v5361.x[0] = v5691;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[0] = v5691;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5692 = static_cast<unsigned int>(v5361.col(1, iron_linear_thread() & 31u));
         const unsigned int v5693 = static_cast<unsigned int>(v5361.row(1, iron_linear_thread() & 31u));
         const float v5694 = v5361.x[1];
-        const unsigned int v5695 = v41 + v5693;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5696 = v5112 + v5692;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5697 = v5696 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5695 = v41 + v5693;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5696 = v5112 + v5692;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5697 = v5696 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5700 = v5695 + v35;
         const unsigned int v5701 = v5696 + v20;
         const bool v5702 = v5701 <= v5700;
         const bool v5703 = v270 || v5702;
         const bool v5704 = v5697 && v5703;
-        const unsigned int v5707 = v5696 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5707 = v5696 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5708 = v5707 + v20;
         const bool v5710 = v5700 < v5708;
         const bool v5711 = v5405 || v5710;
-        const bool v5712 = v5704 && v5711;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5714 = v5694 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5712 = v5704 && v5711;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5714 = v5694 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5715 = v5712 ? v5714 : __uint_as_float(0xff800000u);
-        v5361.x[1] = v5715;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[1] = v5715;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5716 = static_cast<unsigned int>(v5361.col(2, iron_linear_thread() & 31u));
         const unsigned int v5717 = static_cast<unsigned int>(v5361.row(2, iron_linear_thread() & 31u));
         const float v5718 = v5361.x[2];
-        const unsigned int v5719 = v41 + v5717;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5720 = v5112 + v5716;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5721 = v5720 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5719 = v41 + v5717;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5720 = v5112 + v5716;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5721 = v5720 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5724 = v5719 + v35;
         const unsigned int v5725 = v5720 + v20;
         const bool v5726 = v5725 <= v5724;
         const bool v5727 = v270 || v5726;
         const bool v5728 = v5721 && v5727;
-        const unsigned int v5731 = v5720 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5731 = v5720 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5732 = v5731 + v20;
         const bool v5734 = v5724 < v5732;
         const bool v5735 = v5405 || v5734;
-        const bool v5736 = v5728 && v5735;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5738 = v5718 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5736 = v5728 && v5735;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5738 = v5718 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5739 = v5736 ? v5738 : __uint_as_float(0xff800000u);
-        v5361.x[2] = v5739;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[2] = v5739;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5740 = static_cast<unsigned int>(v5361.col(3, iron_linear_thread() & 31u));
         const unsigned int v5741 = static_cast<unsigned int>(v5361.row(3, iron_linear_thread() & 31u));
         const float v5742 = v5361.x[3];
-        const unsigned int v5743 = v41 + v5741;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5744 = v5112 + v5740;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5745 = v5744 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5743 = v41 + v5741;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5744 = v5112 + v5740;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5745 = v5744 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5748 = v5743 + v35;
         const unsigned int v5749 = v5744 + v20;
         const bool v5750 = v5749 <= v5748;
         const bool v5751 = v270 || v5750;
         const bool v5752 = v5745 && v5751;
-        const unsigned int v5755 = v5744 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5755 = v5744 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5756 = v5755 + v20;
         const bool v5758 = v5748 < v5756;
         const bool v5759 = v5405 || v5758;
-        const bool v5760 = v5752 && v5759;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5762 = v5742 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5760 = v5752 && v5759;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5762 = v5742 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5763 = v5760 ? v5762 : __uint_as_float(0xff800000u);
-        v5361.x[3] = v5763;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[3] = v5763;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5764 = static_cast<unsigned int>(v5361.col(4, iron_linear_thread() & 31u));
         const unsigned int v5765 = static_cast<unsigned int>(v5361.row(4, iron_linear_thread() & 31u));
         const float v5766 = v5361.x[4];
-        const unsigned int v5767 = v41 + v5765;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5768 = v5112 + v5764;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5769 = v5768 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5767 = v41 + v5765;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5768 = v5112 + v5764;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5769 = v5768 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5772 = v5767 + v35;
         const unsigned int v5773 = v5768 + v20;
         const bool v5774 = v5773 <= v5772;
         const bool v5775 = v270 || v5774;
         const bool v5776 = v5769 && v5775;
-        const unsigned int v5779 = v5768 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5779 = v5768 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5780 = v5779 + v20;
         const bool v5782 = v5772 < v5780;
         const bool v5783 = v5405 || v5782;
-        const bool v5784 = v5776 && v5783;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5786 = v5766 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5784 = v5776 && v5783;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5786 = v5766 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5787 = v5784 ? v5786 : __uint_as_float(0xff800000u);
-        v5361.x[4] = v5787;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[4] = v5787;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5788 = static_cast<unsigned int>(v5361.col(5, iron_linear_thread() & 31u));
         const unsigned int v5789 = static_cast<unsigned int>(v5361.row(5, iron_linear_thread() & 31u));
         const float v5790 = v5361.x[5];
-        const unsigned int v5791 = v41 + v5789;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5792 = v5112 + v5788;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5793 = v5792 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5791 = v41 + v5789;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5792 = v5112 + v5788;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5793 = v5792 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5796 = v5791 + v35;
         const unsigned int v5797 = v5792 + v20;
         const bool v5798 = v5797 <= v5796;
         const bool v5799 = v270 || v5798;
         const bool v5800 = v5793 && v5799;
-        const unsigned int v5803 = v5792 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5803 = v5792 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5804 = v5803 + v20;
         const bool v5806 = v5796 < v5804;
         const bool v5807 = v5405 || v5806;
-        const bool v5808 = v5800 && v5807;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5810 = v5790 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5808 = v5800 && v5807;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5810 = v5790 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5811 = v5808 ? v5810 : __uint_as_float(0xff800000u);
-        v5361.x[5] = v5811;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[5] = v5811;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5812 = static_cast<unsigned int>(v5361.col(6, iron_linear_thread() & 31u));
         const unsigned int v5813 = static_cast<unsigned int>(v5361.row(6, iron_linear_thread() & 31u));
         const float v5814 = v5361.x[6];
-        const unsigned int v5815 = v41 + v5813;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5816 = v5112 + v5812;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5817 = v5816 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5815 = v41 + v5813;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5816 = v5112 + v5812;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5817 = v5816 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5820 = v5815 + v35;
         const unsigned int v5821 = v5816 + v20;
         const bool v5822 = v5821 <= v5820;
         const bool v5823 = v270 || v5822;
         const bool v5824 = v5817 && v5823;
-        const unsigned int v5827 = v5816 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5827 = v5816 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5828 = v5827 + v20;
         const bool v5830 = v5820 < v5828;
         const bool v5831 = v5405 || v5830;
-        const bool v5832 = v5824 && v5831;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5834 = v5814 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5832 = v5824 && v5831;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5834 = v5814 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5835 = v5832 ? v5834 : __uint_as_float(0xff800000u);
-        v5361.x[6] = v5835;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[6] = v5835;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5836 = static_cast<unsigned int>(v5361.col(7, iron_linear_thread() & 31u));
         const unsigned int v5837 = static_cast<unsigned int>(v5361.row(7, iron_linear_thread() & 31u));
         const float v5838 = v5361.x[7];
-        const unsigned int v5839 = v41 + v5837;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5840 = v5112 + v5836;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5841 = v5840 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5839 = v41 + v5837;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5840 = v5112 + v5836;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5841 = v5840 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5844 = v5839 + v35;
         const unsigned int v5845 = v5840 + v20;
         const bool v5846 = v5845 <= v5844;
         const bool v5847 = v270 || v5846;
         const bool v5848 = v5841 && v5847;
-        const unsigned int v5851 = v5840 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5851 = v5840 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5852 = v5851 + v20;
         const bool v5854 = v5844 < v5852;
         const bool v5855 = v5405 || v5854;
-        const bool v5856 = v5848 && v5855;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5858 = v5838 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5856 = v5848 && v5855;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5858 = v5838 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5859 = v5856 ? v5858 : __uint_as_float(0xff800000u);
-        v5361.x[7] = v5859;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[7] = v5859;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5860 = static_cast<unsigned int>(v5361.col(8, iron_linear_thread() & 31u));
         const unsigned int v5861 = static_cast<unsigned int>(v5361.row(8, iron_linear_thread() & 31u));
         const float v5862 = v5361.x[8];
-        const unsigned int v5863 = v41 + v5861;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5864 = v5112 + v5860;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5865 = v5864 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5863 = v41 + v5861;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5864 = v5112 + v5860;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5865 = v5864 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5868 = v5863 + v35;
         const unsigned int v5869 = v5864 + v20;
         const bool v5870 = v5869 <= v5868;
         const bool v5871 = v270 || v5870;
         const bool v5872 = v5865 && v5871;
-        const unsigned int v5875 = v5864 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5875 = v5864 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5876 = v5875 + v20;
         const bool v5878 = v5868 < v5876;
         const bool v5879 = v5405 || v5878;
-        const bool v5880 = v5872 && v5879;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5882 = v5862 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5880 = v5872 && v5879;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5882 = v5862 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5883 = v5880 ? v5882 : __uint_as_float(0xff800000u);
-        v5361.x[8] = v5883;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[8] = v5883;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5884 = static_cast<unsigned int>(v5361.col(9, iron_linear_thread() & 31u));
         const unsigned int v5885 = static_cast<unsigned int>(v5361.row(9, iron_linear_thread() & 31u));
         const float v5886 = v5361.x[9];
-        const unsigned int v5887 = v41 + v5885;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5888 = v5112 + v5884;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5889 = v5888 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5887 = v41 + v5885;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5888 = v5112 + v5884;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5889 = v5888 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5892 = v5887 + v35;
         const unsigned int v5893 = v5888 + v20;
         const bool v5894 = v5893 <= v5892;
         const bool v5895 = v270 || v5894;
         const bool v5896 = v5889 && v5895;
-        const unsigned int v5899 = v5888 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5899 = v5888 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5900 = v5899 + v20;
         const bool v5902 = v5892 < v5900;
         const bool v5903 = v5405 || v5902;
-        const bool v5904 = v5896 && v5903;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5906 = v5886 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5904 = v5896 && v5903;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5906 = v5886 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5907 = v5904 ? v5906 : __uint_as_float(0xff800000u);
-        v5361.x[9] = v5907;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[9] = v5907;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5908 = static_cast<unsigned int>(v5361.col(10, iron_linear_thread() & 31u));
         const unsigned int v5909 = static_cast<unsigned int>(v5361.row(10, iron_linear_thread() & 31u));
         const float v5910 = v5361.x[10];
-        const unsigned int v5911 = v41 + v5909;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5912 = v5112 + v5908;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5913 = v5912 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5911 = v41 + v5909;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5912 = v5112 + v5908;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5913 = v5912 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5916 = v5911 + v35;
         const unsigned int v5917 = v5912 + v20;
         const bool v5918 = v5917 <= v5916;
         const bool v5919 = v270 || v5918;
         const bool v5920 = v5913 && v5919;
-        const unsigned int v5923 = v5912 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5923 = v5912 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5924 = v5923 + v20;
         const bool v5926 = v5916 < v5924;
         const bool v5927 = v5405 || v5926;
-        const bool v5928 = v5920 && v5927;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5930 = v5910 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5928 = v5920 && v5927;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5930 = v5910 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5931 = v5928 ? v5930 : __uint_as_float(0xff800000u);
-        v5361.x[10] = v5931;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[10] = v5931;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5932 = static_cast<unsigned int>(v5361.col(11, iron_linear_thread() & 31u));
         const unsigned int v5933 = static_cast<unsigned int>(v5361.row(11, iron_linear_thread() & 31u));
         const float v5934 = v5361.x[11];
-        const unsigned int v5935 = v41 + v5933;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5936 = v5112 + v5932;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5937 = v5936 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5935 = v41 + v5933;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5936 = v5112 + v5932;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5937 = v5936 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5940 = v5935 + v35;
         const unsigned int v5941 = v5936 + v20;
         const bool v5942 = v5941 <= v5940;
         const bool v5943 = v270 || v5942;
         const bool v5944 = v5937 && v5943;
-        const unsigned int v5947 = v5936 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5947 = v5936 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5948 = v5947 + v20;
         const bool v5950 = v5940 < v5948;
         const bool v5951 = v5405 || v5950;
-        const bool v5952 = v5944 && v5951;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5954 = v5934 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5952 = v5944 && v5951;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5954 = v5934 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5955 = v5952 ? v5954 : __uint_as_float(0xff800000u);
-        v5361.x[11] = v5955;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[11] = v5955;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5956 = static_cast<unsigned int>(v5361.col(12, iron_linear_thread() & 31u));
         const unsigned int v5957 = static_cast<unsigned int>(v5361.row(12, iron_linear_thread() & 31u));
         const float v5958 = v5361.x[12];
-        const unsigned int v5959 = v41 + v5957;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5960 = v5112 + v5956;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5961 = v5960 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5959 = v41 + v5957;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5960 = v5112 + v5956;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5961 = v5960 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5964 = v5959 + v35;
         const unsigned int v5965 = v5960 + v20;
         const bool v5966 = v5965 <= v5964;
         const bool v5967 = v270 || v5966;
         const bool v5968 = v5961 && v5967;
-        const unsigned int v5971 = v5960 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5971 = v5960 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5972 = v5971 + v20;
         const bool v5974 = v5964 < v5972;
         const bool v5975 = v5405 || v5974;
-        const bool v5976 = v5968 && v5975;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5978 = v5958 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5976 = v5968 && v5975;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5978 = v5958 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5979 = v5976 ? v5978 : __uint_as_float(0xff800000u);
-        v5361.x[12] = v5979;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[12] = v5979;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v5980 = static_cast<unsigned int>(v5361.col(13, iron_linear_thread() & 31u));
         const unsigned int v5981 = static_cast<unsigned int>(v5361.row(13, iron_linear_thread() & 31u));
         const float v5982 = v5361.x[13];
-        const unsigned int v5983 = v41 + v5981;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v5984 = v5112 + v5980;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5985 = v5984 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5983 = v41 + v5981;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5984 = v5112 + v5980;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5985 = v5984 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v5988 = v5983 + v35;
         const unsigned int v5989 = v5984 + v20;
         const bool v5990 = v5989 <= v5988;
         const bool v5991 = v270 || v5990;
         const bool v5992 = v5985 && v5991;
-        const unsigned int v5995 = v5984 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v5995 = v5984 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v5996 = v5995 + v20;
         const bool v5998 = v5988 < v5996;
         const bool v5999 = v5405 || v5998;
-        const bool v6000 = v5992 && v5999;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6002 = v5982 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6000 = v5992 && v5999;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6002 = v5982 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6003 = v6000 ? v6002 : __uint_as_float(0xff800000u);
-        v5361.x[13] = v6003;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[13] = v6003;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6004 = static_cast<unsigned int>(v5361.col(14, iron_linear_thread() & 31u));
         const unsigned int v6005 = static_cast<unsigned int>(v5361.row(14, iron_linear_thread() & 31u));
         const float v6006 = v5361.x[14];
-        const unsigned int v6007 = v41 + v6005;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6008 = v5112 + v6004;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6009 = v6008 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6007 = v41 + v6005;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6008 = v5112 + v6004;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6009 = v6008 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6012 = v6007 + v35;
         const unsigned int v6013 = v6008 + v20;
         const bool v6014 = v6013 <= v6012;
         const bool v6015 = v270 || v6014;
         const bool v6016 = v6009 && v6015;
-        const unsigned int v6019 = v6008 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6019 = v6008 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6020 = v6019 + v20;
         const bool v6022 = v6012 < v6020;
         const bool v6023 = v5405 || v6022;
-        const bool v6024 = v6016 && v6023;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6026 = v6006 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6024 = v6016 && v6023;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6026 = v6006 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6027 = v6024 ? v6026 : __uint_as_float(0xff800000u);
-        v5361.x[14] = v6027;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[14] = v6027;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6028 = static_cast<unsigned int>(v5361.col(15, iron_linear_thread() & 31u));
         const unsigned int v6029 = static_cast<unsigned int>(v5361.row(15, iron_linear_thread() & 31u));
         const float v6030 = v5361.x[15];
-        const unsigned int v6031 = v41 + v6029;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6032 = v5112 + v6028;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6033 = v6032 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6031 = v41 + v6029;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6032 = v5112 + v6028;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6033 = v6032 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6036 = v6031 + v35;
         const unsigned int v6037 = v6032 + v20;
         const bool v6038 = v6037 <= v6036;
         const bool v6039 = v270 || v6038;
         const bool v6040 = v6033 && v6039;
-        const unsigned int v6043 = v6032 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6043 = v6032 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6044 = v6043 + v20;
         const bool v6046 = v6036 < v6044;
         const bool v6047 = v5405 || v6046;
-        const bool v6048 = v6040 && v6047;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6050 = v6030 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6048 = v6040 && v6047;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6050 = v6030 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6051 = v6048 ? v6050 : __uint_as_float(0xff800000u);
-        v5361.x[15] = v6051;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[15] = v6051;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6052 = static_cast<unsigned int>(v5361.col(16, iron_linear_thread() & 31u));
         const unsigned int v6053 = static_cast<unsigned int>(v5361.row(16, iron_linear_thread() & 31u));
         const float v6054 = v5361.x[16];
-        const unsigned int v6055 = v41 + v6053;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6056 = v5112 + v6052;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6057 = v6056 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6055 = v41 + v6053;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6056 = v5112 + v6052;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6057 = v6056 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6060 = v6055 + v35;
         const unsigned int v6061 = v6056 + v20;
         const bool v6062 = v6061 <= v6060;
         const bool v6063 = v270 || v6062;
         const bool v6064 = v6057 && v6063;
-        const unsigned int v6067 = v6056 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6067 = v6056 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6068 = v6067 + v20;
         const bool v6070 = v6060 < v6068;
         const bool v6071 = v5405 || v6070;
-        const bool v6072 = v6064 && v6071;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6074 = v6054 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6072 = v6064 && v6071;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6074 = v6054 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6075 = v6072 ? v6074 : __uint_as_float(0xff800000u);
-        v5361.x[16] = v6075;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[16] = v6075;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6076 = static_cast<unsigned int>(v5361.col(17, iron_linear_thread() & 31u));
         const unsigned int v6077 = static_cast<unsigned int>(v5361.row(17, iron_linear_thread() & 31u));
         const float v6078 = v5361.x[17];
-        const unsigned int v6079 = v41 + v6077;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6080 = v5112 + v6076;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6081 = v6080 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6079 = v41 + v6077;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6080 = v5112 + v6076;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6081 = v6080 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6084 = v6079 + v35;
         const unsigned int v6085 = v6080 + v20;
         const bool v6086 = v6085 <= v6084;
         const bool v6087 = v270 || v6086;
         const bool v6088 = v6081 && v6087;
-        const unsigned int v6091 = v6080 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6091 = v6080 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6092 = v6091 + v20;
         const bool v6094 = v6084 < v6092;
         const bool v6095 = v5405 || v6094;
-        const bool v6096 = v6088 && v6095;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6098 = v6078 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6096 = v6088 && v6095;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6098 = v6078 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6099 = v6096 ? v6098 : __uint_as_float(0xff800000u);
-        v5361.x[17] = v6099;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[17] = v6099;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6100 = static_cast<unsigned int>(v5361.col(18, iron_linear_thread() & 31u));
         const unsigned int v6101 = static_cast<unsigned int>(v5361.row(18, iron_linear_thread() & 31u));
         const float v6102 = v5361.x[18];
-        const unsigned int v6103 = v41 + v6101;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6104 = v5112 + v6100;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6105 = v6104 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6103 = v41 + v6101;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6104 = v5112 + v6100;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6105 = v6104 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6108 = v6103 + v35;
         const unsigned int v6109 = v6104 + v20;
         const bool v6110 = v6109 <= v6108;
         const bool v6111 = v270 || v6110;
         const bool v6112 = v6105 && v6111;
-        const unsigned int v6115 = v6104 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6115 = v6104 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6116 = v6115 + v20;
         const bool v6118 = v6108 < v6116;
         const bool v6119 = v5405 || v6118;
-        const bool v6120 = v6112 && v6119;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6122 = v6102 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6120 = v6112 && v6119;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6122 = v6102 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6123 = v6120 ? v6122 : __uint_as_float(0xff800000u);
-        v5361.x[18] = v6123;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[18] = v6123;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6124 = static_cast<unsigned int>(v5361.col(19, iron_linear_thread() & 31u));
         const unsigned int v6125 = static_cast<unsigned int>(v5361.row(19, iron_linear_thread() & 31u));
         const float v6126 = v5361.x[19];
-        const unsigned int v6127 = v41 + v6125;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6128 = v5112 + v6124;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6129 = v6128 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6127 = v41 + v6125;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6128 = v5112 + v6124;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6129 = v6128 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6132 = v6127 + v35;
         const unsigned int v6133 = v6128 + v20;
         const bool v6134 = v6133 <= v6132;
         const bool v6135 = v270 || v6134;
         const bool v6136 = v6129 && v6135;
-        const unsigned int v6139 = v6128 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6139 = v6128 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6140 = v6139 + v20;
         const bool v6142 = v6132 < v6140;
         const bool v6143 = v5405 || v6142;
-        const bool v6144 = v6136 && v6143;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6146 = v6126 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6144 = v6136 && v6143;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6146 = v6126 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6147 = v6144 ? v6146 : __uint_as_float(0xff800000u);
-        v5361.x[19] = v6147;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[19] = v6147;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6148 = static_cast<unsigned int>(v5361.col(20, iron_linear_thread() & 31u));
         const unsigned int v6149 = static_cast<unsigned int>(v5361.row(20, iron_linear_thread() & 31u));
         const float v6150 = v5361.x[20];
-        const unsigned int v6151 = v41 + v6149;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6152 = v5112 + v6148;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6153 = v6152 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6151 = v41 + v6149;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6152 = v5112 + v6148;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6153 = v6152 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6156 = v6151 + v35;
         const unsigned int v6157 = v6152 + v20;
         const bool v6158 = v6157 <= v6156;
         const bool v6159 = v270 || v6158;
         const bool v6160 = v6153 && v6159;
-        const unsigned int v6163 = v6152 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6163 = v6152 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6164 = v6163 + v20;
         const bool v6166 = v6156 < v6164;
         const bool v6167 = v5405 || v6166;
-        const bool v6168 = v6160 && v6167;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6170 = v6150 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6168 = v6160 && v6167;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6170 = v6150 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6171 = v6168 ? v6170 : __uint_as_float(0xff800000u);
-        v5361.x[20] = v6171;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[20] = v6171;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6172 = static_cast<unsigned int>(v5361.col(21, iron_linear_thread() & 31u));
         const unsigned int v6173 = static_cast<unsigned int>(v5361.row(21, iron_linear_thread() & 31u));
         const float v6174 = v5361.x[21];
-        const unsigned int v6175 = v41 + v6173;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6176 = v5112 + v6172;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6177 = v6176 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6175 = v41 + v6173;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6176 = v5112 + v6172;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6177 = v6176 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6180 = v6175 + v35;
         const unsigned int v6181 = v6176 + v20;
         const bool v6182 = v6181 <= v6180;
         const bool v6183 = v270 || v6182;
         const bool v6184 = v6177 && v6183;
-        const unsigned int v6187 = v6176 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6187 = v6176 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6188 = v6187 + v20;
         const bool v6190 = v6180 < v6188;
         const bool v6191 = v5405 || v6190;
-        const bool v6192 = v6184 && v6191;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6194 = v6174 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6192 = v6184 && v6191;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6194 = v6174 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6195 = v6192 ? v6194 : __uint_as_float(0xff800000u);
-        v5361.x[21] = v6195;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[21] = v6195;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6196 = static_cast<unsigned int>(v5361.col(22, iron_linear_thread() & 31u));
         const unsigned int v6197 = static_cast<unsigned int>(v5361.row(22, iron_linear_thread() & 31u));
         const float v6198 = v5361.x[22];
-        const unsigned int v6199 = v41 + v6197;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6200 = v5112 + v6196;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6201 = v6200 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6199 = v41 + v6197;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6200 = v5112 + v6196;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6201 = v6200 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6204 = v6199 + v35;
         const unsigned int v6205 = v6200 + v20;
         const bool v6206 = v6205 <= v6204;
         const bool v6207 = v270 || v6206;
         const bool v6208 = v6201 && v6207;
-        const unsigned int v6211 = v6200 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6211 = v6200 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6212 = v6211 + v20;
         const bool v6214 = v6204 < v6212;
         const bool v6215 = v5405 || v6214;
-        const bool v6216 = v6208 && v6215;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6218 = v6198 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6216 = v6208 && v6215;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6218 = v6198 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6219 = v6216 ? v6218 : __uint_as_float(0xff800000u);
-        v5361.x[22] = v6219;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[22] = v6219;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6220 = static_cast<unsigned int>(v5361.col(23, iron_linear_thread() & 31u));
         const unsigned int v6221 = static_cast<unsigned int>(v5361.row(23, iron_linear_thread() & 31u));
         const float v6222 = v5361.x[23];
-        const unsigned int v6223 = v41 + v6221;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6224 = v5112 + v6220;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6225 = v6224 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6223 = v41 + v6221;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6224 = v5112 + v6220;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6225 = v6224 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6228 = v6223 + v35;
         const unsigned int v6229 = v6224 + v20;
         const bool v6230 = v6229 <= v6228;
         const bool v6231 = v270 || v6230;
         const bool v6232 = v6225 && v6231;
-        const unsigned int v6235 = v6224 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6235 = v6224 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6236 = v6235 + v20;
         const bool v6238 = v6228 < v6236;
         const bool v6239 = v5405 || v6238;
-        const bool v6240 = v6232 && v6239;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6242 = v6222 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6240 = v6232 && v6239;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6242 = v6222 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6243 = v6240 ? v6242 : __uint_as_float(0xff800000u);
-        v5361.x[23] = v6243;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[23] = v6243;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6244 = static_cast<unsigned int>(v5361.col(24, iron_linear_thread() & 31u));
         const unsigned int v6245 = static_cast<unsigned int>(v5361.row(24, iron_linear_thread() & 31u));
         const float v6246 = v5361.x[24];
-        const unsigned int v6247 = v41 + v6245;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6248 = v5112 + v6244;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6249 = v6248 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6247 = v41 + v6245;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6248 = v5112 + v6244;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6249 = v6248 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6252 = v6247 + v35;
         const unsigned int v6253 = v6248 + v20;
         const bool v6254 = v6253 <= v6252;
         const bool v6255 = v270 || v6254;
         const bool v6256 = v6249 && v6255;
-        const unsigned int v6259 = v6248 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6259 = v6248 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6260 = v6259 + v20;
         const bool v6262 = v6252 < v6260;
         const bool v6263 = v5405 || v6262;
-        const bool v6264 = v6256 && v6263;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6266 = v6246 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6264 = v6256 && v6263;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6266 = v6246 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6267 = v6264 ? v6266 : __uint_as_float(0xff800000u);
-        v5361.x[24] = v6267;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[24] = v6267;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6268 = static_cast<unsigned int>(v5361.col(25, iron_linear_thread() & 31u));
         const unsigned int v6269 = static_cast<unsigned int>(v5361.row(25, iron_linear_thread() & 31u));
         const float v6270 = v5361.x[25];
-        const unsigned int v6271 = v41 + v6269;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6272 = v5112 + v6268;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6273 = v6272 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6271 = v41 + v6269;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6272 = v5112 + v6268;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6273 = v6272 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6276 = v6271 + v35;
         const unsigned int v6277 = v6272 + v20;
         const bool v6278 = v6277 <= v6276;
         const bool v6279 = v270 || v6278;
         const bool v6280 = v6273 && v6279;
-        const unsigned int v6283 = v6272 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6283 = v6272 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6284 = v6283 + v20;
         const bool v6286 = v6276 < v6284;
         const bool v6287 = v5405 || v6286;
-        const bool v6288 = v6280 && v6287;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6290 = v6270 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6288 = v6280 && v6287;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6290 = v6270 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6291 = v6288 ? v6290 : __uint_as_float(0xff800000u);
-        v5361.x[25] = v6291;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[25] = v6291;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6292 = static_cast<unsigned int>(v5361.col(26, iron_linear_thread() & 31u));
         const unsigned int v6293 = static_cast<unsigned int>(v5361.row(26, iron_linear_thread() & 31u));
         const float v6294 = v5361.x[26];
-        const unsigned int v6295 = v41 + v6293;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6296 = v5112 + v6292;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6297 = v6296 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6295 = v41 + v6293;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6296 = v5112 + v6292;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6297 = v6296 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6300 = v6295 + v35;
         const unsigned int v6301 = v6296 + v20;
         const bool v6302 = v6301 <= v6300;
         const bool v6303 = v270 || v6302;
         const bool v6304 = v6297 && v6303;
-        const unsigned int v6307 = v6296 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6307 = v6296 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6308 = v6307 + v20;
         const bool v6310 = v6300 < v6308;
         const bool v6311 = v5405 || v6310;
-        const bool v6312 = v6304 && v6311;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6314 = v6294 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6312 = v6304 && v6311;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6314 = v6294 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6315 = v6312 ? v6314 : __uint_as_float(0xff800000u);
-        v5361.x[26] = v6315;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[26] = v6315;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6316 = static_cast<unsigned int>(v5361.col(27, iron_linear_thread() & 31u));
         const unsigned int v6317 = static_cast<unsigned int>(v5361.row(27, iron_linear_thread() & 31u));
         const float v6318 = v5361.x[27];
-        const unsigned int v6319 = v41 + v6317;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6320 = v5112 + v6316;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6321 = v6320 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6319 = v41 + v6317;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6320 = v5112 + v6316;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6321 = v6320 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6324 = v6319 + v35;
         const unsigned int v6325 = v6320 + v20;
         const bool v6326 = v6325 <= v6324;
         const bool v6327 = v270 || v6326;
         const bool v6328 = v6321 && v6327;
-        const unsigned int v6331 = v6320 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6331 = v6320 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6332 = v6331 + v20;
         const bool v6334 = v6324 < v6332;
         const bool v6335 = v5405 || v6334;
-        const bool v6336 = v6328 && v6335;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6338 = v6318 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6336 = v6328 && v6335;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6338 = v6318 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6339 = v6336 ? v6338 : __uint_as_float(0xff800000u);
-        v5361.x[27] = v6339;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[27] = v6339;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6340 = static_cast<unsigned int>(v5361.col(28, iron_linear_thread() & 31u));
         const unsigned int v6341 = static_cast<unsigned int>(v5361.row(28, iron_linear_thread() & 31u));
         const float v6342 = v5361.x[28];
-        const unsigned int v6343 = v41 + v6341;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6344 = v5112 + v6340;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6345 = v6344 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6343 = v41 + v6341;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6344 = v5112 + v6340;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6345 = v6344 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6348 = v6343 + v35;
         const unsigned int v6349 = v6344 + v20;
         const bool v6350 = v6349 <= v6348;
         const bool v6351 = v270 || v6350;
         const bool v6352 = v6345 && v6351;
-        const unsigned int v6355 = v6344 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6355 = v6344 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6356 = v6355 + v20;
         const bool v6358 = v6348 < v6356;
         const bool v6359 = v5405 || v6358;
-        const bool v6360 = v6352 && v6359;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6362 = v6342 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6360 = v6352 && v6359;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6362 = v6342 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6363 = v6360 ? v6362 : __uint_as_float(0xff800000u);
-        v5361.x[28] = v6363;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[28] = v6363;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6364 = static_cast<unsigned int>(v5361.col(29, iron_linear_thread() & 31u));
         const unsigned int v6365 = static_cast<unsigned int>(v5361.row(29, iron_linear_thread() & 31u));
         const float v6366 = v5361.x[29];
-        const unsigned int v6367 = v41 + v6365;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6368 = v5112 + v6364;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6369 = v6368 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6367 = v41 + v6365;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6368 = v5112 + v6364;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6369 = v6368 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6372 = v6367 + v35;
         const unsigned int v6373 = v6368 + v20;
         const bool v6374 = v6373 <= v6372;
         const bool v6375 = v270 || v6374;
         const bool v6376 = v6369 && v6375;
-        const unsigned int v6379 = v6368 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6379 = v6368 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6380 = v6379 + v20;
         const bool v6382 = v6372 < v6380;
         const bool v6383 = v5405 || v6382;
-        const bool v6384 = v6376 && v6383;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6386 = v6366 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6384 = v6376 && v6383;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6386 = v6366 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6387 = v6384 ? v6386 : __uint_as_float(0xff800000u);
-        v5361.x[29] = v6387;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[29] = v6387;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6388 = static_cast<unsigned int>(v5361.col(30, iron_linear_thread() & 31u));
         const unsigned int v6389 = static_cast<unsigned int>(v5361.row(30, iron_linear_thread() & 31u));
         const float v6390 = v5361.x[30];
-        const unsigned int v6391 = v41 + v6389;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6392 = v5112 + v6388;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6393 = v6392 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6391 = v41 + v6389;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6392 = v5112 + v6388;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6393 = v6392 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6396 = v6391 + v35;
         const unsigned int v6397 = v6392 + v20;
         const bool v6398 = v6397 <= v6396;
         const bool v6399 = v270 || v6398;
         const bool v6400 = v6393 && v6399;
-        const unsigned int v6403 = v6392 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6403 = v6392 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6404 = v6403 + v20;
         const bool v6406 = v6396 < v6404;
         const bool v6407 = v5405 || v6406;
-        const bool v6408 = v6400 && v6407;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6410 = v6390 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6408 = v6400 && v6407;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6410 = v6390 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6411 = v6408 ? v6410 : __uint_as_float(0xff800000u);
-        v5361.x[30] = v6411;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[30] = v6411;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6412 = static_cast<unsigned int>(v5361.col(31, iron_linear_thread() & 31u));
         const unsigned int v6413 = static_cast<unsigned int>(v5361.row(31, iron_linear_thread() & 31u));
         const float v6414 = v5361.x[31];
-        const unsigned int v6415 = v41 + v6413;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6416 = v5112 + v6412;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6417 = v6416 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6415 = v41 + v6413;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6416 = v5112 + v6412;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6417 = v6416 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6420 = v6415 + v35;
         const unsigned int v6421 = v6416 + v20;
         const bool v6422 = v6421 <= v6420;
         const bool v6423 = v270 || v6422;
         const bool v6424 = v6417 && v6423;
-        const unsigned int v6427 = v6416 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6427 = v6416 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6428 = v6427 + v20;
         const bool v6430 = v6420 < v6428;
         const bool v6431 = v5405 || v6430;
-        const bool v6432 = v6424 && v6431;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6434 = v6414 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6432 = v6424 && v6431;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6434 = v6414 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6435 = v6432 ? v6434 : __uint_as_float(0xff800000u);
-        v5361.x[31] = v6435;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[31] = v6435;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6436 = static_cast<unsigned int>(v5361.col(32, iron_linear_thread() & 31u));
         const unsigned int v6437 = static_cast<unsigned int>(v5361.row(32, iron_linear_thread() & 31u));
         const float v6438 = v5361.x[32];
-        const unsigned int v6439 = v41 + v6437;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6440 = v5112 + v6436;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6441 = v6440 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6439 = v41 + v6437;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6440 = v5112 + v6436;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6441 = v6440 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6444 = v6439 + v35;
         const unsigned int v6445 = v6440 + v20;
         const bool v6446 = v6445 <= v6444;
         const bool v6447 = v270 || v6446;
         const bool v6448 = v6441 && v6447;
-        const unsigned int v6451 = v6440 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6451 = v6440 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6452 = v6451 + v20;
         const bool v6454 = v6444 < v6452;
         const bool v6455 = v5405 || v6454;
-        const bool v6456 = v6448 && v6455;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6458 = v6438 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6456 = v6448 && v6455;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6458 = v6438 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6459 = v6456 ? v6458 : __uint_as_float(0xff800000u);
-        v5361.x[32] = v6459;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[32] = v6459;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6460 = static_cast<unsigned int>(v5361.col(33, iron_linear_thread() & 31u));
         const unsigned int v6461 = static_cast<unsigned int>(v5361.row(33, iron_linear_thread() & 31u));
         const float v6462 = v5361.x[33];
-        const unsigned int v6463 = v41 + v6461;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6464 = v5112 + v6460;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6465 = v6464 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6463 = v41 + v6461;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6464 = v5112 + v6460;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6465 = v6464 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6468 = v6463 + v35;
         const unsigned int v6469 = v6464 + v20;
         const bool v6470 = v6469 <= v6468;
         const bool v6471 = v270 || v6470;
         const bool v6472 = v6465 && v6471;
-        const unsigned int v6475 = v6464 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6475 = v6464 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6476 = v6475 + v20;
         const bool v6478 = v6468 < v6476;
         const bool v6479 = v5405 || v6478;
-        const bool v6480 = v6472 && v6479;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6482 = v6462 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6480 = v6472 && v6479;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6482 = v6462 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6483 = v6480 ? v6482 : __uint_as_float(0xff800000u);
-        v5361.x[33] = v6483;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[33] = v6483;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6484 = static_cast<unsigned int>(v5361.col(34, iron_linear_thread() & 31u));
         const unsigned int v6485 = static_cast<unsigned int>(v5361.row(34, iron_linear_thread() & 31u));
         const float v6486 = v5361.x[34];
-        const unsigned int v6487 = v41 + v6485;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6488 = v5112 + v6484;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6489 = v6488 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6487 = v41 + v6485;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6488 = v5112 + v6484;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6489 = v6488 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6492 = v6487 + v35;
         const unsigned int v6493 = v6488 + v20;
         const bool v6494 = v6493 <= v6492;
         const bool v6495 = v270 || v6494;
         const bool v6496 = v6489 && v6495;
-        const unsigned int v6499 = v6488 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6499 = v6488 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6500 = v6499 + v20;
         const bool v6502 = v6492 < v6500;
         const bool v6503 = v5405 || v6502;
-        const bool v6504 = v6496 && v6503;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6506 = v6486 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6504 = v6496 && v6503;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6506 = v6486 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6507 = v6504 ? v6506 : __uint_as_float(0xff800000u);
-        v5361.x[34] = v6507;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[34] = v6507;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6508 = static_cast<unsigned int>(v5361.col(35, iron_linear_thread() & 31u));
         const unsigned int v6509 = static_cast<unsigned int>(v5361.row(35, iron_linear_thread() & 31u));
         const float v6510 = v5361.x[35];
-        const unsigned int v6511 = v41 + v6509;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6512 = v5112 + v6508;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6513 = v6512 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6511 = v41 + v6509;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6512 = v5112 + v6508;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6513 = v6512 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6516 = v6511 + v35;
         const unsigned int v6517 = v6512 + v20;
         const bool v6518 = v6517 <= v6516;
         const bool v6519 = v270 || v6518;
         const bool v6520 = v6513 && v6519;
-        const unsigned int v6523 = v6512 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6523 = v6512 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6524 = v6523 + v20;
         const bool v6526 = v6516 < v6524;
         const bool v6527 = v5405 || v6526;
-        const bool v6528 = v6520 && v6527;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6530 = v6510 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6528 = v6520 && v6527;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6530 = v6510 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6531 = v6528 ? v6530 : __uint_as_float(0xff800000u);
-        v5361.x[35] = v6531;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[35] = v6531;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6532 = static_cast<unsigned int>(v5361.col(36, iron_linear_thread() & 31u));
         const unsigned int v6533 = static_cast<unsigned int>(v5361.row(36, iron_linear_thread() & 31u));
         const float v6534 = v5361.x[36];
-        const unsigned int v6535 = v41 + v6533;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6536 = v5112 + v6532;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6537 = v6536 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6535 = v41 + v6533;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6536 = v5112 + v6532;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6537 = v6536 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6540 = v6535 + v35;
         const unsigned int v6541 = v6536 + v20;
         const bool v6542 = v6541 <= v6540;
         const bool v6543 = v270 || v6542;
         const bool v6544 = v6537 && v6543;
-        const unsigned int v6547 = v6536 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6547 = v6536 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6548 = v6547 + v20;
         const bool v6550 = v6540 < v6548;
         const bool v6551 = v5405 || v6550;
-        const bool v6552 = v6544 && v6551;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6554 = v6534 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6552 = v6544 && v6551;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6554 = v6534 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6555 = v6552 ? v6554 : __uint_as_float(0xff800000u);
-        v5361.x[36] = v6555;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[36] = v6555;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6556 = static_cast<unsigned int>(v5361.col(37, iron_linear_thread() & 31u));
         const unsigned int v6557 = static_cast<unsigned int>(v5361.row(37, iron_linear_thread() & 31u));
         const float v6558 = v5361.x[37];
-        const unsigned int v6559 = v41 + v6557;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6560 = v5112 + v6556;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6561 = v6560 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6559 = v41 + v6557;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6560 = v5112 + v6556;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6561 = v6560 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6564 = v6559 + v35;
         const unsigned int v6565 = v6560 + v20;
         const bool v6566 = v6565 <= v6564;
         const bool v6567 = v270 || v6566;
         const bool v6568 = v6561 && v6567;
-        const unsigned int v6571 = v6560 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6571 = v6560 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6572 = v6571 + v20;
         const bool v6574 = v6564 < v6572;
         const bool v6575 = v5405 || v6574;
-        const bool v6576 = v6568 && v6575;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6578 = v6558 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6576 = v6568 && v6575;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6578 = v6558 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6579 = v6576 ? v6578 : __uint_as_float(0xff800000u);
-        v5361.x[37] = v6579;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[37] = v6579;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6580 = static_cast<unsigned int>(v5361.col(38, iron_linear_thread() & 31u));
         const unsigned int v6581 = static_cast<unsigned int>(v5361.row(38, iron_linear_thread() & 31u));
         const float v6582 = v5361.x[38];
-        const unsigned int v6583 = v41 + v6581;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6584 = v5112 + v6580;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6585 = v6584 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6583 = v41 + v6581;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6584 = v5112 + v6580;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6585 = v6584 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6588 = v6583 + v35;
         const unsigned int v6589 = v6584 + v20;
         const bool v6590 = v6589 <= v6588;
         const bool v6591 = v270 || v6590;
         const bool v6592 = v6585 && v6591;
-        const unsigned int v6595 = v6584 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6595 = v6584 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6596 = v6595 + v20;
         const bool v6598 = v6588 < v6596;
         const bool v6599 = v5405 || v6598;
-        const bool v6600 = v6592 && v6599;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6602 = v6582 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6600 = v6592 && v6599;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6602 = v6582 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6603 = v6600 ? v6602 : __uint_as_float(0xff800000u);
-        v5361.x[38] = v6603;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[38] = v6603;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6604 = static_cast<unsigned int>(v5361.col(39, iron_linear_thread() & 31u));
         const unsigned int v6605 = static_cast<unsigned int>(v5361.row(39, iron_linear_thread() & 31u));
         const float v6606 = v5361.x[39];
-        const unsigned int v6607 = v41 + v6605;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6608 = v5112 + v6604;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6609 = v6608 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6607 = v41 + v6605;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6608 = v5112 + v6604;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6609 = v6608 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6612 = v6607 + v35;
         const unsigned int v6613 = v6608 + v20;
         const bool v6614 = v6613 <= v6612;
         const bool v6615 = v270 || v6614;
         const bool v6616 = v6609 && v6615;
-        const unsigned int v6619 = v6608 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6619 = v6608 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6620 = v6619 + v20;
         const bool v6622 = v6612 < v6620;
         const bool v6623 = v5405 || v6622;
-        const bool v6624 = v6616 && v6623;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6626 = v6606 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6624 = v6616 && v6623;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6626 = v6606 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6627 = v6624 ? v6626 : __uint_as_float(0xff800000u);
-        v5361.x[39] = v6627;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[39] = v6627;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6628 = static_cast<unsigned int>(v5361.col(40, iron_linear_thread() & 31u));
         const unsigned int v6629 = static_cast<unsigned int>(v5361.row(40, iron_linear_thread() & 31u));
         const float v6630 = v5361.x[40];
-        const unsigned int v6631 = v41 + v6629;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6632 = v5112 + v6628;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6633 = v6632 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6631 = v41 + v6629;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6632 = v5112 + v6628;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6633 = v6632 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6636 = v6631 + v35;
         const unsigned int v6637 = v6632 + v20;
         const bool v6638 = v6637 <= v6636;
         const bool v6639 = v270 || v6638;
         const bool v6640 = v6633 && v6639;
-        const unsigned int v6643 = v6632 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6643 = v6632 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6644 = v6643 + v20;
         const bool v6646 = v6636 < v6644;
         const bool v6647 = v5405 || v6646;
-        const bool v6648 = v6640 && v6647;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6650 = v6630 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6648 = v6640 && v6647;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6650 = v6630 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6651 = v6648 ? v6650 : __uint_as_float(0xff800000u);
-        v5361.x[40] = v6651;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[40] = v6651;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6652 = static_cast<unsigned int>(v5361.col(41, iron_linear_thread() & 31u));
         const unsigned int v6653 = static_cast<unsigned int>(v5361.row(41, iron_linear_thread() & 31u));
         const float v6654 = v5361.x[41];
-        const unsigned int v6655 = v41 + v6653;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6656 = v5112 + v6652;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6657 = v6656 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6655 = v41 + v6653;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6656 = v5112 + v6652;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6657 = v6656 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6660 = v6655 + v35;
         const unsigned int v6661 = v6656 + v20;
         const bool v6662 = v6661 <= v6660;
         const bool v6663 = v270 || v6662;
         const bool v6664 = v6657 && v6663;
-        const unsigned int v6667 = v6656 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6667 = v6656 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6668 = v6667 + v20;
         const bool v6670 = v6660 < v6668;
         const bool v6671 = v5405 || v6670;
-        const bool v6672 = v6664 && v6671;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6674 = v6654 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6672 = v6664 && v6671;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6674 = v6654 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6675 = v6672 ? v6674 : __uint_as_float(0xff800000u);
-        v5361.x[41] = v6675;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[41] = v6675;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6676 = static_cast<unsigned int>(v5361.col(42, iron_linear_thread() & 31u));
         const unsigned int v6677 = static_cast<unsigned int>(v5361.row(42, iron_linear_thread() & 31u));
         const float v6678 = v5361.x[42];
-        const unsigned int v6679 = v41 + v6677;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6680 = v5112 + v6676;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6681 = v6680 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6679 = v41 + v6677;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6680 = v5112 + v6676;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6681 = v6680 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6684 = v6679 + v35;
         const unsigned int v6685 = v6680 + v20;
         const bool v6686 = v6685 <= v6684;
         const bool v6687 = v270 || v6686;
         const bool v6688 = v6681 && v6687;
-        const unsigned int v6691 = v6680 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6691 = v6680 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6692 = v6691 + v20;
         const bool v6694 = v6684 < v6692;
         const bool v6695 = v5405 || v6694;
-        const bool v6696 = v6688 && v6695;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6698 = v6678 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6696 = v6688 && v6695;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6698 = v6678 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6699 = v6696 ? v6698 : __uint_as_float(0xff800000u);
-        v5361.x[42] = v6699;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[42] = v6699;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6700 = static_cast<unsigned int>(v5361.col(43, iron_linear_thread() & 31u));
         const unsigned int v6701 = static_cast<unsigned int>(v5361.row(43, iron_linear_thread() & 31u));
         const float v6702 = v5361.x[43];
-        const unsigned int v6703 = v41 + v6701;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6704 = v5112 + v6700;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6705 = v6704 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6703 = v41 + v6701;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6704 = v5112 + v6700;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6705 = v6704 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6708 = v6703 + v35;
         const unsigned int v6709 = v6704 + v20;
         const bool v6710 = v6709 <= v6708;
         const bool v6711 = v270 || v6710;
         const bool v6712 = v6705 && v6711;
-        const unsigned int v6715 = v6704 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6715 = v6704 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6716 = v6715 + v20;
         const bool v6718 = v6708 < v6716;
         const bool v6719 = v5405 || v6718;
-        const bool v6720 = v6712 && v6719;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6722 = v6702 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6720 = v6712 && v6719;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6722 = v6702 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6723 = v6720 ? v6722 : __uint_as_float(0xff800000u);
-        v5361.x[43] = v6723;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[43] = v6723;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6724 = static_cast<unsigned int>(v5361.col(44, iron_linear_thread() & 31u));
         const unsigned int v6725 = static_cast<unsigned int>(v5361.row(44, iron_linear_thread() & 31u));
         const float v6726 = v5361.x[44];
-        const unsigned int v6727 = v41 + v6725;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6728 = v5112 + v6724;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6729 = v6728 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6727 = v41 + v6725;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6728 = v5112 + v6724;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6729 = v6728 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6732 = v6727 + v35;
         const unsigned int v6733 = v6728 + v20;
         const bool v6734 = v6733 <= v6732;
         const bool v6735 = v270 || v6734;
         const bool v6736 = v6729 && v6735;
-        const unsigned int v6739 = v6728 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6739 = v6728 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6740 = v6739 + v20;
         const bool v6742 = v6732 < v6740;
         const bool v6743 = v5405 || v6742;
-        const bool v6744 = v6736 && v6743;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6746 = v6726 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6744 = v6736 && v6743;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6746 = v6726 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6747 = v6744 ? v6746 : __uint_as_float(0xff800000u);
-        v5361.x[44] = v6747;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[44] = v6747;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6748 = static_cast<unsigned int>(v5361.col(45, iron_linear_thread() & 31u));
         const unsigned int v6749 = static_cast<unsigned int>(v5361.row(45, iron_linear_thread() & 31u));
         const float v6750 = v5361.x[45];
-        const unsigned int v6751 = v41 + v6749;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6752 = v5112 + v6748;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6753 = v6752 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6751 = v41 + v6749;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6752 = v5112 + v6748;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6753 = v6752 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6756 = v6751 + v35;
         const unsigned int v6757 = v6752 + v20;
         const bool v6758 = v6757 <= v6756;
         const bool v6759 = v270 || v6758;
         const bool v6760 = v6753 && v6759;
-        const unsigned int v6763 = v6752 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6763 = v6752 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6764 = v6763 + v20;
         const bool v6766 = v6756 < v6764;
         const bool v6767 = v5405 || v6766;
-        const bool v6768 = v6760 && v6767;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6770 = v6750 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6768 = v6760 && v6767;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6770 = v6750 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6771 = v6768 ? v6770 : __uint_as_float(0xff800000u);
-        v5361.x[45] = v6771;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[45] = v6771;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6772 = static_cast<unsigned int>(v5361.col(46, iron_linear_thread() & 31u));
         const unsigned int v6773 = static_cast<unsigned int>(v5361.row(46, iron_linear_thread() & 31u));
         const float v6774 = v5361.x[46];
-        const unsigned int v6775 = v41 + v6773;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6776 = v5112 + v6772;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6777 = v6776 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6775 = v41 + v6773;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6776 = v5112 + v6772;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6777 = v6776 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6780 = v6775 + v35;
         const unsigned int v6781 = v6776 + v20;
         const bool v6782 = v6781 <= v6780;
         const bool v6783 = v270 || v6782;
         const bool v6784 = v6777 && v6783;
-        const unsigned int v6787 = v6776 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6787 = v6776 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6788 = v6787 + v20;
         const bool v6790 = v6780 < v6788;
         const bool v6791 = v5405 || v6790;
-        const bool v6792 = v6784 && v6791;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6794 = v6774 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6792 = v6784 && v6791;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6794 = v6774 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6795 = v6792 ? v6794 : __uint_as_float(0xff800000u);
-        v5361.x[46] = v6795;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[46] = v6795;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6796 = static_cast<unsigned int>(v5361.col(47, iron_linear_thread() & 31u));
         const unsigned int v6797 = static_cast<unsigned int>(v5361.row(47, iron_linear_thread() & 31u));
         const float v6798 = v5361.x[47];
-        const unsigned int v6799 = v41 + v6797;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6800 = v5112 + v6796;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6801 = v6800 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6799 = v41 + v6797;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6800 = v5112 + v6796;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6801 = v6800 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6804 = v6799 + v35;
         const unsigned int v6805 = v6800 + v20;
         const bool v6806 = v6805 <= v6804;
         const bool v6807 = v270 || v6806;
         const bool v6808 = v6801 && v6807;
-        const unsigned int v6811 = v6800 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6811 = v6800 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6812 = v6811 + v20;
         const bool v6814 = v6804 < v6812;
         const bool v6815 = v5405 || v6814;
-        const bool v6816 = v6808 && v6815;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6818 = v6798 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6816 = v6808 && v6815;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6818 = v6798 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6819 = v6816 ? v6818 : __uint_as_float(0xff800000u);
-        v5361.x[47] = v6819;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[47] = v6819;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6820 = static_cast<unsigned int>(v5361.col(48, iron_linear_thread() & 31u));
         const unsigned int v6821 = static_cast<unsigned int>(v5361.row(48, iron_linear_thread() & 31u));
         const float v6822 = v5361.x[48];
-        const unsigned int v6823 = v41 + v6821;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6824 = v5112 + v6820;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6825 = v6824 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6823 = v41 + v6821;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6824 = v5112 + v6820;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6825 = v6824 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6828 = v6823 + v35;
         const unsigned int v6829 = v6824 + v20;
         const bool v6830 = v6829 <= v6828;
         const bool v6831 = v270 || v6830;
         const bool v6832 = v6825 && v6831;
-        const unsigned int v6835 = v6824 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6835 = v6824 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6836 = v6835 + v20;
         const bool v6838 = v6828 < v6836;
         const bool v6839 = v5405 || v6838;
-        const bool v6840 = v6832 && v6839;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6842 = v6822 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6840 = v6832 && v6839;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6842 = v6822 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6843 = v6840 ? v6842 : __uint_as_float(0xff800000u);
-        v5361.x[48] = v6843;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[48] = v6843;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6844 = static_cast<unsigned int>(v5361.col(49, iron_linear_thread() & 31u));
         const unsigned int v6845 = static_cast<unsigned int>(v5361.row(49, iron_linear_thread() & 31u));
         const float v6846 = v5361.x[49];
-        const unsigned int v6847 = v41 + v6845;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6848 = v5112 + v6844;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6849 = v6848 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6847 = v41 + v6845;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6848 = v5112 + v6844;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6849 = v6848 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6852 = v6847 + v35;
         const unsigned int v6853 = v6848 + v20;
         const bool v6854 = v6853 <= v6852;
         const bool v6855 = v270 || v6854;
         const bool v6856 = v6849 && v6855;
-        const unsigned int v6859 = v6848 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6859 = v6848 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6860 = v6859 + v20;
         const bool v6862 = v6852 < v6860;
         const bool v6863 = v5405 || v6862;
-        const bool v6864 = v6856 && v6863;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6866 = v6846 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6864 = v6856 && v6863;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6866 = v6846 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6867 = v6864 ? v6866 : __uint_as_float(0xff800000u);
-        v5361.x[49] = v6867;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[49] = v6867;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6868 = static_cast<unsigned int>(v5361.col(50, iron_linear_thread() & 31u));
         const unsigned int v6869 = static_cast<unsigned int>(v5361.row(50, iron_linear_thread() & 31u));
         const float v6870 = v5361.x[50];
-        const unsigned int v6871 = v41 + v6869;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6872 = v5112 + v6868;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6873 = v6872 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6871 = v41 + v6869;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6872 = v5112 + v6868;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6873 = v6872 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6876 = v6871 + v35;
         const unsigned int v6877 = v6872 + v20;
         const bool v6878 = v6877 <= v6876;
         const bool v6879 = v270 || v6878;
         const bool v6880 = v6873 && v6879;
-        const unsigned int v6883 = v6872 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6883 = v6872 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6884 = v6883 + v20;
         const bool v6886 = v6876 < v6884;
         const bool v6887 = v5405 || v6886;
-        const bool v6888 = v6880 && v6887;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6890 = v6870 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6888 = v6880 && v6887;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6890 = v6870 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6891 = v6888 ? v6890 : __uint_as_float(0xff800000u);
-        v5361.x[50] = v6891;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[50] = v6891;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6892 = static_cast<unsigned int>(v5361.col(51, iron_linear_thread() & 31u));
         const unsigned int v6893 = static_cast<unsigned int>(v5361.row(51, iron_linear_thread() & 31u));
         const float v6894 = v5361.x[51];
-        const unsigned int v6895 = v41 + v6893;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6896 = v5112 + v6892;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6897 = v6896 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6895 = v41 + v6893;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6896 = v5112 + v6892;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6897 = v6896 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6900 = v6895 + v35;
         const unsigned int v6901 = v6896 + v20;
         const bool v6902 = v6901 <= v6900;
         const bool v6903 = v270 || v6902;
         const bool v6904 = v6897 && v6903;
-        const unsigned int v6907 = v6896 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6907 = v6896 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6908 = v6907 + v20;
         const bool v6910 = v6900 < v6908;
         const bool v6911 = v5405 || v6910;
-        const bool v6912 = v6904 && v6911;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6914 = v6894 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6912 = v6904 && v6911;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6914 = v6894 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6915 = v6912 ? v6914 : __uint_as_float(0xff800000u);
-        v5361.x[51] = v6915;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[51] = v6915;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6916 = static_cast<unsigned int>(v5361.col(52, iron_linear_thread() & 31u));
         const unsigned int v6917 = static_cast<unsigned int>(v5361.row(52, iron_linear_thread() & 31u));
         const float v6918 = v5361.x[52];
-        const unsigned int v6919 = v41 + v6917;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6920 = v5112 + v6916;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6921 = v6920 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6919 = v41 + v6917;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6920 = v5112 + v6916;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6921 = v6920 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6924 = v6919 + v35;
         const unsigned int v6925 = v6920 + v20;
         const bool v6926 = v6925 <= v6924;
         const bool v6927 = v270 || v6926;
         const bool v6928 = v6921 && v6927;
-        const unsigned int v6931 = v6920 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6931 = v6920 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6932 = v6931 + v20;
         const bool v6934 = v6924 < v6932;
         const bool v6935 = v5405 || v6934;
-        const bool v6936 = v6928 && v6935;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6938 = v6918 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6936 = v6928 && v6935;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6938 = v6918 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6939 = v6936 ? v6938 : __uint_as_float(0xff800000u);
-        v5361.x[52] = v6939;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[52] = v6939;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6940 = static_cast<unsigned int>(v5361.col(53, iron_linear_thread() & 31u));
         const unsigned int v6941 = static_cast<unsigned int>(v5361.row(53, iron_linear_thread() & 31u));
         const float v6942 = v5361.x[53];
-        const unsigned int v6943 = v41 + v6941;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6944 = v5112 + v6940;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6945 = v6944 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6943 = v41 + v6941;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6944 = v5112 + v6940;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6945 = v6944 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6948 = v6943 + v35;
         const unsigned int v6949 = v6944 + v20;
         const bool v6950 = v6949 <= v6948;
         const bool v6951 = v270 || v6950;
         const bool v6952 = v6945 && v6951;
-        const unsigned int v6955 = v6944 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6955 = v6944 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6956 = v6955 + v20;
         const bool v6958 = v6948 < v6956;
         const bool v6959 = v5405 || v6958;
-        const bool v6960 = v6952 && v6959;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6962 = v6942 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6960 = v6952 && v6959;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6962 = v6942 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6963 = v6960 ? v6962 : __uint_as_float(0xff800000u);
-        v5361.x[53] = v6963;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[53] = v6963;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6964 = static_cast<unsigned int>(v5361.col(54, iron_linear_thread() & 31u));
         const unsigned int v6965 = static_cast<unsigned int>(v5361.row(54, iron_linear_thread() & 31u));
         const float v6966 = v5361.x[54];
-        const unsigned int v6967 = v41 + v6965;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6968 = v5112 + v6964;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6969 = v6968 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6967 = v41 + v6965;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6968 = v5112 + v6964;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6969 = v6968 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6972 = v6967 + v35;
         const unsigned int v6973 = v6968 + v20;
         const bool v6974 = v6973 <= v6972;
         const bool v6975 = v270 || v6974;
         const bool v6976 = v6969 && v6975;
-        const unsigned int v6979 = v6968 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6979 = v6968 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v6980 = v6979 + v20;
         const bool v6982 = v6972 < v6980;
         const bool v6983 = v5405 || v6982;
-        const bool v6984 = v6976 && v6983;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6986 = v6966 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6984 = v6976 && v6983;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6986 = v6966 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6987 = v6984 ? v6986 : __uint_as_float(0xff800000u);
-        v5361.x[54] = v6987;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[54] = v6987;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v6988 = static_cast<unsigned int>(v5361.col(55, iron_linear_thread() & 31u));
         const unsigned int v6989 = static_cast<unsigned int>(v5361.row(55, iron_linear_thread() & 31u));
         const float v6990 = v5361.x[55];
-        const unsigned int v6991 = v41 + v6989;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v6992 = v5112 + v6988;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6993 = v6992 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6991 = v41 + v6989;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6992 = v5112 + v6988;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6993 = v6992 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v6996 = v6991 + v35;
         const unsigned int v6997 = v6992 + v20;
         const bool v6998 = v6997 <= v6996;
         const bool v6999 = v270 || v6998;
         const bool v7000 = v6993 && v6999;
-        const unsigned int v7003 = v6992 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7003 = v6992 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7004 = v7003 + v20;
         const bool v7006 = v6996 < v7004;
         const bool v7007 = v5405 || v7006;
-        const bool v7008 = v7000 && v7007;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7010 = v6990 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7008 = v7000 && v7007;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7010 = v6990 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v7011 = v7008 ? v7010 : __uint_as_float(0xff800000u);
-        v5361.x[55] = v7011;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[55] = v7011;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7012 = static_cast<unsigned int>(v5361.col(56, iron_linear_thread() & 31u));
         const unsigned int v7013 = static_cast<unsigned int>(v5361.row(56, iron_linear_thread() & 31u));
         const float v7014 = v5361.x[56];
-        const unsigned int v7015 = v41 + v7013;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7016 = v5112 + v7012;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7017 = v7016 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7015 = v41 + v7013;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7016 = v5112 + v7012;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7017 = v7016 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7020 = v7015 + v35;
         const unsigned int v7021 = v7016 + v20;
         const bool v7022 = v7021 <= v7020;
         const bool v7023 = v270 || v7022;
         const bool v7024 = v7017 && v7023;
-        const unsigned int v7027 = v7016 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7027 = v7016 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7028 = v7027 + v20;
         const bool v7030 = v7020 < v7028;
         const bool v7031 = v5405 || v7030;
-        const bool v7032 = v7024 && v7031;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7034 = v7014 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7032 = v7024 && v7031;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7034 = v7014 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v7035 = v7032 ? v7034 : __uint_as_float(0xff800000u);
-        v5361.x[56] = v7035;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[56] = v7035;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7036 = static_cast<unsigned int>(v5361.col(57, iron_linear_thread() & 31u));
         const unsigned int v7037 = static_cast<unsigned int>(v5361.row(57, iron_linear_thread() & 31u));
         const float v7038 = v5361.x[57];
-        const unsigned int v7039 = v41 + v7037;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7040 = v5112 + v7036;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7041 = v7040 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7039 = v41 + v7037;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7040 = v5112 + v7036;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7041 = v7040 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7044 = v7039 + v35;
         const unsigned int v7045 = v7040 + v20;
         const bool v7046 = v7045 <= v7044;
         const bool v7047 = v270 || v7046;
         const bool v7048 = v7041 && v7047;
-        const unsigned int v7051 = v7040 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7051 = v7040 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7052 = v7051 + v20;
         const bool v7054 = v7044 < v7052;
         const bool v7055 = v5405 || v7054;
-        const bool v7056 = v7048 && v7055;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7058 = v7038 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7056 = v7048 && v7055;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7058 = v7038 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v7059 = v7056 ? v7058 : __uint_as_float(0xff800000u);
-        v5361.x[57] = v7059;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[57] = v7059;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7060 = static_cast<unsigned int>(v5361.col(58, iron_linear_thread() & 31u));
         const unsigned int v7061 = static_cast<unsigned int>(v5361.row(58, iron_linear_thread() & 31u));
         const float v7062 = v5361.x[58];
-        const unsigned int v7063 = v41 + v7061;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7064 = v5112 + v7060;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7065 = v7064 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7063 = v41 + v7061;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7064 = v5112 + v7060;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7065 = v7064 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7068 = v7063 + v35;
         const unsigned int v7069 = v7064 + v20;
         const bool v7070 = v7069 <= v7068;
         const bool v7071 = v270 || v7070;
         const bool v7072 = v7065 && v7071;
-        const unsigned int v7075 = v7064 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7075 = v7064 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7076 = v7075 + v20;
         const bool v7078 = v7068 < v7076;
         const bool v7079 = v5405 || v7078;
-        const bool v7080 = v7072 && v7079;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7082 = v7062 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7080 = v7072 && v7079;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7082 = v7062 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v7083 = v7080 ? v7082 : __uint_as_float(0xff800000u);
-        v5361.x[58] = v7083;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[58] = v7083;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7084 = static_cast<unsigned int>(v5361.col(59, iron_linear_thread() & 31u));
         const unsigned int v7085 = static_cast<unsigned int>(v5361.row(59, iron_linear_thread() & 31u));
         const float v7086 = v5361.x[59];
-        const unsigned int v7087 = v41 + v7085;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7088 = v5112 + v7084;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7089 = v7088 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7087 = v41 + v7085;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7088 = v5112 + v7084;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7089 = v7088 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7092 = v7087 + v35;
         const unsigned int v7093 = v7088 + v20;
         const bool v7094 = v7093 <= v7092;
         const bool v7095 = v270 || v7094;
         const bool v7096 = v7089 && v7095;
-        const unsigned int v7099 = v7088 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7099 = v7088 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7100 = v7099 + v20;
         const bool v7102 = v7092 < v7100;
         const bool v7103 = v5405 || v7102;
-        const bool v7104 = v7096 && v7103;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7106 = v7086 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7104 = v7096 && v7103;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7106 = v7086 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v7107 = v7104 ? v7106 : __uint_as_float(0xff800000u);
-        v5361.x[59] = v7107;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[59] = v7107;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7108 = static_cast<unsigned int>(v5361.col(60, iron_linear_thread() & 31u));
         const unsigned int v7109 = static_cast<unsigned int>(v5361.row(60, iron_linear_thread() & 31u));
         const float v7110 = v5361.x[60];
-        const unsigned int v7111 = v41 + v7109;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7112 = v5112 + v7108;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7113 = v7112 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7111 = v41 + v7109;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7112 = v5112 + v7108;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7113 = v7112 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7116 = v7111 + v35;
         const unsigned int v7117 = v7112 + v20;
         const bool v7118 = v7117 <= v7116;
         const bool v7119 = v270 || v7118;
         const bool v7120 = v7113 && v7119;
-        const unsigned int v7123 = v7112 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7123 = v7112 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7124 = v7123 + v20;
         const bool v7126 = v7116 < v7124;
         const bool v7127 = v5405 || v7126;
-        const bool v7128 = v7120 && v7127;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7130 = v7110 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7128 = v7120 && v7127;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7130 = v7110 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v7131 = v7128 ? v7130 : __uint_as_float(0xff800000u);
-        v5361.x[60] = v7131;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[60] = v7131;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7132 = static_cast<unsigned int>(v5361.col(61, iron_linear_thread() & 31u));
         const unsigned int v7133 = static_cast<unsigned int>(v5361.row(61, iron_linear_thread() & 31u));
         const float v7134 = v5361.x[61];
-        const unsigned int v7135 = v41 + v7133;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7136 = v5112 + v7132;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7137 = v7136 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7135 = v41 + v7133;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7136 = v5112 + v7132;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7137 = v7136 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7140 = v7135 + v35;
         const unsigned int v7141 = v7136 + v20;
         const bool v7142 = v7141 <= v7140;
         const bool v7143 = v270 || v7142;
         const bool v7144 = v7137 && v7143;
-        const unsigned int v7147 = v7136 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7147 = v7136 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7148 = v7147 + v20;
         const bool v7150 = v7140 < v7148;
         const bool v7151 = v5405 || v7150;
-        const bool v7152 = v7144 && v7151;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7154 = v7134 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7152 = v7144 && v7151;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7154 = v7134 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v7155 = v7152 ? v7154 : __uint_as_float(0xff800000u);
-        v5361.x[61] = v7155;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[61] = v7155;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7156 = static_cast<unsigned int>(v5361.col(62, iron_linear_thread() & 31u));
         const unsigned int v7157 = static_cast<unsigned int>(v5361.row(62, iron_linear_thread() & 31u));
         const float v7158 = v5361.x[62];
-        const unsigned int v7159 = v41 + v7157;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7160 = v5112 + v7156;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7161 = v7160 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7159 = v41 + v7157;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7160 = v5112 + v7156;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7161 = v7160 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7164 = v7159 + v35;
         const unsigned int v7165 = v7160 + v20;
         const bool v7166 = v7165 <= v7164;
         const bool v7167 = v270 || v7166;
         const bool v7168 = v7161 && v7167;
-        const unsigned int v7171 = v7160 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7171 = v7160 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7172 = v7171 + v20;
         const bool v7174 = v7164 < v7172;
         const bool v7175 = v5405 || v7174;
-        const bool v7176 = v7168 && v7175;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7178 = v7158 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7176 = v7168 && v7175;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7178 = v7158 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v7179 = v7176 ? v7178 : __uint_as_float(0xff800000u);
-        v5361.x[62] = v7179;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[62] = v7179;  // kernels/sdpa/flash_tile.hpp:179
         const unsigned int v7180 = static_cast<unsigned int>(v5361.col(63, iron_linear_thread() & 31u));
         const unsigned int v7181 = static_cast<unsigned int>(v5361.row(63, iron_linear_thread() & 31u));
         const float v7182 = v5361.x[63];
-        const unsigned int v7183 = v41 + v7181;  // kernels/sdpa/flash_tile.hpp:172
-        const unsigned int v7184 = v5112 + v7180;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v7185 = v7184 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7183 = v41 + v7181;  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7184 = v5112 + v7180;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v7185 = v7184 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v7188 = v7183 + v35;
         const unsigned int v7189 = v7184 + v20;
         const bool v7190 = v7189 <= v7188;
         const bool v7191 = v270 || v7190;
         const bool v7192 = v7185 && v7191;
-        const unsigned int v7195 = v7184 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7195 = v7184 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const unsigned int v7196 = v7195 + v20;
         const bool v7198 = v7188 < v7196;
         const bool v7199 = v5405 || v7198;
-        const bool v7200 = v7192 && v7199;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7202 = v7182 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7200 = v7192 && v7199;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7202 = v7182 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v7203 = v7200 ? v7202 : __uint_as_float(0xff800000u);
-        v5361.x[63] = v7203;  // kernels/sdpa/flash_tile.hpp:171
+        v5361.x[63] = v7203;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 32, 8> v7205;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag<float, 2, 32, 8> v7205;  // kernels/sdpa/flash_tile.hpp:188
       iron_frag_fill(v7205, 0.0f);
       iron_frag_row_reduce<false>(v7205, v5361);
-      iron_frag<float, 2, 32, 8> v7207;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag<float, 2, 32, 8> v7207;  // kernels/sdpa/flash_tile.hpp:189
       iron_frag_fill(v7207, 0.0f);
-      const float v7211 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7212 = v7205.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7211 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7212 = v7205.x[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v7213 = fmaxf(v7211, v7212);
-      const bool v7216 = v7213 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7216 = v7213 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7217 = v7216 ? 0.0f : v7213;
-      const float v7218 = v7211 - v7217;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7218 = v7211 - v7217;  // kernels/sdpa/flash_tile.hpp:192
       const float v7219 = iron_exp2_approx(v7218);
-      v7207.x[0] = v7219;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7223 = v291.x[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7224 = v7205.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      v7207.x[0] = v7219;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7223 = v291.x[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7224 = v7205.x[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v7225 = fmaxf(v7223, v7224);
-      const bool v7228 = v7225 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7228 = v7225 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7229 = v7228 ? 0.0f : v7225;
-      const float v7230 = v7223 - v7229;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7230 = v7223 - v7229;  // kernels/sdpa/flash_tile.hpp:192
       const float v7231 = iron_exp2_approx(v7230);
-      v7207.x[1] = v7231;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7235 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7236 = v7205.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      v7207.x[1] = v7231;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7235 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7236 = v7205.x[2];  // kernels/sdpa/flash_tile.hpp:192
       const float v7237 = fmaxf(v7235, v7236);
-      const bool v7240 = v7237 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7240 = v7237 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7241 = v7240 ? 0.0f : v7237;
-      const float v7242 = v7235 - v7241;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7242 = v7235 - v7241;  // kernels/sdpa/flash_tile.hpp:192
       const float v7243 = iron_exp2_approx(v7242);
-      v7207.x[2] = v7243;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7247 = v291.x[3];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7248 = v7205.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      v7207.x[2] = v7243;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7247 = v291.x[3];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7248 = v7205.x[3];  // kernels/sdpa/flash_tile.hpp:192
       const float v7249 = fmaxf(v7247, v7248);
-      const bool v7252 = v7249 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7252 = v7249 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7253 = v7252 ? 0.0f : v7249;
-      const float v7254 = v7247 - v7253;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7254 = v7247 - v7253;  // kernels/sdpa/flash_tile.hpp:192
       const float v7255 = iron_exp2_approx(v7254);
-      v7207.x[3] = v7255;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7259 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7260 = v7205.x[4];  // kernels/sdpa/flash_tile.hpp:184
+      v7207.x[3] = v7255;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7259 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7260 = v7205.x[4];  // kernels/sdpa/flash_tile.hpp:192
       const float v7261 = fmaxf(v7259, v7260);
-      const bool v7264 = v7261 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7264 = v7261 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7265 = v7264 ? 0.0f : v7261;
-      const float v7266 = v7259 - v7265;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7266 = v7259 - v7265;  // kernels/sdpa/flash_tile.hpp:192
       const float v7267 = iron_exp2_approx(v7266);
-      v7207.x[4] = v7267;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7271 = v291.x[5];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7272 = v7205.x[5];  // kernels/sdpa/flash_tile.hpp:184
+      v7207.x[4] = v7267;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7271 = v291.x[5];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7272 = v7205.x[5];  // kernels/sdpa/flash_tile.hpp:192
       const float v7273 = fmaxf(v7271, v7272);
-      const bool v7276 = v7273 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7276 = v7273 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7277 = v7276 ? 0.0f : v7273;
-      const float v7278 = v7271 - v7277;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7278 = v7271 - v7277;  // kernels/sdpa/flash_tile.hpp:192
       const float v7279 = iron_exp2_approx(v7278);
-      v7207.x[5] = v7279;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7283 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7284 = v7205.x[6];  // kernels/sdpa/flash_tile.hpp:184
+      v7207.x[5] = v7279;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7283 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7284 = v7205.x[6];  // kernels/sdpa/flash_tile.hpp:192
       const float v7285 = fmaxf(v7283, v7284);
-      const bool v7288 = v7285 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7288 = v7285 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7289 = v7288 ? 0.0f : v7285;
-      const float v7290 = v7283 - v7289;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7290 = v7283 - v7289;  // kernels/sdpa/flash_tile.hpp:192
       const float v7291 = iron_exp2_approx(v7290);
-      v7207.x[6] = v7291;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7295 = v291.x[7];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7296 = v7205.x[7];  // kernels/sdpa/flash_tile.hpp:184
+      v7207.x[6] = v7291;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7295 = v291.x[7];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7296 = v7205.x[7];  // kernels/sdpa/flash_tile.hpp:192
       const float v7297 = fmaxf(v7295, v7296);
-      const bool v7300 = v7297 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7300 = v7297 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7301 = v7300 ? 0.0f : v7297;
-      const float v7302 = v7295 - v7301;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7302 = v7295 - v7301;  // kernels/sdpa/flash_tile.hpp:192
       const float v7303 = iron_exp2_approx(v7302);
-      v7207.x[7] = v7303;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7306 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7307 = v7205.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      v7207.x[7] = v7303;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7306 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7307 = v7205.x[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v7308 = fmaxf(v7306, v7307);
-      v291.x[0] = v7308;  // kernels/sdpa/flash_tile.hpp:186
+      v291.x[0] = v7308;  // kernels/sdpa/flash_tile.hpp:194
       const float v7311 = v291.x[1];
-      const float v7312 = v7205.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7312 = v7205.x[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v7313 = fmaxf(v7311, v7312);
-      v291.x[1] = v7313;  // kernels/sdpa/flash_tile.hpp:186
+      v291.x[1] = v7313;  // kernels/sdpa/flash_tile.hpp:194
       const float v7316 = v291.x[2];
-      const float v7317 = v7205.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7317 = v7205.x[2];  // kernels/sdpa/flash_tile.hpp:195
       const float v7318 = fmaxf(v7316, v7317);
-      v291.x[2] = v7318;  // kernels/sdpa/flash_tile.hpp:186
+      v291.x[2] = v7318;  // kernels/sdpa/flash_tile.hpp:194
       const float v7321 = v291.x[3];
-      const float v7322 = v7205.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7322 = v7205.x[3];  // kernels/sdpa/flash_tile.hpp:195
       const float v7323 = fmaxf(v7321, v7322);
-      v291.x[3] = v7323;  // kernels/sdpa/flash_tile.hpp:186
+      v291.x[3] = v7323;  // kernels/sdpa/flash_tile.hpp:194
       const float v7326 = v291.x[4];
-      const float v7327 = v7205.x[4];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7327 = v7205.x[4];  // kernels/sdpa/flash_tile.hpp:195
       const float v7328 = fmaxf(v7326, v7327);
-      v291.x[4] = v7328;  // kernels/sdpa/flash_tile.hpp:186
+      v291.x[4] = v7328;  // kernels/sdpa/flash_tile.hpp:194
       const float v7331 = v291.x[5];
-      const float v7332 = v7205.x[5];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7332 = v7205.x[5];  // kernels/sdpa/flash_tile.hpp:195
       const float v7333 = fmaxf(v7331, v7332);
-      v291.x[5] = v7333;  // kernels/sdpa/flash_tile.hpp:186
+      v291.x[5] = v7333;  // kernels/sdpa/flash_tile.hpp:194
       const float v7336 = v291.x[6];
-      const float v7337 = v7205.x[6];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7337 = v7205.x[6];  // kernels/sdpa/flash_tile.hpp:195
       const float v7338 = fmaxf(v7336, v7337);
-      v291.x[6] = v7338;  // kernels/sdpa/flash_tile.hpp:186
+      v291.x[6] = v7338;  // kernels/sdpa/flash_tile.hpp:194
       const float v7341 = v291.x[7];
-      const float v7342 = v7205.x[7];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7342 = v7205.x[7];  // kernels/sdpa/flash_tile.hpp:195
       const float v7343 = fmaxf(v7341, v7342);
-      v291.x[7] = v7343;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7346 = v5361.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7347 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7350 = v7347 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      v291.x[7] = v7343;  // kernels/sdpa/flash_tile.hpp:194
+      const float v7346 = v5361.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v7347 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7350 = v7347 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7351 = v7350 ? 0.0f : v7347;
-      const float v7352 = v7346 - v7351;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7352 = v7346 - v7351;  // kernels/sdpa/flash_tile.hpp:198
       const float v7353 = iron_exp2_approx(v7352);
-      v5361.x[0] = v7353;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[0] = v7353;  // kernels/sdpa/flash_tile.hpp:197
       const float v7356 = v5361.x[1];
-      const float v7357 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7360 = v7357 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7357 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7360 = v7357 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7361 = v7360 ? 0.0f : v7357;
-      const float v7362 = v7356 - v7361;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7362 = v7356 - v7361;  // kernels/sdpa/flash_tile.hpp:198
       const float v7363 = iron_exp2_approx(v7362);
-      v5361.x[1] = v7363;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[1] = v7363;  // kernels/sdpa/flash_tile.hpp:197
       const float v7366 = v5361.x[2];
-      const float v7367 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7370 = v7367 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7367 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7370 = v7367 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7371 = v7370 ? 0.0f : v7367;
-      const float v7372 = v7366 - v7371;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7372 = v7366 - v7371;  // kernels/sdpa/flash_tile.hpp:198
       const float v7373 = iron_exp2_approx(v7372);
-      v5361.x[2] = v7373;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[2] = v7373;  // kernels/sdpa/flash_tile.hpp:197
       const float v7376 = v5361.x[3];
-      const float v7377 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7380 = v7377 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7377 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7380 = v7377 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7381 = v7380 ? 0.0f : v7377;
-      const float v7382 = v7376 - v7381;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7382 = v7376 - v7381;  // kernels/sdpa/flash_tile.hpp:198
       const float v7383 = iron_exp2_approx(v7382);
-      v5361.x[3] = v7383;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[3] = v7383;  // kernels/sdpa/flash_tile.hpp:197
       const float v7386 = v5361.x[4];
-      const float v7387 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7390 = v7387 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7387 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7390 = v7387 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7391 = v7390 ? 0.0f : v7387;
-      const float v7392 = v7386 - v7391;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7392 = v7386 - v7391;  // kernels/sdpa/flash_tile.hpp:198
       const float v7393 = iron_exp2_approx(v7392);
-      v5361.x[4] = v7393;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[4] = v7393;  // kernels/sdpa/flash_tile.hpp:197
       const float v7396 = v5361.x[5];
-      const float v7397 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7400 = v7397 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7397 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7400 = v7397 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7401 = v7400 ? 0.0f : v7397;
-      const float v7402 = v7396 - v7401;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7402 = v7396 - v7401;  // kernels/sdpa/flash_tile.hpp:198
       const float v7403 = iron_exp2_approx(v7402);
-      v5361.x[5] = v7403;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[5] = v7403;  // kernels/sdpa/flash_tile.hpp:197
       const float v7406 = v5361.x[6];
-      const float v7407 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7410 = v7407 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7407 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7410 = v7407 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7411 = v7410 ? 0.0f : v7407;
-      const float v7412 = v7406 - v7411;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7412 = v7406 - v7411;  // kernels/sdpa/flash_tile.hpp:198
       const float v7413 = iron_exp2_approx(v7412);
-      v5361.x[6] = v7413;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[6] = v7413;  // kernels/sdpa/flash_tile.hpp:197
       const float v7416 = v5361.x[7];
-      const float v7417 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7420 = v7417 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7417 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7420 = v7417 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7421 = v7420 ? 0.0f : v7417;
-      const float v7422 = v7416 - v7421;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7422 = v7416 - v7421;  // kernels/sdpa/flash_tile.hpp:198
       const float v7423 = iron_exp2_approx(v7422);
-      v5361.x[7] = v7423;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[7] = v7423;  // kernels/sdpa/flash_tile.hpp:197
       const float v7426 = v5361.x[8];
-      const float v7427 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7430 = v7427 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7427 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7430 = v7427 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7431 = v7430 ? 0.0f : v7427;
-      const float v7432 = v7426 - v7431;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7432 = v7426 - v7431;  // kernels/sdpa/flash_tile.hpp:198
       const float v7433 = iron_exp2_approx(v7432);
-      v5361.x[8] = v7433;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[8] = v7433;  // kernels/sdpa/flash_tile.hpp:197
       const float v7436 = v5361.x[9];
-      const float v7437 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7440 = v7437 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7437 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7440 = v7437 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7441 = v7440 ? 0.0f : v7437;
-      const float v7442 = v7436 - v7441;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7442 = v7436 - v7441;  // kernels/sdpa/flash_tile.hpp:198
       const float v7443 = iron_exp2_approx(v7442);
-      v5361.x[9] = v7443;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[9] = v7443;  // kernels/sdpa/flash_tile.hpp:197
       const float v7446 = v5361.x[10];
-      const float v7447 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7450 = v7447 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7447 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7450 = v7447 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7451 = v7450 ? 0.0f : v7447;
-      const float v7452 = v7446 - v7451;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7452 = v7446 - v7451;  // kernels/sdpa/flash_tile.hpp:198
       const float v7453 = iron_exp2_approx(v7452);
-      v5361.x[10] = v7453;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[10] = v7453;  // kernels/sdpa/flash_tile.hpp:197
       const float v7456 = v5361.x[11];
-      const float v7457 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7460 = v7457 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7457 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7460 = v7457 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7461 = v7460 ? 0.0f : v7457;
-      const float v7462 = v7456 - v7461;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7462 = v7456 - v7461;  // kernels/sdpa/flash_tile.hpp:198
       const float v7463 = iron_exp2_approx(v7462);
-      v5361.x[11] = v7463;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[11] = v7463;  // kernels/sdpa/flash_tile.hpp:197
       const float v7466 = v5361.x[12];
-      const float v7467 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7470 = v7467 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7467 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7470 = v7467 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7471 = v7470 ? 0.0f : v7467;
-      const float v7472 = v7466 - v7471;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7472 = v7466 - v7471;  // kernels/sdpa/flash_tile.hpp:198
       const float v7473 = iron_exp2_approx(v7472);
-      v5361.x[12] = v7473;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[12] = v7473;  // kernels/sdpa/flash_tile.hpp:197
       const float v7476 = v5361.x[13];
-      const float v7477 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7480 = v7477 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7477 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7480 = v7477 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7481 = v7480 ? 0.0f : v7477;
-      const float v7482 = v7476 - v7481;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7482 = v7476 - v7481;  // kernels/sdpa/flash_tile.hpp:198
       const float v7483 = iron_exp2_approx(v7482);
-      v5361.x[13] = v7483;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[13] = v7483;  // kernels/sdpa/flash_tile.hpp:197
       const float v7486 = v5361.x[14];
-      const float v7487 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7490 = v7487 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7487 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7490 = v7487 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7491 = v7490 ? 0.0f : v7487;
-      const float v7492 = v7486 - v7491;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7492 = v7486 - v7491;  // kernels/sdpa/flash_tile.hpp:198
       const float v7493 = iron_exp2_approx(v7492);
-      v5361.x[14] = v7493;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[14] = v7493;  // kernels/sdpa/flash_tile.hpp:197
       const float v7496 = v5361.x[15];
-      const float v7497 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7500 = v7497 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7497 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7500 = v7497 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7501 = v7500 ? 0.0f : v7497;
-      const float v7502 = v7496 - v7501;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7502 = v7496 - v7501;  // kernels/sdpa/flash_tile.hpp:198
       const float v7503 = iron_exp2_approx(v7502);
-      v5361.x[15] = v7503;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[15] = v7503;  // kernels/sdpa/flash_tile.hpp:197
       const float v7506 = v5361.x[16];
-      const float v7507 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7510 = v7507 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7507 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7510 = v7507 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7511 = v7510 ? 0.0f : v7507;
-      const float v7512 = v7506 - v7511;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7512 = v7506 - v7511;  // kernels/sdpa/flash_tile.hpp:198
       const float v7513 = iron_exp2_approx(v7512);
-      v5361.x[16] = v7513;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[16] = v7513;  // kernels/sdpa/flash_tile.hpp:197
       const float v7516 = v5361.x[17];
-      const float v7517 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7520 = v7517 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7517 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7520 = v7517 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7521 = v7520 ? 0.0f : v7517;
-      const float v7522 = v7516 - v7521;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7522 = v7516 - v7521;  // kernels/sdpa/flash_tile.hpp:198
       const float v7523 = iron_exp2_approx(v7522);
-      v5361.x[17] = v7523;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[17] = v7523;  // kernels/sdpa/flash_tile.hpp:197
       const float v7526 = v5361.x[18];
-      const float v7527 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7530 = v7527 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7527 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7530 = v7527 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7531 = v7530 ? 0.0f : v7527;
-      const float v7532 = v7526 - v7531;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7532 = v7526 - v7531;  // kernels/sdpa/flash_tile.hpp:198
       const float v7533 = iron_exp2_approx(v7532);
-      v5361.x[18] = v7533;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[18] = v7533;  // kernels/sdpa/flash_tile.hpp:197
       const float v7536 = v5361.x[19];
-      const float v7537 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7540 = v7537 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7537 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7540 = v7537 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7541 = v7540 ? 0.0f : v7537;
-      const float v7542 = v7536 - v7541;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7542 = v7536 - v7541;  // kernels/sdpa/flash_tile.hpp:198
       const float v7543 = iron_exp2_approx(v7542);
-      v5361.x[19] = v7543;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[19] = v7543;  // kernels/sdpa/flash_tile.hpp:197
       const float v7546 = v5361.x[20];
-      const float v7547 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7550 = v7547 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7547 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7550 = v7547 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7551 = v7550 ? 0.0f : v7547;
-      const float v7552 = v7546 - v7551;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7552 = v7546 - v7551;  // kernels/sdpa/flash_tile.hpp:198
       const float v7553 = iron_exp2_approx(v7552);
-      v5361.x[20] = v7553;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[20] = v7553;  // kernels/sdpa/flash_tile.hpp:197
       const float v7556 = v5361.x[21];
-      const float v7557 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7560 = v7557 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7557 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7560 = v7557 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7561 = v7560 ? 0.0f : v7557;
-      const float v7562 = v7556 - v7561;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7562 = v7556 - v7561;  // kernels/sdpa/flash_tile.hpp:198
       const float v7563 = iron_exp2_approx(v7562);
-      v5361.x[21] = v7563;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[21] = v7563;  // kernels/sdpa/flash_tile.hpp:197
       const float v7566 = v5361.x[22];
-      const float v7567 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7570 = v7567 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7567 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7570 = v7567 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7571 = v7570 ? 0.0f : v7567;
-      const float v7572 = v7566 - v7571;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7572 = v7566 - v7571;  // kernels/sdpa/flash_tile.hpp:198
       const float v7573 = iron_exp2_approx(v7572);
-      v5361.x[22] = v7573;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[22] = v7573;  // kernels/sdpa/flash_tile.hpp:197
       const float v7576 = v5361.x[23];
-      const float v7577 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7580 = v7577 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7577 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7580 = v7577 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7581 = v7580 ? 0.0f : v7577;
-      const float v7582 = v7576 - v7581;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7582 = v7576 - v7581;  // kernels/sdpa/flash_tile.hpp:198
       const float v7583 = iron_exp2_approx(v7582);
-      v5361.x[23] = v7583;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[23] = v7583;  // kernels/sdpa/flash_tile.hpp:197
       const float v7586 = v5361.x[24];
-      const float v7587 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7590 = v7587 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7587 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7590 = v7587 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7591 = v7590 ? 0.0f : v7587;
-      const float v7592 = v7586 - v7591;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7592 = v7586 - v7591;  // kernels/sdpa/flash_tile.hpp:198
       const float v7593 = iron_exp2_approx(v7592);
-      v5361.x[24] = v7593;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[24] = v7593;  // kernels/sdpa/flash_tile.hpp:197
       const float v7596 = v5361.x[25];
-      const float v7597 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7600 = v7597 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7597 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7600 = v7597 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7601 = v7600 ? 0.0f : v7597;
-      const float v7602 = v7596 - v7601;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7602 = v7596 - v7601;  // kernels/sdpa/flash_tile.hpp:198
       const float v7603 = iron_exp2_approx(v7602);
-      v5361.x[25] = v7603;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[25] = v7603;  // kernels/sdpa/flash_tile.hpp:197
       const float v7606 = v5361.x[26];
-      const float v7607 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7610 = v7607 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7607 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7610 = v7607 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7611 = v7610 ? 0.0f : v7607;
-      const float v7612 = v7606 - v7611;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7612 = v7606 - v7611;  // kernels/sdpa/flash_tile.hpp:198
       const float v7613 = iron_exp2_approx(v7612);
-      v5361.x[26] = v7613;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[26] = v7613;  // kernels/sdpa/flash_tile.hpp:197
       const float v7616 = v5361.x[27];
-      const float v7617 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7620 = v7617 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7617 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7620 = v7617 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7621 = v7620 ? 0.0f : v7617;
-      const float v7622 = v7616 - v7621;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7622 = v7616 - v7621;  // kernels/sdpa/flash_tile.hpp:198
       const float v7623 = iron_exp2_approx(v7622);
-      v5361.x[27] = v7623;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[27] = v7623;  // kernels/sdpa/flash_tile.hpp:197
       const float v7626 = v5361.x[28];
-      const float v7627 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7630 = v7627 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7627 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7630 = v7627 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7631 = v7630 ? 0.0f : v7627;
-      const float v7632 = v7626 - v7631;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7632 = v7626 - v7631;  // kernels/sdpa/flash_tile.hpp:198
       const float v7633 = iron_exp2_approx(v7632);
-      v5361.x[28] = v7633;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[28] = v7633;  // kernels/sdpa/flash_tile.hpp:197
       const float v7636 = v5361.x[29];
-      const float v7637 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7640 = v7637 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7637 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7640 = v7637 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7641 = v7640 ? 0.0f : v7637;
-      const float v7642 = v7636 - v7641;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7642 = v7636 - v7641;  // kernels/sdpa/flash_tile.hpp:198
       const float v7643 = iron_exp2_approx(v7642);
-      v5361.x[29] = v7643;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[29] = v7643;  // kernels/sdpa/flash_tile.hpp:197
       const float v7646 = v5361.x[30];
-      const float v7647 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7650 = v7647 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7647 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7650 = v7647 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7651 = v7650 ? 0.0f : v7647;
-      const float v7652 = v7646 - v7651;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7652 = v7646 - v7651;  // kernels/sdpa/flash_tile.hpp:198
       const float v7653 = iron_exp2_approx(v7652);
-      v5361.x[30] = v7653;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[30] = v7653;  // kernels/sdpa/flash_tile.hpp:197
       const float v7656 = v5361.x[31];
-      const float v7657 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7660 = v7657 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7657 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7660 = v7657 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7661 = v7660 ? 0.0f : v7657;
-      const float v7662 = v7656 - v7661;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7662 = v7656 - v7661;  // kernels/sdpa/flash_tile.hpp:198
       const float v7663 = iron_exp2_approx(v7662);
-      v5361.x[31] = v7663;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[31] = v7663;  // kernels/sdpa/flash_tile.hpp:197
       const float v7666 = v5361.x[32];
-      const float v7667 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7670 = v7667 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7667 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7670 = v7667 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7671 = v7670 ? 0.0f : v7667;
-      const float v7672 = v7666 - v7671;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7672 = v7666 - v7671;  // kernels/sdpa/flash_tile.hpp:198
       const float v7673 = iron_exp2_approx(v7672);
-      v5361.x[32] = v7673;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[32] = v7673;  // kernels/sdpa/flash_tile.hpp:197
       const float v7676 = v5361.x[33];
-      const float v7677 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7680 = v7677 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7677 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7680 = v7677 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7681 = v7680 ? 0.0f : v7677;
-      const float v7682 = v7676 - v7681;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7682 = v7676 - v7681;  // kernels/sdpa/flash_tile.hpp:198
       const float v7683 = iron_exp2_approx(v7682);
-      v5361.x[33] = v7683;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[33] = v7683;  // kernels/sdpa/flash_tile.hpp:197
       const float v7686 = v5361.x[34];
-      const float v7687 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7690 = v7687 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7687 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7690 = v7687 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7691 = v7690 ? 0.0f : v7687;
-      const float v7692 = v7686 - v7691;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7692 = v7686 - v7691;  // kernels/sdpa/flash_tile.hpp:198
       const float v7693 = iron_exp2_approx(v7692);
-      v5361.x[34] = v7693;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[34] = v7693;  // kernels/sdpa/flash_tile.hpp:197
       const float v7696 = v5361.x[35];
-      const float v7697 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7700 = v7697 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7697 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7700 = v7697 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7701 = v7700 ? 0.0f : v7697;
-      const float v7702 = v7696 - v7701;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7702 = v7696 - v7701;  // kernels/sdpa/flash_tile.hpp:198
       const float v7703 = iron_exp2_approx(v7702);
-      v5361.x[35] = v7703;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[35] = v7703;  // kernels/sdpa/flash_tile.hpp:197
       const float v7706 = v5361.x[36];
-      const float v7707 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7710 = v7707 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7707 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7710 = v7707 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7711 = v7710 ? 0.0f : v7707;
-      const float v7712 = v7706 - v7711;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7712 = v7706 - v7711;  // kernels/sdpa/flash_tile.hpp:198
       const float v7713 = iron_exp2_approx(v7712);
-      v5361.x[36] = v7713;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[36] = v7713;  // kernels/sdpa/flash_tile.hpp:197
       const float v7716 = v5361.x[37];
-      const float v7717 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7720 = v7717 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7717 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7720 = v7717 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7721 = v7720 ? 0.0f : v7717;
-      const float v7722 = v7716 - v7721;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7722 = v7716 - v7721;  // kernels/sdpa/flash_tile.hpp:198
       const float v7723 = iron_exp2_approx(v7722);
-      v5361.x[37] = v7723;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[37] = v7723;  // kernels/sdpa/flash_tile.hpp:197
       const float v7726 = v5361.x[38];
-      const float v7727 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7730 = v7727 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7727 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7730 = v7727 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7731 = v7730 ? 0.0f : v7727;
-      const float v7732 = v7726 - v7731;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7732 = v7726 - v7731;  // kernels/sdpa/flash_tile.hpp:198
       const float v7733 = iron_exp2_approx(v7732);
-      v5361.x[38] = v7733;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[38] = v7733;  // kernels/sdpa/flash_tile.hpp:197
       const float v7736 = v5361.x[39];
-      const float v7737 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7740 = v7737 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7737 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7740 = v7737 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7741 = v7740 ? 0.0f : v7737;
-      const float v7742 = v7736 - v7741;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7742 = v7736 - v7741;  // kernels/sdpa/flash_tile.hpp:198
       const float v7743 = iron_exp2_approx(v7742);
-      v5361.x[39] = v7743;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[39] = v7743;  // kernels/sdpa/flash_tile.hpp:197
       const float v7746 = v5361.x[40];
-      const float v7747 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7750 = v7747 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7747 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7750 = v7747 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7751 = v7750 ? 0.0f : v7747;
-      const float v7752 = v7746 - v7751;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7752 = v7746 - v7751;  // kernels/sdpa/flash_tile.hpp:198
       const float v7753 = iron_exp2_approx(v7752);
-      v5361.x[40] = v7753;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[40] = v7753;  // kernels/sdpa/flash_tile.hpp:197
       const float v7756 = v5361.x[41];
-      const float v7757 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7760 = v7757 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7757 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7760 = v7757 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7761 = v7760 ? 0.0f : v7757;
-      const float v7762 = v7756 - v7761;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7762 = v7756 - v7761;  // kernels/sdpa/flash_tile.hpp:198
       const float v7763 = iron_exp2_approx(v7762);
-      v5361.x[41] = v7763;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[41] = v7763;  // kernels/sdpa/flash_tile.hpp:197
       const float v7766 = v5361.x[42];
-      const float v7767 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7770 = v7767 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7767 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7770 = v7767 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7771 = v7770 ? 0.0f : v7767;
-      const float v7772 = v7766 - v7771;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7772 = v7766 - v7771;  // kernels/sdpa/flash_tile.hpp:198
       const float v7773 = iron_exp2_approx(v7772);
-      v5361.x[42] = v7773;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[42] = v7773;  // kernels/sdpa/flash_tile.hpp:197
       const float v7776 = v5361.x[43];
-      const float v7777 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7780 = v7777 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7777 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7780 = v7777 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7781 = v7780 ? 0.0f : v7777;
-      const float v7782 = v7776 - v7781;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7782 = v7776 - v7781;  // kernels/sdpa/flash_tile.hpp:198
       const float v7783 = iron_exp2_approx(v7782);
-      v5361.x[43] = v7783;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[43] = v7783;  // kernels/sdpa/flash_tile.hpp:197
       const float v7786 = v5361.x[44];
-      const float v7787 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7790 = v7787 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7787 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7790 = v7787 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7791 = v7790 ? 0.0f : v7787;
-      const float v7792 = v7786 - v7791;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7792 = v7786 - v7791;  // kernels/sdpa/flash_tile.hpp:198
       const float v7793 = iron_exp2_approx(v7792);
-      v5361.x[44] = v7793;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[44] = v7793;  // kernels/sdpa/flash_tile.hpp:197
       const float v7796 = v5361.x[45];
-      const float v7797 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7800 = v7797 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7797 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7800 = v7797 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7801 = v7800 ? 0.0f : v7797;
-      const float v7802 = v7796 - v7801;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7802 = v7796 - v7801;  // kernels/sdpa/flash_tile.hpp:198
       const float v7803 = iron_exp2_approx(v7802);
-      v5361.x[45] = v7803;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[45] = v7803;  // kernels/sdpa/flash_tile.hpp:197
       const float v7806 = v5361.x[46];
-      const float v7807 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7810 = v7807 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7807 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7810 = v7807 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7811 = v7810 ? 0.0f : v7807;
-      const float v7812 = v7806 - v7811;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7812 = v7806 - v7811;  // kernels/sdpa/flash_tile.hpp:198
       const float v7813 = iron_exp2_approx(v7812);
-      v5361.x[46] = v7813;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[46] = v7813;  // kernels/sdpa/flash_tile.hpp:197
       const float v7816 = v5361.x[47];
-      const float v7817 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7820 = v7817 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7817 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7820 = v7817 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7821 = v7820 ? 0.0f : v7817;
-      const float v7822 = v7816 - v7821;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7822 = v7816 - v7821;  // kernels/sdpa/flash_tile.hpp:198
       const float v7823 = iron_exp2_approx(v7822);
-      v5361.x[47] = v7823;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[47] = v7823;  // kernels/sdpa/flash_tile.hpp:197
       const float v7826 = v5361.x[48];
-      const float v7827 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7830 = v7827 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7827 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7830 = v7827 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7831 = v7830 ? 0.0f : v7827;
-      const float v7832 = v7826 - v7831;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7832 = v7826 - v7831;  // kernels/sdpa/flash_tile.hpp:198
       const float v7833 = iron_exp2_approx(v7832);
-      v5361.x[48] = v7833;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[48] = v7833;  // kernels/sdpa/flash_tile.hpp:197
       const float v7836 = v5361.x[49];
-      const float v7837 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7840 = v7837 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7837 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7840 = v7837 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7841 = v7840 ? 0.0f : v7837;
-      const float v7842 = v7836 - v7841;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7842 = v7836 - v7841;  // kernels/sdpa/flash_tile.hpp:198
       const float v7843 = iron_exp2_approx(v7842);
-      v5361.x[49] = v7843;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[49] = v7843;  // kernels/sdpa/flash_tile.hpp:197
       const float v7846 = v5361.x[50];
-      const float v7847 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7850 = v7847 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7847 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7850 = v7847 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7851 = v7850 ? 0.0f : v7847;
-      const float v7852 = v7846 - v7851;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7852 = v7846 - v7851;  // kernels/sdpa/flash_tile.hpp:198
       const float v7853 = iron_exp2_approx(v7852);
-      v5361.x[50] = v7853;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[50] = v7853;  // kernels/sdpa/flash_tile.hpp:197
       const float v7856 = v5361.x[51];
-      const float v7857 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7860 = v7857 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7857 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7860 = v7857 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7861 = v7860 ? 0.0f : v7857;
-      const float v7862 = v7856 - v7861;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7862 = v7856 - v7861;  // kernels/sdpa/flash_tile.hpp:198
       const float v7863 = iron_exp2_approx(v7862);
-      v5361.x[51] = v7863;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[51] = v7863;  // kernels/sdpa/flash_tile.hpp:197
       const float v7866 = v5361.x[52];
-      const float v7867 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7870 = v7867 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7867 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7870 = v7867 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7871 = v7870 ? 0.0f : v7867;
-      const float v7872 = v7866 - v7871;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7872 = v7866 - v7871;  // kernels/sdpa/flash_tile.hpp:198
       const float v7873 = iron_exp2_approx(v7872);
-      v5361.x[52] = v7873;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[52] = v7873;  // kernels/sdpa/flash_tile.hpp:197
       const float v7876 = v5361.x[53];
-      const float v7877 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7880 = v7877 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7877 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7880 = v7877 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7881 = v7880 ? 0.0f : v7877;
-      const float v7882 = v7876 - v7881;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7882 = v7876 - v7881;  // kernels/sdpa/flash_tile.hpp:198
       const float v7883 = iron_exp2_approx(v7882);
-      v5361.x[53] = v7883;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[53] = v7883;  // kernels/sdpa/flash_tile.hpp:197
       const float v7886 = v5361.x[54];
-      const float v7887 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7890 = v7887 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7887 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7890 = v7887 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7891 = v7890 ? 0.0f : v7887;
-      const float v7892 = v7886 - v7891;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7892 = v7886 - v7891;  // kernels/sdpa/flash_tile.hpp:198
       const float v7893 = iron_exp2_approx(v7892);
-      v5361.x[54] = v7893;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[54] = v7893;  // kernels/sdpa/flash_tile.hpp:197
       const float v7896 = v5361.x[55];
-      const float v7897 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7900 = v7897 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7897 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7900 = v7897 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7901 = v7900 ? 0.0f : v7897;
-      const float v7902 = v7896 - v7901;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7902 = v7896 - v7901;  // kernels/sdpa/flash_tile.hpp:198
       const float v7903 = iron_exp2_approx(v7902);
-      v5361.x[55] = v7903;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[55] = v7903;  // kernels/sdpa/flash_tile.hpp:197
       const float v7906 = v5361.x[56];
-      const float v7907 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7910 = v7907 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7907 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7910 = v7907 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7911 = v7910 ? 0.0f : v7907;
-      const float v7912 = v7906 - v7911;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7912 = v7906 - v7911;  // kernels/sdpa/flash_tile.hpp:198
       const float v7913 = iron_exp2_approx(v7912);
-      v5361.x[56] = v7913;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[56] = v7913;  // kernels/sdpa/flash_tile.hpp:197
       const float v7916 = v5361.x[57];
-      const float v7917 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7920 = v7917 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7917 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7920 = v7917 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7921 = v7920 ? 0.0f : v7917;
-      const float v7922 = v7916 - v7921;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7922 = v7916 - v7921;  // kernels/sdpa/flash_tile.hpp:198
       const float v7923 = iron_exp2_approx(v7922);
-      v5361.x[57] = v7923;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[57] = v7923;  // kernels/sdpa/flash_tile.hpp:197
       const float v7926 = v5361.x[58];
-      const float v7927 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7930 = v7927 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7927 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7930 = v7927 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7931 = v7930 ? 0.0f : v7927;
-      const float v7932 = v7926 - v7931;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7932 = v7926 - v7931;  // kernels/sdpa/flash_tile.hpp:198
       const float v7933 = iron_exp2_approx(v7932);
-      v5361.x[58] = v7933;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[58] = v7933;  // kernels/sdpa/flash_tile.hpp:197
       const float v7936 = v5361.x[59];
-      const float v7937 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7940 = v7937 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7937 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7940 = v7937 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7941 = v7940 ? 0.0f : v7937;
-      const float v7942 = v7936 - v7941;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7942 = v7936 - v7941;  // kernels/sdpa/flash_tile.hpp:198
       const float v7943 = iron_exp2_approx(v7942);
-      v5361.x[59] = v7943;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[59] = v7943;  // kernels/sdpa/flash_tile.hpp:197
       const float v7946 = v5361.x[60];
-      const float v7947 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7950 = v7947 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7947 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7950 = v7947 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7951 = v7950 ? 0.0f : v7947;
-      const float v7952 = v7946 - v7951;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7952 = v7946 - v7951;  // kernels/sdpa/flash_tile.hpp:198
       const float v7953 = iron_exp2_approx(v7952);
-      v5361.x[60] = v7953;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[60] = v7953;  // kernels/sdpa/flash_tile.hpp:197
       const float v7956 = v5361.x[61];
-      const float v7957 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7960 = v7957 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7957 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7960 = v7957 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7961 = v7960 ? 0.0f : v7957;
-      const float v7962 = v7956 - v7961;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7962 = v7956 - v7961;  // kernels/sdpa/flash_tile.hpp:198
       const float v7963 = iron_exp2_approx(v7962);
-      v5361.x[61] = v7963;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[61] = v7963;  // kernels/sdpa/flash_tile.hpp:197
       const float v7966 = v5361.x[62];
-      const float v7967 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7970 = v7967 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7967 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7970 = v7967 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7971 = v7970 ? 0.0f : v7967;
-      const float v7972 = v7966 - v7971;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7972 = v7966 - v7971;  // kernels/sdpa/flash_tile.hpp:198
       const float v7973 = iron_exp2_approx(v7972);
-      v5361.x[62] = v7973;  // kernels/sdpa/flash_tile.hpp:189
+      v5361.x[62] = v7973;  // kernels/sdpa/flash_tile.hpp:197
       const float v7976 = v5361.x[63];
-      const float v7977 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7980 = v7977 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7977 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7980 = v7977 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7981 = v7980 ? 0.0f : v7977;
-      const float v7982 = v7976 - v7981;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7982 = v7976 - v7981;  // kernels/sdpa/flash_tile.hpp:198
       const float v7983 = iron_exp2_approx(v7982);
-      v5361.x[63] = v7983;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 2, 32, 8> v7985;  // kernels/sdpa/flash_tile.hpp:192
+      v5361.x[63] = v7983;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<float, 2, 32, 8> v7985;  // kernels/sdpa/flash_tile.hpp:200
       iron_frag_fill(v7985, 0.0f);
       iron_frag_row_reduce<true>(v7985, v5361);
-      const float v7988 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v7989 = v7985.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7988 = v293.x[0];  // kernels/sdpa/flash_tile.hpp:201
+      const float v7989 = v7985.x[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7990 = v7207.x[0];
       const float v7991 = v7988 * v7990;
       const float v7992 = v7991 + v7989;
-      v293.x[0] = v7992;  // kernels/sdpa/flash_tile.hpp:193
+      v293.x[0] = v7992;  // kernels/sdpa/flash_tile.hpp:201
       const float v7995 = v293.x[1];
-      const float v7996 = v7985.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7996 = v7985.x[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7997 = v7207.x[1];
       const float v7998 = v7995 * v7997;
       const float v7999 = v7998 + v7996;
-      v293.x[1] = v7999;  // kernels/sdpa/flash_tile.hpp:193
+      v293.x[1] = v7999;  // kernels/sdpa/flash_tile.hpp:201
       const float v8002 = v293.x[2];
-      const float v8003 = v7985.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8003 = v7985.x[2];  // kernels/sdpa/flash_tile.hpp:202
       const float v8004 = v7207.x[2];
       const float v8005 = v8002 * v8004;
       const float v8006 = v8005 + v8003;
-      v293.x[2] = v8006;  // kernels/sdpa/flash_tile.hpp:193
+      v293.x[2] = v8006;  // kernels/sdpa/flash_tile.hpp:201
       const float v8009 = v293.x[3];
-      const float v8010 = v7985.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8010 = v7985.x[3];  // kernels/sdpa/flash_tile.hpp:202
       const float v8011 = v7207.x[3];
       const float v8012 = v8009 * v8011;
       const float v8013 = v8012 + v8010;
-      v293.x[3] = v8013;  // kernels/sdpa/flash_tile.hpp:193
+      v293.x[3] = v8013;  // kernels/sdpa/flash_tile.hpp:201
       const float v8016 = v293.x[4];
-      const float v8017 = v7985.x[4];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8017 = v7985.x[4];  // kernels/sdpa/flash_tile.hpp:202
       const float v8018 = v7207.x[4];
       const float v8019 = v8016 * v8018;
       const float v8020 = v8019 + v8017;
-      v293.x[4] = v8020;  // kernels/sdpa/flash_tile.hpp:193
+      v293.x[4] = v8020;  // kernels/sdpa/flash_tile.hpp:201
       const float v8023 = v293.x[5];
-      const float v8024 = v7985.x[5];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8024 = v7985.x[5];  // kernels/sdpa/flash_tile.hpp:202
       const float v8025 = v7207.x[5];
       const float v8026 = v8023 * v8025;
       const float v8027 = v8026 + v8024;
-      v293.x[5] = v8027;  // kernels/sdpa/flash_tile.hpp:193
+      v293.x[5] = v8027;  // kernels/sdpa/flash_tile.hpp:201
       const float v8030 = v293.x[6];
-      const float v8031 = v7985.x[6];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8031 = v7985.x[6];  // kernels/sdpa/flash_tile.hpp:202
       const float v8032 = v7207.x[6];
       const float v8033 = v8030 * v8032;
       const float v8034 = v8033 + v8031;
-      v293.x[6] = v8034;  // kernels/sdpa/flash_tile.hpp:193
+      v293.x[6] = v8034;  // kernels/sdpa/flash_tile.hpp:201
       const float v8037 = v293.x[7];
-      const float v8038 = v7985.x[7];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8038 = v7985.x[7];  // kernels/sdpa/flash_tile.hpp:202
       const float v8039 = v7207.x[7];
       const float v8040 = v8037 * v8039;
       const float v8041 = v8040 + v8038;
-      v293.x[7] = v8041;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8044 = v295.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v8045 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      v293.x[7] = v8041;  // kernels/sdpa/flash_tile.hpp:201
+      const float v8044 = v295.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v8045 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8046 = v8044 * v8045;
-      v295.x[0] = v8046;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[0] = v8046;  // kernels/sdpa/flash_tile.hpp:205
       const float v8049 = v295.x[1];
-      const float v8050 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8050 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8051 = v8049 * v8050;
-      v295.x[1] = v8051;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[1] = v8051;  // kernels/sdpa/flash_tile.hpp:205
       const float v8054 = v295.x[2];
-      const float v8055 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8055 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8056 = v8054 * v8055;
-      v295.x[2] = v8056;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[2] = v8056;  // kernels/sdpa/flash_tile.hpp:205
       const float v8059 = v295.x[3];
-      const float v8060 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8060 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8061 = v8059 * v8060;
-      v295.x[3] = v8061;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[3] = v8061;  // kernels/sdpa/flash_tile.hpp:205
       const float v8064 = v295.x[4];
-      const float v8065 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8065 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8066 = v8064 * v8065;
-      v295.x[4] = v8066;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[4] = v8066;  // kernels/sdpa/flash_tile.hpp:205
       const float v8069 = v295.x[5];
-      const float v8070 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8070 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8071 = v8069 * v8070;
-      v295.x[5] = v8071;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[5] = v8071;  // kernels/sdpa/flash_tile.hpp:205
       const float v8074 = v295.x[6];
-      const float v8075 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8075 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8076 = v8074 * v8075;
-      v295.x[6] = v8076;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[6] = v8076;  // kernels/sdpa/flash_tile.hpp:205
       const float v8079 = v295.x[7];
-      const float v8080 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8080 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8081 = v8079 * v8080;
-      v295.x[7] = v8081;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[7] = v8081;  // kernels/sdpa/flash_tile.hpp:205
       const float v8084 = v295.x[8];
-      const float v8085 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8085 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8086 = v8084 * v8085;
-      v295.x[8] = v8086;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[8] = v8086;  // kernels/sdpa/flash_tile.hpp:205
       const float v8089 = v295.x[9];
-      const float v8090 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8090 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8091 = v8089 * v8090;
-      v295.x[9] = v8091;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[9] = v8091;  // kernels/sdpa/flash_tile.hpp:205
       const float v8094 = v295.x[10];
-      const float v8095 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8095 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8096 = v8094 * v8095;
-      v295.x[10] = v8096;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[10] = v8096;  // kernels/sdpa/flash_tile.hpp:205
       const float v8099 = v295.x[11];
-      const float v8100 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8100 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8101 = v8099 * v8100;
-      v295.x[11] = v8101;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[11] = v8101;  // kernels/sdpa/flash_tile.hpp:205
       const float v8104 = v295.x[12];
-      const float v8105 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8105 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8106 = v8104 * v8105;
-      v295.x[12] = v8106;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[12] = v8106;  // kernels/sdpa/flash_tile.hpp:205
       const float v8109 = v295.x[13];
-      const float v8110 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8110 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8111 = v8109 * v8110;
-      v295.x[13] = v8111;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[13] = v8111;  // kernels/sdpa/flash_tile.hpp:205
       const float v8114 = v295.x[14];
-      const float v8115 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8115 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8116 = v8114 * v8115;
-      v295.x[14] = v8116;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[14] = v8116;  // kernels/sdpa/flash_tile.hpp:205
       const float v8119 = v295.x[15];
-      const float v8120 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8120 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8121 = v8119 * v8120;
-      v295.x[15] = v8121;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[15] = v8121;  // kernels/sdpa/flash_tile.hpp:205
       const float v8124 = v295.x[16];
-      const float v8125 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8125 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8126 = v8124 * v8125;
-      v295.x[16] = v8126;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[16] = v8126;  // kernels/sdpa/flash_tile.hpp:205
       const float v8129 = v295.x[17];
-      const float v8130 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8130 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8131 = v8129 * v8130;
-      v295.x[17] = v8131;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[17] = v8131;  // kernels/sdpa/flash_tile.hpp:205
       const float v8134 = v295.x[18];
-      const float v8135 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8135 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8136 = v8134 * v8135;
-      v295.x[18] = v8136;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[18] = v8136;  // kernels/sdpa/flash_tile.hpp:205
       const float v8139 = v295.x[19];
-      const float v8140 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8140 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8141 = v8139 * v8140;
-      v295.x[19] = v8141;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[19] = v8141;  // kernels/sdpa/flash_tile.hpp:205
       const float v8144 = v295.x[20];
-      const float v8145 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8145 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8146 = v8144 * v8145;
-      v295.x[20] = v8146;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[20] = v8146;  // kernels/sdpa/flash_tile.hpp:205
       const float v8149 = v295.x[21];
-      const float v8150 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8150 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8151 = v8149 * v8150;
-      v295.x[21] = v8151;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[21] = v8151;  // kernels/sdpa/flash_tile.hpp:205
       const float v8154 = v295.x[22];
-      const float v8155 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8155 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8156 = v8154 * v8155;
-      v295.x[22] = v8156;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[22] = v8156;  // kernels/sdpa/flash_tile.hpp:205
       const float v8159 = v295.x[23];
-      const float v8160 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8160 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8161 = v8159 * v8160;
-      v295.x[23] = v8161;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[23] = v8161;  // kernels/sdpa/flash_tile.hpp:205
       const float v8164 = v295.x[24];
-      const float v8165 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8165 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8166 = v8164 * v8165;
-      v295.x[24] = v8166;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[24] = v8166;  // kernels/sdpa/flash_tile.hpp:205
       const float v8169 = v295.x[25];
-      const float v8170 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8170 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8171 = v8169 * v8170;
-      v295.x[25] = v8171;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[25] = v8171;  // kernels/sdpa/flash_tile.hpp:205
       const float v8174 = v295.x[26];
-      const float v8175 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8175 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8176 = v8174 * v8175;
-      v295.x[26] = v8176;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[26] = v8176;  // kernels/sdpa/flash_tile.hpp:205
       const float v8179 = v295.x[27];
-      const float v8180 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8180 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8181 = v8179 * v8180;
-      v295.x[27] = v8181;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[27] = v8181;  // kernels/sdpa/flash_tile.hpp:205
       const float v8184 = v295.x[28];
-      const float v8185 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8185 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8186 = v8184 * v8185;
-      v295.x[28] = v8186;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[28] = v8186;  // kernels/sdpa/flash_tile.hpp:205
       const float v8189 = v295.x[29];
-      const float v8190 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8190 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8191 = v8189 * v8190;
-      v295.x[29] = v8191;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[29] = v8191;  // kernels/sdpa/flash_tile.hpp:205
       const float v8194 = v295.x[30];
-      const float v8195 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8195 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8196 = v8194 * v8195;
-      v295.x[30] = v8196;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[30] = v8196;  // kernels/sdpa/flash_tile.hpp:205
       const float v8199 = v295.x[31];
-      const float v8200 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8200 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8201 = v8199 * v8200;
-      v295.x[31] = v8201;  // kernels/sdpa/flash_tile.hpp:197
+      v295.x[31] = v8201;  // kernels/sdpa/flash_tile.hpp:205
       const float v8204 = v297.x[0];
-      const float v8205 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8205 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8206 = v8204 * v8205;
-      v297.x[0] = v8206;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[0] = v8206;  // kernels/sdpa/flash_tile.hpp:205
       const float v8209 = v297.x[1];
-      const float v8210 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8210 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8211 = v8209 * v8210;
-      v297.x[1] = v8211;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[1] = v8211;  // kernels/sdpa/flash_tile.hpp:205
       const float v8214 = v297.x[2];
-      const float v8215 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8215 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8216 = v8214 * v8215;
-      v297.x[2] = v8216;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[2] = v8216;  // kernels/sdpa/flash_tile.hpp:205
       const float v8219 = v297.x[3];
-      const float v8220 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8220 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8221 = v8219 * v8220;
-      v297.x[3] = v8221;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[3] = v8221;  // kernels/sdpa/flash_tile.hpp:205
       const float v8224 = v297.x[4];
-      const float v8225 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8225 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8226 = v8224 * v8225;
-      v297.x[4] = v8226;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[4] = v8226;  // kernels/sdpa/flash_tile.hpp:205
       const float v8229 = v297.x[5];
-      const float v8230 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8230 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8231 = v8229 * v8230;
-      v297.x[5] = v8231;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[5] = v8231;  // kernels/sdpa/flash_tile.hpp:205
       const float v8234 = v297.x[6];
-      const float v8235 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8235 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8236 = v8234 * v8235;
-      v297.x[6] = v8236;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[6] = v8236;  // kernels/sdpa/flash_tile.hpp:205
       const float v8239 = v297.x[7];
-      const float v8240 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8240 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8241 = v8239 * v8240;
-      v297.x[7] = v8241;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[7] = v8241;  // kernels/sdpa/flash_tile.hpp:205
       const float v8244 = v297.x[8];
-      const float v8245 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8245 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8246 = v8244 * v8245;
-      v297.x[8] = v8246;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[8] = v8246;  // kernels/sdpa/flash_tile.hpp:205
       const float v8249 = v297.x[9];
-      const float v8250 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8250 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8251 = v8249 * v8250;
-      v297.x[9] = v8251;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[9] = v8251;  // kernels/sdpa/flash_tile.hpp:205
       const float v8254 = v297.x[10];
-      const float v8255 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8255 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8256 = v8254 * v8255;
-      v297.x[10] = v8256;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[10] = v8256;  // kernels/sdpa/flash_tile.hpp:205
       const float v8259 = v297.x[11];
-      const float v8260 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8260 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8261 = v8259 * v8260;
-      v297.x[11] = v8261;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[11] = v8261;  // kernels/sdpa/flash_tile.hpp:205
       const float v8264 = v297.x[12];
-      const float v8265 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8265 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8266 = v8264 * v8265;
-      v297.x[12] = v8266;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[12] = v8266;  // kernels/sdpa/flash_tile.hpp:205
       const float v8269 = v297.x[13];
-      const float v8270 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8270 = v7207.x[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8271 = v8269 * v8270;
-      v297.x[13] = v8271;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[13] = v8271;  // kernels/sdpa/flash_tile.hpp:205
       const float v8274 = v297.x[14];
-      const float v8275 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8275 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8276 = v8274 * v8275;
-      v297.x[14] = v8276;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[14] = v8276;  // kernels/sdpa/flash_tile.hpp:205
       const float v8279 = v297.x[15];
-      const float v8280 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8280 = v7207.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8281 = v8279 * v8280;
-      v297.x[15] = v8281;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[15] = v8281;  // kernels/sdpa/flash_tile.hpp:205
       const float v8284 = v297.x[16];
-      const float v8285 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8285 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8286 = v8284 * v8285;
-      v297.x[16] = v8286;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[16] = v8286;  // kernels/sdpa/flash_tile.hpp:205
       const float v8289 = v297.x[17];
-      const float v8290 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8290 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8291 = v8289 * v8290;
-      v297.x[17] = v8291;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[17] = v8291;  // kernels/sdpa/flash_tile.hpp:205
       const float v8294 = v297.x[18];
-      const float v8295 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8295 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8296 = v8294 * v8295;
-      v297.x[18] = v8296;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[18] = v8296;  // kernels/sdpa/flash_tile.hpp:205
       const float v8299 = v297.x[19];
-      const float v8300 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8300 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8301 = v8299 * v8300;
-      v297.x[19] = v8301;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[19] = v8301;  // kernels/sdpa/flash_tile.hpp:205
       const float v8304 = v297.x[20];
-      const float v8305 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8305 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8306 = v8304 * v8305;
-      v297.x[20] = v8306;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[20] = v8306;  // kernels/sdpa/flash_tile.hpp:205
       const float v8309 = v297.x[21];
-      const float v8310 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8310 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8311 = v8309 * v8310;
-      v297.x[21] = v8311;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[21] = v8311;  // kernels/sdpa/flash_tile.hpp:205
       const float v8314 = v297.x[22];
-      const float v8315 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8315 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8316 = v8314 * v8315;
-      v297.x[22] = v8316;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[22] = v8316;  // kernels/sdpa/flash_tile.hpp:205
       const float v8319 = v297.x[23];
-      const float v8320 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8320 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8321 = v8319 * v8320;
-      v297.x[23] = v8321;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[23] = v8321;  // kernels/sdpa/flash_tile.hpp:205
       const float v8324 = v297.x[24];
-      const float v8325 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8325 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8326 = v8324 * v8325;
-      v297.x[24] = v8326;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[24] = v8326;  // kernels/sdpa/flash_tile.hpp:205
       const float v8329 = v297.x[25];
-      const float v8330 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8330 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8331 = v8329 * v8330;
-      v297.x[25] = v8331;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[25] = v8331;  // kernels/sdpa/flash_tile.hpp:205
       const float v8334 = v297.x[26];
-      const float v8335 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8335 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8336 = v8334 * v8335;
-      v297.x[26] = v8336;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[26] = v8336;  // kernels/sdpa/flash_tile.hpp:205
       const float v8339 = v297.x[27];
-      const float v8340 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8340 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8341 = v8339 * v8340;
-      v297.x[27] = v8341;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[27] = v8341;  // kernels/sdpa/flash_tile.hpp:205
       const float v8344 = v297.x[28];
-      const float v8345 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8345 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8346 = v8344 * v8345;
-      v297.x[28] = v8346;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[28] = v8346;  // kernels/sdpa/flash_tile.hpp:205
       const float v8349 = v297.x[29];
-      const float v8350 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8350 = v7207.x[4];  // kernels/sdpa/flash_tile.hpp:206
       const float v8351 = v8349 * v8350;
-      v297.x[29] = v8351;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[29] = v8351;  // kernels/sdpa/flash_tile.hpp:205
       const float v8354 = v297.x[30];
-      const float v8355 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8355 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8356 = v8354 * v8355;
-      v297.x[30] = v8356;  // kernels/sdpa/flash_tile.hpp:197
+      v297.x[30] = v8356;  // kernels/sdpa/flash_tile.hpp:205
       const float v8359 = v297.x[31];
-      const float v8360 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8360 = v7207.x[6];  // kernels/sdpa/flash_tile.hpp:206
       const float v8361 = v8359 * v8360;
-      v297.x[31] = v8361;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<iron_f16, 0, 32, 64> v8363;  // kernels/sdpa/flash_tile.hpp:202
+      v297.x[31] = v8361;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_f16, 0, 32, 64> v8363;  // kernels/sdpa/flash_tile.hpp:210
       iron_frag_fill(v8363, iron_f32_to_f16(0.0f));
       iron_frag_convert(v8363, v5361);
-      iron_frag<iron_f16, 1, 64, 32> v8365;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag<iron_f16, 1, 64, 32> v8365;  // kernels/sdpa/flash_tile.hpp:212
       iron_frag_fill(v8365, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8365, shm2, v5367, 64u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v295, v8363, v8365);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<iron_f16, 1, 64, 32> v8372;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_load_shared<false, 6, 3>(v8365, shm2, v5367, 64u);  // kernels/sdpa/flash_tile.hpp:213
+      iron_frag_mma_sync(v295, v8363, v8365);  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<iron_f16, 1, 64, 32> v8372;  // kernels/sdpa/flash_tile.hpp:212
       iron_frag_fill(v8372, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8372, shm2, v5382, 64u);  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma_sync(v297, v8363, v8372);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag_load_shared<false, 6, 3>(v8372, shm2, v5382, 64u);  // kernels/sdpa/flash_tile.hpp:213
+      iron_frag_mma_sync(v297, v8363, v8372);  // kernels/sdpa/flash_tile.hpp:214
     }
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
-    const float v3558 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
-    iron_frag<float, 2, 32, 8> v3560;  // kernels/sdpa/flash_tile.hpp:212
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:150
+    const float v3558 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 32, 8> v3560;  // kernels/sdpa/flash_tile.hpp:220
     iron_frag_fill(v3560, 0.0f);
-    const float v3564 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3564 = v291.x[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3565 = fmaxf(v3564, v3558);
-    const bool v3568 = v3565 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3568 = v3565 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3569 = v3568 ? 0.0f : v3565;
-    v3560.x[0] = v3569;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3573 = v291.x[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.x[0] = v3569;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3573 = v291.x[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3574 = fmaxf(v3573, v3558);
-    const bool v3577 = v3574 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3577 = v3574 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3578 = v3577 ? 0.0f : v3574;
-    v3560.x[1] = v3578;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3582 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.x[1] = v3578;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3582 = v291.x[2];  // kernels/sdpa/flash_tile.hpp:222
     const float v3583 = fmaxf(v3582, v3558);
-    const bool v3586 = v3583 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3586 = v3583 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3587 = v3586 ? 0.0f : v3583;
-    v3560.x[2] = v3587;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3591 = v291.x[3];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.x[2] = v3587;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3591 = v291.x[3];  // kernels/sdpa/flash_tile.hpp:222
     const float v3592 = fmaxf(v3591, v3558);
-    const bool v3595 = v3592 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3595 = v3592 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3596 = v3595 ? 0.0f : v3592;
-    v3560.x[3] = v3596;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3600 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.x[3] = v3596;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3600 = v291.x[4];  // kernels/sdpa/flash_tile.hpp:222
     const float v3601 = fmaxf(v3600, v3558);
-    const bool v3604 = v3601 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3604 = v3601 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3605 = v3604 ? 0.0f : v3601;
-    v3560.x[4] = v3605;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3609 = v291.x[5];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.x[4] = v3605;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3609 = v291.x[5];  // kernels/sdpa/flash_tile.hpp:222
     const float v3610 = fmaxf(v3609, v3558);
-    const bool v3613 = v3610 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3613 = v3610 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3614 = v3613 ? 0.0f : v3610;
-    v3560.x[5] = v3614;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3618 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.x[5] = v3614;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3618 = v291.x[6];  // kernels/sdpa/flash_tile.hpp:222
     const float v3619 = fmaxf(v3618, v3558);
-    const bool v3622 = v3619 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3622 = v3619 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3623 = v3622 ? 0.0f : v3619;
-    v3560.x[6] = v3623;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3627 = v291.x[7];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.x[6] = v3623;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3627 = v291.x[7];  // kernels/sdpa/flash_tile.hpp:222
     const float v3628 = fmaxf(v3627, v3558);
-    const bool v3631 = v3628 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3631 = v3628 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3632 = v3631 ? 0.0f : v3628;
-    v3560.x[7] = v3632;  // kernels/sdpa/flash_tile.hpp:213
-    iron_frag<float, 2, 32, 8> v3634;  // kernels/sdpa/flash_tile.hpp:216
+    v3560.x[7] = v3632;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 32, 8> v3634;  // kernels/sdpa/flash_tile.hpp:224
     iron_frag_fill(v3634, 0.0f);
-    const float v3638 = v3560.x[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3638 = v3560.x[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3639 = v3558 - v3638;
     const float v3640 = exp2f(v3639);
     const float v3642 = v291.x[0];
@@ -3217,8 +3217,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
     const float v3645 = v293.x[0];
     const float v3646 = v3645 * v3644;
     const float v3647 = v3646 + v3640;
-    v3634.x[0] = v3647;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3651 = v3560.x[1];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.x[0] = v3647;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3651 = v3560.x[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3652 = v3558 - v3651;
     const float v3653 = exp2f(v3652);
     const float v3655 = v291.x[1];
@@ -3227,8 +3227,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
     const float v3658 = v293.x[1];
     const float v3659 = v3658 * v3657;
     const float v3660 = v3659 + v3653;
-    v3634.x[1] = v3660;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3664 = v3560.x[2];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.x[1] = v3660;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3664 = v3560.x[2];  // kernels/sdpa/flash_tile.hpp:226
     const float v3665 = v3558 - v3664;
     const float v3666 = exp2f(v3665);
     const float v3668 = v291.x[2];
@@ -3237,8 +3237,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
     const float v3671 = v293.x[2];
     const float v3672 = v3671 * v3670;
     const float v3673 = v3672 + v3666;
-    v3634.x[2] = v3673;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3677 = v3560.x[3];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.x[2] = v3673;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3677 = v3560.x[3];  // kernels/sdpa/flash_tile.hpp:226
     const float v3678 = v3558 - v3677;
     const float v3679 = exp2f(v3678);
     const float v3681 = v291.x[3];
@@ -3247,8 +3247,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
     const float v3684 = v293.x[3];
     const float v3685 = v3684 * v3683;
     const float v3686 = v3685 + v3679;
-    v3634.x[3] = v3686;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3690 = v3560.x[4];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.x[3] = v3686;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3690 = v3560.x[4];  // kernels/sdpa/flash_tile.hpp:226
     const float v3691 = v3558 - v3690;
     const float v3692 = exp2f(v3691);
     const float v3694 = v291.x[4];
@@ -3257,8 +3257,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
     const float v3697 = v293.x[4];
     const float v3698 = v3697 * v3696;
     const float v3699 = v3698 + v3692;
-    v3634.x[4] = v3699;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3703 = v3560.x[5];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.x[4] = v3699;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3703 = v3560.x[5];  // kernels/sdpa/flash_tile.hpp:226
     const float v3704 = v3558 - v3703;
     const float v3705 = exp2f(v3704);
     const float v3707 = v291.x[5];
@@ -3267,8 +3267,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
     const float v3710 = v293.x[5];
     const float v3711 = v3710 * v3709;
     const float v3712 = v3711 + v3705;
-    v3634.x[5] = v3712;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3716 = v3560.x[6];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.x[5] = v3712;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3716 = v3560.x[6];  // kernels/sdpa/flash_tile.hpp:226
     const float v3717 = v3558 - v3716;
     const float v3718 = exp2f(v3717);
     const float v3720 = v291.x[6];
@@ -3277,8 +3277,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
     const float v3723 = v293.x[6];
     const float v3724 = v3723 * v3722;
     const float v3725 = v3724 + v3718;
-    v3634.x[6] = v3725;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3729 = v3560.x[7];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.x[6] = v3725;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3729 = v3560.x[7];  // kernels/sdpa/flash_tile.hpp:226
     const float v3730 = v3558 - v3729;
     const float v3731 = exp2f(v3730);
     const float v3733 = v291.x[7];
@@ -3287,86 +3287,86 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
     const float v3736 = v293.x[7];
     const float v3737 = v3736 * v3735;
     const float v3738 = v3737 + v3731;
-    v3634.x[7] = v3738;  // kernels/sdpa/flash_tile.hpp:217
-    iron_frag<float, 2, 32, 8> v3740;  // kernels/sdpa/flash_tile.hpp:220
+    v3634.x[7] = v3738;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 32, 8> v3740;  // kernels/sdpa/flash_tile.hpp:228
     iron_frag_fill(v3740, 0.0f);
-    const float v3744 = v3634.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3746 = v3560.x[0];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3744 = v3634.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3746 = v3560.x[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3747 = v291.x[0];
     const float v3748 = v3747 - v3746;
     const float v3749 = exp2f(v3748);
     const float v3750 = v3749 / v3744;
     const bool v3752 = v3744 > 0.0f;
     const float v3753 = v3752 ? v3750 : 0.0f;
-    v3740.x[0] = v3753;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3757 = v3634.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3759 = v3560.x[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.x[0] = v3753;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3757 = v3634.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3759 = v3560.x[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3760 = v291.x[1];
     const float v3761 = v3760 - v3759;
     const float v3762 = exp2f(v3761);
     const float v3763 = v3762 / v3757;
     const bool v3765 = v3757 > 0.0f;
     const float v3766 = v3765 ? v3763 : 0.0f;
-    v3740.x[1] = v3766;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3770 = v3634.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3772 = v3560.x[2];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.x[1] = v3766;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3770 = v3634.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3772 = v3560.x[2];  // kernels/sdpa/flash_tile.hpp:231
     const float v3773 = v291.x[2];
     const float v3774 = v3773 - v3772;
     const float v3775 = exp2f(v3774);
     const float v3776 = v3775 / v3770;
     const bool v3778 = v3770 > 0.0f;
     const float v3779 = v3778 ? v3776 : 0.0f;
-    v3740.x[2] = v3779;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3783 = v3634.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3785 = v3560.x[3];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.x[2] = v3779;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3783 = v3634.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3785 = v3560.x[3];  // kernels/sdpa/flash_tile.hpp:231
     const float v3786 = v291.x[3];
     const float v3787 = v3786 - v3785;
     const float v3788 = exp2f(v3787);
     const float v3789 = v3788 / v3783;
     const bool v3791 = v3783 > 0.0f;
     const float v3792 = v3791 ? v3789 : 0.0f;
-    v3740.x[3] = v3792;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3796 = v3634.x[4];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3798 = v3560.x[4];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.x[3] = v3792;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3796 = v3634.x[4];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3798 = v3560.x[4];  // kernels/sdpa/flash_tile.hpp:231
     const float v3799 = v291.x[4];
     const float v3800 = v3799 - v3798;
     const float v3801 = exp2f(v3800);
     const float v3802 = v3801 / v3796;
     const bool v3804 = v3796 > 0.0f;
     const float v3805 = v3804 ? v3802 : 0.0f;
-    v3740.x[4] = v3805;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3809 = v3634.x[5];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3811 = v3560.x[5];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.x[4] = v3805;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3809 = v3634.x[5];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3811 = v3560.x[5];  // kernels/sdpa/flash_tile.hpp:231
     const float v3812 = v291.x[5];
     const float v3813 = v3812 - v3811;
     const float v3814 = exp2f(v3813);
     const float v3815 = v3814 / v3809;
     const bool v3817 = v3809 > 0.0f;
     const float v3818 = v3817 ? v3815 : 0.0f;
-    v3740.x[5] = v3818;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3822 = v3634.x[6];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3824 = v3560.x[6];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.x[5] = v3818;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3822 = v3634.x[6];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3824 = v3560.x[6];  // kernels/sdpa/flash_tile.hpp:231
     const float v3825 = v291.x[6];
     const float v3826 = v3825 - v3824;
     const float v3827 = exp2f(v3826);
     const float v3828 = v3827 / v3822;
     const bool v3830 = v3822 > 0.0f;
     const float v3831 = v3830 ? v3828 : 0.0f;
-    v3740.x[6] = v3831;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3835 = v3634.x[7];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3837 = v3560.x[7];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.x[6] = v3831;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3835 = v3634.x[7];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3837 = v3560.x[7];  // kernels/sdpa/flash_tile.hpp:231
     const float v3838 = v291.x[7];
     const float v3839 = v3838 - v3837;
     const float v3840 = exp2f(v3839);
     const float v3841 = v3840 / v3835;
     const bool v3843 = v3835 > 0.0f;
     const float v3844 = v3843 ? v3841 : 0.0f;
-    v3740.x[7] = v3844;  // kernels/sdpa/flash_tile.hpp:221
-    const unsigned int v3846 = v41 + v8043;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3847 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    v3740.x[7] = v3844;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v3846 = v41 + v8043;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3847 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3848 = v295.x[0];
     const float v3849 = v3848 * v3847;
-    const bool v3850 = v3846 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3850 = v3846 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3850) {
       const iron_f16 v3854 = iron_f32_to_f16(v3849);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3856 = v13 + v3846;
@@ -3376,11 +3376,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v3860 = v3859 + v8042;
       out[v3860] = v3854;
     }
-    const unsigned int v3862 = v41 + v8048;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3863 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3862 = v41 + v8048;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3863 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3864 = v295.x[1];
     const float v3865 = v3864 * v3863;
-    const bool v3866 = v3862 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3866 = v3862 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3866) {
       const iron_f16 v3870 = iron_f32_to_f16(v3865);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3872 = v13 + v3862;
@@ -3390,11 +3390,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v3876 = v3875 + v8047;
       out[v3876] = v3870;
     }
-    const unsigned int v3878 = v41 + v8053;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3879 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3878 = v41 + v8053;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3879 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3880 = v295.x[2];
     const float v3881 = v3880 * v3879;
-    const bool v3882 = v3878 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3882 = v3878 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3882) {
       const iron_f16 v3886 = iron_f32_to_f16(v3881);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3888 = v13 + v3878;
@@ -3404,11 +3404,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v3892 = v3891 + v8052;
       out[v3892] = v3886;
     }
-    const unsigned int v3894 = v41 + v8058;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3895 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3894 = v41 + v8058;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3895 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3896 = v295.x[3];
     const float v3897 = v3896 * v3895;
-    const bool v3898 = v3894 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3898 = v3894 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3898) {
       const iron_f16 v3902 = iron_f32_to_f16(v3897);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3904 = v13 + v3894;
@@ -3418,11 +3418,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v3908 = v3907 + v8057;
       out[v3908] = v3902;
     }
-    const unsigned int v3910 = v41 + v8063;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3911 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3910 = v41 + v8063;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3911 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3912 = v295.x[4];
     const float v3913 = v3912 * v3911;
-    const bool v3914 = v3910 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3914 = v3910 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3914) {
       const iron_f16 v3918 = iron_f32_to_f16(v3913);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3920 = v13 + v3910;
@@ -3432,11 +3432,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v3924 = v3923 + v8062;
       out[v3924] = v3918;
     }
-    const unsigned int v3926 = v41 + v8068;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3927 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3926 = v41 + v8068;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3927 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3928 = v295.x[5];
     const float v3929 = v3928 * v3927;
-    const bool v3930 = v3926 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3930 = v3926 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3930) {
       const iron_f16 v3934 = iron_f32_to_f16(v3929);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3936 = v13 + v3926;
@@ -3446,11 +3446,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v3940 = v3939 + v8067;
       out[v3940] = v3934;
     }
-    const unsigned int v3942 = v41 + v8073;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3943 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3942 = v41 + v8073;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3943 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3944 = v295.x[6];
     const float v3945 = v3944 * v3943;
-    const bool v3946 = v3942 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3946 = v3942 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3946) {
       const iron_f16 v3950 = iron_f32_to_f16(v3945);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3952 = v13 + v3942;
@@ -3460,11 +3460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v3956 = v3955 + v8072;
       out[v3956] = v3950;
     }
-    const unsigned int v3958 = v41 + v8078;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3959 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3958 = v41 + v8078;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3959 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v3960 = v295.x[7];
     const float v3961 = v3960 * v3959;
-    const bool v3962 = v3958 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3962 = v3958 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3962) {
       const iron_f16 v3966 = iron_f32_to_f16(v3961);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3968 = v13 + v3958;
@@ -3474,11 +3474,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v3972 = v3971 + v8077;
       out[v3972] = v3966;
     }
-    const unsigned int v3974 = v41 + v8083;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3975 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3974 = v41 + v8083;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3975 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3976 = v295.x[8];
     const float v3977 = v3976 * v3975;
-    const bool v3978 = v3974 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3978 = v3974 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3978) {
       const iron_f16 v3982 = iron_f32_to_f16(v3977);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v3984 = v13 + v3974;
@@ -3488,11 +3488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v3988 = v3987 + v8082;
       out[v3988] = v3982;
     }
-    const unsigned int v3990 = v41 + v8088;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3991 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v3990 = v41 + v8088;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3991 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3992 = v295.x[9];
     const float v3993 = v3992 * v3991;
-    const bool v3994 = v3990 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3994 = v3990 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3994) {
       const iron_f16 v3998 = iron_f32_to_f16(v3993);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4000 = v13 + v3990;
@@ -3502,11 +3502,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4004 = v4003 + v8087;
       out[v4004] = v3998;
     }
-    const unsigned int v4006 = v41 + v8093;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4007 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4006 = v41 + v8093;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4007 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4008 = v295.x[10];
     const float v4009 = v4008 * v4007;
-    const bool v4010 = v4006 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4010 = v4006 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4010) {
       const iron_f16 v4014 = iron_f32_to_f16(v4009);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4016 = v13 + v4006;
@@ -3516,11 +3516,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4020 = v4019 + v8092;
       out[v4020] = v4014;
     }
-    const unsigned int v4022 = v41 + v8098;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4023 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4022 = v41 + v8098;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4023 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4024 = v295.x[11];
     const float v4025 = v4024 * v4023;
-    const bool v4026 = v4022 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4026 = v4022 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4026) {
       const iron_f16 v4030 = iron_f32_to_f16(v4025);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4032 = v13 + v4022;
@@ -3530,11 +3530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4036 = v4035 + v8097;
       out[v4036] = v4030;
     }
-    const unsigned int v4038 = v41 + v8103;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4039 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4038 = v41 + v8103;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4039 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4040 = v295.x[12];
     const float v4041 = v4040 * v4039;
-    const bool v4042 = v4038 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4042 = v4038 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4042) {
       const iron_f16 v4046 = iron_f32_to_f16(v4041);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4048 = v13 + v4038;
@@ -3544,11 +3544,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4052 = v4051 + v8102;
       out[v4052] = v4046;
     }
-    const unsigned int v4054 = v41 + v8108;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4055 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4054 = v41 + v8108;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4055 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4056 = v295.x[13];
     const float v4057 = v4056 * v4055;
-    const bool v4058 = v4054 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4058 = v4054 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4058) {
       const iron_f16 v4062 = iron_f32_to_f16(v4057);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4064 = v13 + v4054;
@@ -3558,11 +3558,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4068 = v4067 + v8107;
       out[v4068] = v4062;
     }
-    const unsigned int v4070 = v41 + v8113;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4071 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4070 = v41 + v8113;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4071 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4072 = v295.x[14];
     const float v4073 = v4072 * v4071;
-    const bool v4074 = v4070 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4074 = v4070 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4074) {
       const iron_f16 v4078 = iron_f32_to_f16(v4073);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4080 = v13 + v4070;
@@ -3572,11 +3572,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4084 = v4083 + v8112;
       out[v4084] = v4078;
     }
-    const unsigned int v4086 = v41 + v8118;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4087 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4086 = v41 + v8118;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4087 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4088 = v295.x[15];
     const float v4089 = v4088 * v4087;
-    const bool v4090 = v4086 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4090 = v4086 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4090) {
       const iron_f16 v4094 = iron_f32_to_f16(v4089);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4096 = v13 + v4086;
@@ -3586,11 +3586,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4100 = v4099 + v8117;
       out[v4100] = v4094;
     }
-    const unsigned int v4102 = v41 + v8123;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4103 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4102 = v41 + v8123;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4103 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4104 = v295.x[16];
     const float v4105 = v4104 * v4103;
-    const bool v4106 = v4102 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4106 = v4102 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4106) {
       const iron_f16 v4110 = iron_f32_to_f16(v4105);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4112 = v13 + v4102;
@@ -3600,11 +3600,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4116 = v4115 + v8122;
       out[v4116] = v4110;
     }
-    const unsigned int v4118 = v41 + v8128;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4119 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4118 = v41 + v8128;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4119 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4120 = v295.x[17];
     const float v4121 = v4120 * v4119;
-    const bool v4122 = v4118 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4122 = v4118 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4122) {
       const iron_f16 v4126 = iron_f32_to_f16(v4121);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4128 = v13 + v4118;
@@ -3614,11 +3614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4132 = v4131 + v8127;
       out[v4132] = v4126;
     }
-    const unsigned int v4134 = v41 + v8133;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4135 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4134 = v41 + v8133;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4135 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4136 = v295.x[18];
     const float v4137 = v4136 * v4135;
-    const bool v4138 = v4134 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4138 = v4134 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4138) {
       const iron_f16 v4142 = iron_f32_to_f16(v4137);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4144 = v13 + v4134;
@@ -3628,11 +3628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4148 = v4147 + v8132;
       out[v4148] = v4142;
     }
-    const unsigned int v4150 = v41 + v8138;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4151 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4150 = v41 + v8138;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4151 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4152 = v295.x[19];
     const float v4153 = v4152 * v4151;
-    const bool v4154 = v4150 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4154 = v4150 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4154) {
       const iron_f16 v4158 = iron_f32_to_f16(v4153);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4160 = v13 + v4150;
@@ -3642,11 +3642,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4164 = v4163 + v8137;
       out[v4164] = v4158;
     }
-    const unsigned int v4166 = v41 + v8143;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4167 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4166 = v41 + v8143;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4167 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4168 = v295.x[20];
     const float v4169 = v4168 * v4167;
-    const bool v4170 = v4166 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4170 = v4166 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4170) {
       const iron_f16 v4174 = iron_f32_to_f16(v4169);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4176 = v13 + v4166;
@@ -3656,11 +3656,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4180 = v4179 + v8142;
       out[v4180] = v4174;
     }
-    const unsigned int v4182 = v41 + v8148;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4183 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4182 = v41 + v8148;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4183 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4184 = v295.x[21];
     const float v4185 = v4184 * v4183;
-    const bool v4186 = v4182 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4186 = v4182 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4186) {
       const iron_f16 v4190 = iron_f32_to_f16(v4185);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4192 = v13 + v4182;
@@ -3670,11 +3670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4196 = v4195 + v8147;
       out[v4196] = v4190;
     }
-    const unsigned int v4198 = v41 + v8153;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4199 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4198 = v41 + v8153;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4199 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4200 = v295.x[22];
     const float v4201 = v4200 * v4199;
-    const bool v4202 = v4198 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4202 = v4198 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4202) {
       const iron_f16 v4206 = iron_f32_to_f16(v4201);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4208 = v13 + v4198;
@@ -3684,11 +3684,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4212 = v4211 + v8152;
       out[v4212] = v4206;
     }
-    const unsigned int v4214 = v41 + v8158;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4215 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4214 = v41 + v8158;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4215 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4216 = v295.x[23];
     const float v4217 = v4216 * v4215;
-    const bool v4218 = v4214 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4218 = v4214 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4218) {
       const iron_f16 v4222 = iron_f32_to_f16(v4217);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4224 = v13 + v4214;
@@ -3698,11 +3698,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4228 = v4227 + v8157;
       out[v4228] = v4222;
     }
-    const unsigned int v4230 = v41 + v8163;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4231 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4230 = v41 + v8163;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4231 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4232 = v295.x[24];
     const float v4233 = v4232 * v4231;
-    const bool v4234 = v4230 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4234 = v4230 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4234) {
       const iron_f16 v4238 = iron_f32_to_f16(v4233);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4240 = v13 + v4230;
@@ -3712,11 +3712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4244 = v4243 + v8162;
       out[v4244] = v4238;
     }
-    const unsigned int v4246 = v41 + v8168;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4247 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4246 = v41 + v8168;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4247 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4248 = v295.x[25];
     const float v4249 = v4248 * v4247;
-    const bool v4250 = v4246 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4250 = v4246 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4250) {
       const iron_f16 v4254 = iron_f32_to_f16(v4249);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4256 = v13 + v4246;
@@ -3726,11 +3726,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4260 = v4259 + v8167;
       out[v4260] = v4254;
     }
-    const unsigned int v4262 = v41 + v8173;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4263 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4262 = v41 + v8173;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4263 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4264 = v295.x[26];
     const float v4265 = v4264 * v4263;
-    const bool v4266 = v4262 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4266 = v4262 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4266) {
       const iron_f16 v4270 = iron_f32_to_f16(v4265);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4272 = v13 + v4262;
@@ -3740,11 +3740,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4276 = v4275 + v8172;
       out[v4276] = v4270;
     }
-    const unsigned int v4278 = v41 + v8178;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4279 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4278 = v41 + v8178;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4279 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4280 = v295.x[27];
     const float v4281 = v4280 * v4279;
-    const bool v4282 = v4278 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4282 = v4278 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4282) {
       const iron_f16 v4286 = iron_f32_to_f16(v4281);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4288 = v13 + v4278;
@@ -3754,11 +3754,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4292 = v4291 + v8177;
       out[v4292] = v4286;
     }
-    const unsigned int v4294 = v41 + v8183;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4295 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4294 = v41 + v8183;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4295 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4296 = v295.x[28];
     const float v4297 = v4296 * v4295;
-    const bool v4298 = v4294 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4298 = v4294 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4298) {
       const iron_f16 v4302 = iron_f32_to_f16(v4297);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4304 = v13 + v4294;
@@ -3768,11 +3768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4308 = v4307 + v8182;
       out[v4308] = v4302;
     }
-    const unsigned int v4310 = v41 + v8188;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4311 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4310 = v41 + v8188;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4311 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4312 = v295.x[29];
     const float v4313 = v4312 * v4311;
-    const bool v4314 = v4310 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4314 = v4310 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4314) {
       const iron_f16 v4318 = iron_f32_to_f16(v4313);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4320 = v13 + v4310;
@@ -3782,11 +3782,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4324 = v4323 + v8187;
       out[v4324] = v4318;
     }
-    const unsigned int v4326 = v41 + v8193;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4327 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4326 = v41 + v8193;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4327 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4328 = v295.x[30];
     const float v4329 = v4328 * v4327;
-    const bool v4330 = v4326 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4330 = v4326 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4330) {
       const iron_f16 v4334 = iron_f32_to_f16(v4329);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4336 = v13 + v4326;
@@ -3796,11 +3796,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4340 = v4339 + v8192;
       out[v4340] = v4334;
     }
-    const unsigned int v4342 = v41 + v8198;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4343 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4342 = v41 + v8198;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4343 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4344 = v295.x[31];
     const float v4345 = v4344 * v4343;
-    const bool v4346 = v4342 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4346 = v4342 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4346) {
       const iron_f16 v4350 = iron_f32_to_f16(v4345);  // kernels/sdpa/prefill.cpp:98
       const unsigned int v4352 = v13 + v4342;
@@ -3810,11 +3810,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4356 = v4355 + v8197;
       out[v4356] = v4350;
     }
-    const unsigned int v4358 = v41 + v8203;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4359 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4358 = v41 + v8203;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4359 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4360 = v297.x[0];
     const float v4361 = v4360 * v4359;
-    const bool v4362 = v4358 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4362 = v4358 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4362) {
       const unsigned int v4365 = 32u + v8202;
       const iron_f16 v4366 = iron_f32_to_f16(v4361);  // kernels/sdpa/prefill.cpp:98
@@ -3825,11 +3825,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4372 = v4371 + v4365;
       out[v4372] = v4366;
     }
-    const unsigned int v4374 = v41 + v8208;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4375 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4374 = v41 + v8208;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4375 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4376 = v297.x[1];
     const float v4377 = v4376 * v4375;
-    const bool v4378 = v4374 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4378 = v4374 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4378) {
       const unsigned int v4381 = 32u + v8207;
       const iron_f16 v4382 = iron_f32_to_f16(v4377);  // kernels/sdpa/prefill.cpp:98
@@ -3840,11 +3840,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4388 = v4387 + v4381;
       out[v4388] = v4382;
     }
-    const unsigned int v4390 = v41 + v8213;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4391 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4390 = v41 + v8213;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4391 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4392 = v297.x[2];
     const float v4393 = v4392 * v4391;
-    const bool v4394 = v4390 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4394 = v4390 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4394) {
       const unsigned int v4397 = 32u + v8212;
       const iron_f16 v4398 = iron_f32_to_f16(v4393);  // kernels/sdpa/prefill.cpp:98
@@ -3855,11 +3855,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4404 = v4403 + v4397;
       out[v4404] = v4398;
     }
-    const unsigned int v4406 = v41 + v8218;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4407 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4406 = v41 + v8218;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4407 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4408 = v297.x[3];
     const float v4409 = v4408 * v4407;
-    const bool v4410 = v4406 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4410 = v4406 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4410) {
       const unsigned int v4413 = 32u + v8217;
       const iron_f16 v4414 = iron_f32_to_f16(v4409);  // kernels/sdpa/prefill.cpp:98
@@ -3870,11 +3870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4420 = v4419 + v4413;
       out[v4420] = v4414;
     }
-    const unsigned int v4422 = v41 + v8223;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4423 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4422 = v41 + v8223;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4423 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4424 = v297.x[4];
     const float v4425 = v4424 * v4423;
-    const bool v4426 = v4422 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4426 = v4422 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4426) {
       const unsigned int v4429 = 32u + v8222;
       const iron_f16 v4430 = iron_f32_to_f16(v4425);  // kernels/sdpa/prefill.cpp:98
@@ -3885,11 +3885,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4436 = v4435 + v4429;
       out[v4436] = v4430;
     }
-    const unsigned int v4438 = v41 + v8228;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4439 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4438 = v41 + v8228;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4439 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4440 = v297.x[5];
     const float v4441 = v4440 * v4439;
-    const bool v4442 = v4438 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4442 = v4438 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4442) {
       const unsigned int v4445 = 32u + v8227;
       const iron_f16 v4446 = iron_f32_to_f16(v4441);  // kernels/sdpa/prefill.cpp:98
@@ -3900,11 +3900,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4452 = v4451 + v4445;
       out[v4452] = v4446;
     }
-    const unsigned int v4454 = v41 + v8233;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4455 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4454 = v41 + v8233;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4455 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4456 = v297.x[6];
     const float v4457 = v4456 * v4455;
-    const bool v4458 = v4454 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4458 = v4454 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4458) {
       const unsigned int v4461 = 32u + v8232;
       const iron_f16 v4462 = iron_f32_to_f16(v4457);  // kernels/sdpa/prefill.cpp:98
@@ -3915,11 +3915,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4468 = v4467 + v4461;
       out[v4468] = v4462;
     }
-    const unsigned int v4470 = v41 + v8238;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4471 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4470 = v41 + v8238;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4471 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4472 = v297.x[7];
     const float v4473 = v4472 * v4471;
-    const bool v4474 = v4470 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4474 = v4470 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4474) {
       const unsigned int v4477 = 32u + v8237;
       const iron_f16 v4478 = iron_f32_to_f16(v4473);  // kernels/sdpa/prefill.cpp:98
@@ -3930,11 +3930,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4484 = v4483 + v4477;
       out[v4484] = v4478;
     }
-    const unsigned int v4486 = v41 + v8243;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4487 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4486 = v41 + v8243;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4487 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4488 = v297.x[8];
     const float v4489 = v4488 * v4487;
-    const bool v4490 = v4486 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4490 = v4486 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4490) {
       const unsigned int v4493 = 32u + v8242;
       const iron_f16 v4494 = iron_f32_to_f16(v4489);  // kernels/sdpa/prefill.cpp:98
@@ -3945,11 +3945,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4500 = v4499 + v4493;
       out[v4500] = v4494;
     }
-    const unsigned int v4502 = v41 + v8248;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4503 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4502 = v41 + v8248;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4503 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4504 = v297.x[9];
     const float v4505 = v4504 * v4503;
-    const bool v4506 = v4502 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4506 = v4502 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4506) {
       const unsigned int v4509 = 32u + v8247;
       const iron_f16 v4510 = iron_f32_to_f16(v4505);  // kernels/sdpa/prefill.cpp:98
@@ -3960,11 +3960,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4516 = v4515 + v4509;
       out[v4516] = v4510;
     }
-    const unsigned int v4518 = v41 + v8253;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4519 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4518 = v41 + v8253;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4519 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4520 = v297.x[10];
     const float v4521 = v4520 * v4519;
-    const bool v4522 = v4518 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4522 = v4518 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4522) {
       const unsigned int v4525 = 32u + v8252;
       const iron_f16 v4526 = iron_f32_to_f16(v4521);  // kernels/sdpa/prefill.cpp:98
@@ -3975,11 +3975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4532 = v4531 + v4525;
       out[v4532] = v4526;
     }
-    const unsigned int v4534 = v41 + v8258;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4535 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4534 = v41 + v8258;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4535 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4536 = v297.x[11];
     const float v4537 = v4536 * v4535;
-    const bool v4538 = v4534 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4538 = v4534 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4538) {
       const unsigned int v4541 = 32u + v8257;
       const iron_f16 v4542 = iron_f32_to_f16(v4537);  // kernels/sdpa/prefill.cpp:98
@@ -3990,11 +3990,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4548 = v4547 + v4541;
       out[v4548] = v4542;
     }
-    const unsigned int v4550 = v41 + v8263;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4551 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4550 = v41 + v8263;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4551 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4552 = v297.x[12];
     const float v4553 = v4552 * v4551;
-    const bool v4554 = v4550 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4554 = v4550 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4554) {
       const unsigned int v4557 = 32u + v8262;
       const iron_f16 v4558 = iron_f32_to_f16(v4553);  // kernels/sdpa/prefill.cpp:98
@@ -4005,11 +4005,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4564 = v4563 + v4557;
       out[v4564] = v4558;
     }
-    const unsigned int v4566 = v41 + v8268;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4567 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4566 = v41 + v8268;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4567 = v3740.x[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4568 = v297.x[13];
     const float v4569 = v4568 * v4567;
-    const bool v4570 = v4566 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4570 = v4566 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4570) {
       const unsigned int v4573 = 32u + v8267;
       const iron_f16 v4574 = iron_f32_to_f16(v4569);  // kernels/sdpa/prefill.cpp:98
@@ -4020,11 +4020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4580 = v4579 + v4573;
       out[v4580] = v4574;
     }
-    const unsigned int v4582 = v41 + v8273;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4583 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4582 = v41 + v8273;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4583 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4584 = v297.x[14];
     const float v4585 = v4584 * v4583;
-    const bool v4586 = v4582 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4586 = v4582 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4586) {
       const unsigned int v4589 = 32u + v8272;
       const iron_f16 v4590 = iron_f32_to_f16(v4585);  // kernels/sdpa/prefill.cpp:98
@@ -4035,11 +4035,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4596 = v4595 + v4589;
       out[v4596] = v4590;
     }
-    const unsigned int v4598 = v41 + v8278;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4599 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4598 = v41 + v8278;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4599 = v3740.x[2];  // kernels/sdpa/flash_tile.hpp:236
     const float v4600 = v297.x[15];
     const float v4601 = v4600 * v4599;
-    const bool v4602 = v4598 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4602 = v4598 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4602) {
       const unsigned int v4605 = 32u + v8277;
       const iron_f16 v4606 = iron_f32_to_f16(v4601);  // kernels/sdpa/prefill.cpp:98
@@ -4050,11 +4050,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4612 = v4611 + v4605;
       out[v4612] = v4606;
     }
-    const unsigned int v4614 = v41 + v8283;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4615 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4614 = v41 + v8283;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4615 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4616 = v297.x[16];
     const float v4617 = v4616 * v4615;
-    const bool v4618 = v4614 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4618 = v4614 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4618) {
       const unsigned int v4621 = 32u + v8282;
       const iron_f16 v4622 = iron_f32_to_f16(v4617);  // kernels/sdpa/prefill.cpp:98
@@ -4065,11 +4065,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4628 = v4627 + v4621;
       out[v4628] = v4622;
     }
-    const unsigned int v4630 = v41 + v8288;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4631 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4630 = v41 + v8288;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4631 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4632 = v297.x[17];
     const float v4633 = v4632 * v4631;
-    const bool v4634 = v4630 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4634 = v4630 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4634) {
       const unsigned int v4637 = 32u + v8287;
       const iron_f16 v4638 = iron_f32_to_f16(v4633);  // kernels/sdpa/prefill.cpp:98
@@ -4080,11 +4080,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4644 = v4643 + v4637;
       out[v4644] = v4638;
     }
-    const unsigned int v4646 = v41 + v8293;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4647 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4646 = v41 + v8293;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4647 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4648 = v297.x[18];
     const float v4649 = v4648 * v4647;
-    const bool v4650 = v4646 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4650 = v4646 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4650) {
       const unsigned int v4653 = 32u + v8292;
       const iron_f16 v4654 = iron_f32_to_f16(v4649);  // kernels/sdpa/prefill.cpp:98
@@ -4095,11 +4095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4660 = v4659 + v4653;
       out[v4660] = v4654;
     }
-    const unsigned int v4662 = v41 + v8298;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4663 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4662 = v41 + v8298;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4663 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4664 = v297.x[19];
     const float v4665 = v4664 * v4663;
-    const bool v4666 = v4662 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4666 = v4662 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4666) {
       const unsigned int v4669 = 32u + v8297;
       const iron_f16 v4670 = iron_f32_to_f16(v4665);  // kernels/sdpa/prefill.cpp:98
@@ -4110,11 +4110,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4676 = v4675 + v4669;
       out[v4676] = v4670;
     }
-    const unsigned int v4678 = v41 + v8303;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4679 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4678 = v41 + v8303;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4679 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4680 = v297.x[20];
     const float v4681 = v4680 * v4679;
-    const bool v4682 = v4678 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4682 = v4678 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4682) {
       const unsigned int v4685 = 32u + v8302;
       const iron_f16 v4686 = iron_f32_to_f16(v4681);  // kernels/sdpa/prefill.cpp:98
@@ -4125,11 +4125,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4692 = v4691 + v4685;
       out[v4692] = v4686;
     }
-    const unsigned int v4694 = v41 + v8308;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4695 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4694 = v41 + v8308;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4695 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4696 = v297.x[21];
     const float v4697 = v4696 * v4695;
-    const bool v4698 = v4694 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4698 = v4694 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4698) {
       const unsigned int v4701 = 32u + v8307;
       const iron_f16 v4702 = iron_f32_to_f16(v4697);  // kernels/sdpa/prefill.cpp:98
@@ -4140,11 +4140,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4708 = v4707 + v4701;
       out[v4708] = v4702;
     }
-    const unsigned int v4710 = v41 + v8313;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4711 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4710 = v41 + v8313;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4711 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4712 = v297.x[22];
     const float v4713 = v4712 * v4711;
-    const bool v4714 = v4710 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4714 = v4710 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4714) {
       const unsigned int v4717 = 32u + v8312;
       const iron_f16 v4718 = iron_f32_to_f16(v4713);  // kernels/sdpa/prefill.cpp:98
@@ -4155,11 +4155,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4724 = v4723 + v4717;
       out[v4724] = v4718;
     }
-    const unsigned int v4726 = v41 + v8318;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4727 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4726 = v41 + v8318;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4727 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4728 = v297.x[23];
     const float v4729 = v4728 * v4727;
-    const bool v4730 = v4726 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4730 = v4726 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4730) {
       const unsigned int v4733 = 32u + v8317;
       const iron_f16 v4734 = iron_f32_to_f16(v4729);  // kernels/sdpa/prefill.cpp:98
@@ -4170,11 +4170,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4740 = v4739 + v4733;
       out[v4740] = v4734;
     }
-    const unsigned int v4742 = v41 + v8323;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4743 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4742 = v41 + v8323;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4743 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4744 = v297.x[24];
     const float v4745 = v4744 * v4743;
-    const bool v4746 = v4742 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4746 = v4742 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4746) {
       const unsigned int v4749 = 32u + v8322;
       const iron_f16 v4750 = iron_f32_to_f16(v4745);  // kernels/sdpa/prefill.cpp:98
@@ -4185,11 +4185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4756 = v4755 + v4749;
       out[v4756] = v4750;
     }
-    const unsigned int v4758 = v41 + v8328;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4759 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4758 = v41 + v8328;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4759 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4760 = v297.x[25];
     const float v4761 = v4760 * v4759;
-    const bool v4762 = v4758 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4762 = v4758 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4762) {
       const unsigned int v4765 = 32u + v8327;
       const iron_f16 v4766 = iron_f32_to_f16(v4761);  // kernels/sdpa/prefill.cpp:98
@@ -4200,11 +4200,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4772 = v4771 + v4765;
       out[v4772] = v4766;
     }
-    const unsigned int v4774 = v41 + v8333;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4775 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4774 = v41 + v8333;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4775 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4776 = v297.x[26];
     const float v4777 = v4776 * v4775;
-    const bool v4778 = v4774 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4778 = v4774 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4778) {
       const unsigned int v4781 = 32u + v8332;
       const iron_f16 v4782 = iron_f32_to_f16(v4777);  // kernels/sdpa/prefill.cpp:98
@@ -4215,11 +4215,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4788 = v4787 + v4781;
       out[v4788] = v4782;
     }
-    const unsigned int v4790 = v41 + v8338;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4791 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4790 = v41 + v8338;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4791 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4792 = v297.x[27];
     const float v4793 = v4792 * v4791;
-    const bool v4794 = v4790 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4794 = v4790 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4794) {
       const unsigned int v4797 = 32u + v8337;
       const iron_f16 v4798 = iron_f32_to_f16(v4793);  // kernels/sdpa/prefill.cpp:98
@@ -4230,11 +4230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4804 = v4803 + v4797;
       out[v4804] = v4798;
     }
-    const unsigned int v4806 = v41 + v8343;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4807 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4806 = v41 + v8343;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4807 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4808 = v297.x[28];
     const float v4809 = v4808 * v4807;
-    const bool v4810 = v4806 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4810 = v4806 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4810) {
       const unsigned int v4813 = 32u + v8342;
       const iron_f16 v4814 = iron_f32_to_f16(v4809);  // kernels/sdpa/prefill.cpp:98
@@ -4245,11 +4245,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4820 = v4819 + v4813;
       out[v4820] = v4814;
     }
-    const unsigned int v4822 = v41 + v8348;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4823 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4822 = v41 + v8348;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4823 = v3740.x[4];  // kernels/sdpa/flash_tile.hpp:236
     const float v4824 = v297.x[29];
     const float v4825 = v4824 * v4823;
-    const bool v4826 = v4822 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4826 = v4822 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4826) {
       const unsigned int v4829 = 32u + v8347;
       const iron_f16 v4830 = iron_f32_to_f16(v4825);  // kernels/sdpa/prefill.cpp:98
@@ -4260,11 +4260,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4836 = v4835 + v4829;
       out[v4836] = v4830;
     }
-    const unsigned int v4838 = v41 + v8353;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4839 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4838 = v41 + v8353;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4839 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4840 = v297.x[30];
     const float v4841 = v4840 * v4839;
-    const bool v4842 = v4838 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4842 = v4838 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4842) {
       const unsigned int v4845 = 32u + v8352;
       const iron_f16 v4846 = iron_f32_to_f16(v4841);  // kernels/sdpa/prefill.cpp:98
@@ -4275,11 +4275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d64_f1
       const unsigned int v4852 = v4851 + v4845;
       out[v4852] = v4846;
     }
-    const unsigned int v4854 = v41 + v8358;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4855 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:228
+    const unsigned int v4854 = v41 + v8358;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4855 = v3740.x[6];  // kernels/sdpa/flash_tile.hpp:236
     const float v4856 = v297.x[31];
     const float v4857 = v4856 * v4855;
-    const bool v4858 = v4854 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4858 = v4854 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4858) {
       const unsigned int v4861 = 32u + v8357;
       const iron_f16 v4862 = iron_f32_to_f16(v4857);  // kernels/sdpa/prefill.cpp:98

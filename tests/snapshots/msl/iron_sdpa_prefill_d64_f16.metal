@@ -164,150 +164,150 @@ kernel void iron_sdpa_prefill_d64_f16(
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:93
   if (v38) {
     const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:96
-    const uint v41 = iron_sg;  // kernels/sdpa/flash_tile.hpp:114
+    const uint v41 = iron_sg;  // kernels/sdpa/flash_tile.hpp:122
     const uint v42 = v41 << 5u;
     const uint v43 = v25 + v42;
-    uint v44 = 0u;  // kernels/sdpa/flash_tile.hpp:118
-    const uint v46 = iron_tid.x;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v49 = v46 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v52 = v46 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    uint v44 = 0u;  // kernels/sdpa/flash_tile.hpp:126
+    const uint v46 = iron_tid.x;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v49 = v46 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v52 = v46 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v53 = v52 << 3u;
-    const uint v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:82
     const bool v55 = v54 < v18;
-    const uint v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v60 = v11 + v58;  // kernels/sdpa/prefill.cpp:95
     const uint v61 = v60 * v1;
     const uint v62 = v61 + v26;
     const uint v63 = v62 << 6u;
-    const uint v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v66 = v49 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v66 = v49 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v68 = v66 + v53;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v68 + e] = v55 ? q[v64 + e] : half(0);
     }
-    const uint v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v73 = v71 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v76 = v71 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v73 = v71 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v76 = v71 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v77 = v76 << 3u;
-    const uint v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:82
     const bool v79 = v78 < v18;
-    const uint v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v84 = v11 + v82;  // kernels/sdpa/prefill.cpp:95
     const uint v85 = v84 * v1;
     const uint v86 = v85 + v26;
     const uint v87 = v86 << 6u;
-    const uint v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v90 = v73 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v90 = v73 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v92 = v90 + v77;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v92 + e] = v79 ? q[v88 + e] : half(0);
     }
-    const uint v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v97 = v95 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v100 = v95 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v97 = v95 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v100 = v95 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v101 = v100 << 3u;
-    const uint v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:82
     const bool v103 = v102 < v18;
-    const uint v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v108 = v11 + v106;  // kernels/sdpa/prefill.cpp:95
     const uint v109 = v108 * v1;
     const uint v110 = v109 + v26;
     const uint v111 = v110 << 6u;
-    const uint v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v114 = v97 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v114 = v97 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v116 = v114 + v101;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v116 + e] = v103 ? q[v112 + e] : half(0);
     }
-    const uint v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v121 = v119 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v124 = v119 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v121 = v119 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v124 = v119 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v125 = v124 << 3u;
-    const uint v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:82
     const bool v127 = v126 < v18;
-    const uint v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v132 = v11 + v130;  // kernels/sdpa/prefill.cpp:95
     const uint v133 = v132 * v1;
     const uint v134 = v133 + v26;
     const uint v135 = v134 << 6u;
-    const uint v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v138 = v121 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v138 = v121 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v140 = v138 + v125;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v140 + e] = v127 ? q[v136 + e] : half(0);
     }
-    const uint v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v145 = v143 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v148 = v143 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v145 = v143 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v148 = v143 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v149 = v148 << 3u;
-    const uint v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:82
     const bool v151 = v150 < v18;
-    const uint v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:95
     const uint v157 = v156 * v1;
     const uint v158 = v157 + v26;
     const uint v159 = v158 << 6u;
-    const uint v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v162 = v145 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v162 = v145 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v164 = v162 + v149;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v164 + e] = v151 ? q[v160 + e] : half(0);
     }
-    const uint v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v169 = v167 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v172 = v167 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v169 = v167 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v172 = v167 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v173 = v172 << 3u;
-    const uint v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:82
     const bool v175 = v174 < v18;
-    const uint v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v180 = v11 + v178;  // kernels/sdpa/prefill.cpp:95
     const uint v181 = v180 * v1;
     const uint v182 = v181 + v26;
     const uint v183 = v182 << 6u;
-    const uint v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v186 = v169 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v186 = v169 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v188 = v186 + v173;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v188 + e] = v175 ? q[v184 + e] : half(0);
     }
-    const uint v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v193 = v191 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v196 = v191 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v193 = v191 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v196 = v191 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v197 = v196 << 3u;
-    const uint v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:82
     const bool v199 = v198 < v18;
-    const uint v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v204 = v11 + v202;  // kernels/sdpa/prefill.cpp:95
     const uint v205 = v204 * v1;
     const uint v206 = v205 + v26;
     const uint v207 = v206 << 6u;
-    const uint v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v210 = v193 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v210 = v193 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v212 = v210 + v197;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v212 + e] = v199 ? q[v208 + e] : half(0);
     }
-    const uint v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v217 = v215 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v220 = v215 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v217 = v215 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v220 = v215 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v221 = v220 << 3u;
-    const uint v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:82
     const bool v223 = v222 < v18;
-    const uint v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v228 = v11 + v226;  // kernels/sdpa/prefill.cpp:95
     const uint v229 = v228 * v1;
     const uint v230 = v229 + v26;
     const uint v231 = v230 << 6u;
-    const uint v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v234 = v217 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v234 = v217 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v236 = v234 + v221;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v236 + e] = v223 ? q[v232 + e] : half(0);
     }
-    // async.commit: the copies above are done  // kernels/sdpa/flash_tile.hpp:119
-    // async.wait 0: the copies above are done  // kernels/sdpa/flash_tile.hpp:120
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/sdpa/flash_tile.hpp:121
-    const uint v241 = v42 << 6u;  // kernels/sdpa/flash_tile.hpp:122
+    // async.commit: the copies above are done  // kernels/sdpa/flash_tile.hpp:127
+    // async.wait 0: the copies above are done  // kernels/sdpa/flash_tile.hpp:128
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/sdpa/flash_tile.hpp:129
+    const uint v241 = v42 << 6u;  // kernels/sdpa/flash_tile.hpp:130
     iron_frag<half, 32, 16> v243;  // /usr/include/c++/12/array:99
     iron_frag_fill(v243, half(half(0.0f)));
     iron_frag<half, 32, 16> v245;
@@ -316,44 +316,44 @@ kernel void iron_sdpa_prefill_d64_f16(
     iron_frag_fill(v247, half(half(0.0f)));
     iron_frag<half, 32, 16> v249;
     iron_frag_fill(v249, half(half(0.0f)));
-    iron_frag_load<false>(v243, shm0, long(v241), long(64u));  // kernels/sdpa/flash_tile.hpp:124
+    iron_frag_load<false>(v243, shm0, long(v241), long(64u));  // kernels/sdpa/flash_tile.hpp:132
     const uint v255 = v241 + 16u;
     iron_frag_load<false>(v245, shm0, long(v255), long(64u));
     const uint v258 = v241 + 32u;
     iron_frag_load<false>(v247, shm0, long(v258), long(64u));
     const uint v261 = v241 + 48u;
     iron_frag_load<false>(v249, shm0, long(v261), long(64u));
-    const uint v263 = v25 + 128u;  // kernels/sdpa/flash_tile.hpp:128
+    const uint v263 = v25 + 128u;  // kernels/sdpa/flash_tile.hpp:136
     const uint v264 = min(v263, v18);
-    const uint v265 = v264 + v37;  // kernels/sdpa/flash_tile.hpp:129
-    const uint v267 = v265 - v18;  // kernels/sdpa/flash_tile.hpp:131
+    const uint v265 = v264 + v37;  // kernels/sdpa/flash_tile.hpp:137
+    const uint v267 = v265 - v18;  // kernels/sdpa/flash_tile.hpp:139
     const uint v268 = min(v37, v267);
     const bool v269 = v265 > v18;
     const uint v270 = v269 ? v268 : v44;
-    const bool v272 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:130
+    const bool v272 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:138
     const uint v273 = v272 ? v37 : v270;
-    const uint v275 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:132
+    const uint v275 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:140
     const uint v276 = v275 + 1u;
-    const uint v280 = v276 - v18;  // kernels/sdpa/flash_tile.hpp:134
+    const uint v280 = v276 - v18;  // kernels/sdpa/flash_tile.hpp:142
     const uint v281 = v280 - v7;
     const uint v282 = v281 >> 6u;
     const uint v283 = v282 << 6u;
-    const bool v285 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:133
+    const bool v285 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:141
     const uint v286 = v18 + v7;
     const bool v287 = v276 > v286;
     const bool v288 = v285 && v287;
     const uint v289 = v288 ? v283 : v44;
-    const float v291 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:135
-    iron_frag<float, 32, 8> v293;  // kernels/sdpa/flash_tile.hpp:137
+    const float v291 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:143
+    iron_frag<float, 32, 8> v293;  // kernels/sdpa/flash_tile.hpp:145
     iron_frag_fill(v293, float(as_type<float>(0xff800000u)));
-    iron_frag<float, 32, 8> v295;  // kernels/sdpa/flash_tile.hpp:138
+    iron_frag<float, 32, 8> v295;  // kernels/sdpa/flash_tile.hpp:146
     iron_frag_fill(v295, float(0.0f));
     iron_frag<float, 32, 32> v297;  // /usr/include/c++/12/array:99
     iron_frag_fill(v297, float(0.0f));
     iron_frag<float, 32, 32> v299;
     iron_frag_fill(v299, float(0.0f));
-    const bool v5077 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
-    const uint v7714 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:197
+    const bool v5077 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:174
+    const uint v7714 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:205
     const uint v7715 = iron_frag_coord<32>(0u, iron_lane, false);
     const uint v7719 = iron_frag_coord<32>(1u, iron_lane, true);
     const uint v7720 = iron_frag_coord<32>(1u, iron_lane, false);
@@ -482,60 +482,60 @@ kernel void iron_sdpa_prefill_d64_f16(
     const uint v8029 = iron_frag_coord<32>(31u, iron_lane, true);
     const uint v8030 = iron_frag_coord<32>(31u, iron_lane, false);
 
-    for (uint v4831 = v289; v4831 < v273; v4831 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
+    for (uint v4831 = v289; v4831 < v273; v4831 += 64u) {  // kernels/sdpa/flash_tile.hpp:150
       const uint v4832 = v4831 - v289;
       const uint v4833 = v4832 >> 6u;
       const uint v4835 = v4833 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4837 = v4835 << 12u;  // kernels/sdpa/flash_tile.hpp:146
-      const uint v4847 = v4831 + v49;  // kernels/sdpa/flash_tile.hpp:75
+      const uint v4837 = v4835 << 12u;  // kernels/sdpa/flash_tile.hpp:154
+      const uint v4847 = v4831 + v49;  // kernels/sdpa/flash_tile.hpp:82
       const bool v4848 = v4847 < v37;
-      const uint v4851 = v4848 ? v4847 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const uint v4851 = v4848 ? v4847 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const uint v4853 = v31 + v4851;  // kernels/sdpa/kv_sources.hpp:34
       const uint v4854 = v4853 * v2;
       const uint v4855 = v4854 + v28;
       const uint v4856 = v4855 << 6u;
-      const uint v4857 = v4856 + v53;  // kernels/sdpa/flash_tile.hpp:76
-      const uint v4860 = v4837 + v66;  // kernels/sdpa/flash_tile.hpp:77
+      const uint v4857 = v4856 + v53;  // kernels/sdpa/flash_tile.hpp:83
+      const uint v4860 = v4837 + v66;  // kernels/sdpa/flash_tile.hpp:84
       const uint v4861 = v4860 + v53;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4861 + e] = v4848 ? k[v4857 + e] : half(0);
       }
-      const uint v4871 = v4831 + v73;  // kernels/sdpa/flash_tile.hpp:75
+      const uint v4871 = v4831 + v73;  // kernels/sdpa/flash_tile.hpp:82
       const bool v4872 = v4871 < v37;
-      const uint v4875 = v4872 ? v4871 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const uint v4875 = v4872 ? v4871 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const uint v4877 = v31 + v4875;  // kernels/sdpa/kv_sources.hpp:34
       const uint v4878 = v4877 * v2;
       const uint v4879 = v4878 + v28;
       const uint v4880 = v4879 << 6u;
-      const uint v4881 = v4880 + v77;  // kernels/sdpa/flash_tile.hpp:76
-      const uint v4884 = v4837 + v90;  // kernels/sdpa/flash_tile.hpp:77
+      const uint v4881 = v4880 + v77;  // kernels/sdpa/flash_tile.hpp:83
+      const uint v4884 = v4837 + v90;  // kernels/sdpa/flash_tile.hpp:84
       const uint v4885 = v4884 + v77;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4885 + e] = v4872 ? k[v4881 + e] : half(0);
       }
-      const uint v4895 = v4831 + v97;  // kernels/sdpa/flash_tile.hpp:75
+      const uint v4895 = v4831 + v97;  // kernels/sdpa/flash_tile.hpp:82
       const bool v4896 = v4895 < v37;
-      const uint v4899 = v4896 ? v4895 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const uint v4899 = v4896 ? v4895 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const uint v4901 = v31 + v4899;  // kernels/sdpa/kv_sources.hpp:34
       const uint v4902 = v4901 * v2;
       const uint v4903 = v4902 + v28;
       const uint v4904 = v4903 << 6u;
-      const uint v4905 = v4904 + v101;  // kernels/sdpa/flash_tile.hpp:76
-      const uint v4908 = v4837 + v114;  // kernels/sdpa/flash_tile.hpp:77
+      const uint v4905 = v4904 + v101;  // kernels/sdpa/flash_tile.hpp:83
+      const uint v4908 = v4837 + v114;  // kernels/sdpa/flash_tile.hpp:84
       const uint v4909 = v4908 + v101;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4909 + e] = v4896 ? k[v4905 + e] : half(0);
       }
-      const uint v4919 = v4831 + v121;  // kernels/sdpa/flash_tile.hpp:75
+      const uint v4919 = v4831 + v121;  // kernels/sdpa/flash_tile.hpp:82
       const bool v4920 = v4919 < v37;
-      const uint v4923 = v4920 ? v4919 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const uint v4923 = v4920 ? v4919 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const uint v4925 = v31 + v4923;  // kernels/sdpa/kv_sources.hpp:34
       const uint v4926 = v4925 * v2;
       const uint v4927 = v4926 + v28;
       const uint v4928 = v4927 << 6u;
-      const uint v4929 = v4928 + v125;  // kernels/sdpa/flash_tile.hpp:76
-      const uint v4932 = v4837 + v138;  // kernels/sdpa/flash_tile.hpp:77
+      const uint v4929 = v4928 + v125;  // kernels/sdpa/flash_tile.hpp:83
+      const uint v4932 = v4837 + v138;  // kernels/sdpa/flash_tile.hpp:84
       const uint v4933 = v4932 + v125;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4933 + e] = v4920 ? k[v4929 + e] : half(0);
@@ -552,43 +552,43 @@ kernel void iron_sdpa_prefill_d64_f16(
       for (uint e = 0; e < 8u; ++e) {
         shm2[v4933 + e] = v4920 ? v[v4929 + e] : half(0);
       }
-      // async.commit: the copies above are done  // kernels/sdpa/flash_tile.hpp:142
+      // async.commit: the copies above are done  // kernels/sdpa/flash_tile.hpp:150
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      iron_frag<float, 32, 64> v5033;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag<float, 32, 64> v5033;  // kernels/sdpa/flash_tile.hpp:159
       iron_frag_fill(v5033, float(0.0f));
-      iron_frag<half, 16, 64> v5035;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag<half, 16, 64> v5035;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5035, half(half(0.0f)));
-      iron_frag_load<true>(v5035, shm1, long(v4837), long(64u));  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_mma(v5033, v243, v5035);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<half, 16, 64> v5042;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_load<true>(v5035, shm1, long(v4837), long(64u));  // kernels/sdpa/flash_tile.hpp:162
+      iron_frag_mma(v5033, v243, v5035);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<half, 16, 64> v5042;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5042, half(half(0.0f)));
-      const uint v5047 = v4837 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      const uint v5047 = v4837 + 16u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load<true>(v5042, shm1, long(v5047), long(64u));
-      iron_frag_mma(v5033, v245, v5042);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<half, 16, 64> v5049;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma(v5033, v245, v5042);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<half, 16, 64> v5049;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5049, half(half(0.0f)));
-      const uint v5054 = v4837 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      const uint v5054 = v4837 + 32u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load<true>(v5049, shm1, long(v5054), long(64u));
-      iron_frag_mma(v5033, v247, v5049);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<half, 16, 64> v5056;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma(v5033, v247, v5049);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<half, 16, 64> v5056;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5056, half(half(0.0f)));
-      const uint v5061 = v4837 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      const uint v5061 = v4837 + 48u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load<true>(v5056, shm1, long(v5061), long(64u));
-      iron_frag_mma(v5033, v249, v5056);  // kernels/sdpa/flash_tile.hpp:156
-      const uint v5063 = v4831 + 64u;  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag_mma(v5033, v249, v5056);  // kernels/sdpa/flash_tile.hpp:164
+      const uint v5063 = v4831 + 64u;  // kernels/sdpa/flash_tile.hpp:172
       const bool v5064 = v5063 <= v37;
-      const uint v5072 = v5063 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      const uint v5072 = v5063 + v18;  // kernels/sdpa/flash_tile.hpp:173
       const bool v5073 = v5072 <= v276;
       const bool v5074 = v272 || v5073;
-      const bool v5075 = v5064 && v5074;  // kernels/sdpa/flash_tile.hpp:164
-      const uint v5078 = v4831 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const bool v5075 = v5064 && v5074;  // kernels/sdpa/flash_tile.hpp:172
+      const uint v5078 = v4831 + v7;  // kernels/sdpa/flash_tile.hpp:174
       const uint v5079 = v5078 + v18;
       const bool v5081 = v265 <= v5079;
       const bool v5082 = v5077 || v5081;
-      const bool v5083 = v5075 && v5082;  // kernels/sdpa/flash_tile.hpp:165
-      if (v5083) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v5086 = v5033.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:168
+      const bool v5083 = v5075 && v5082;  // kernels/sdpa/flash_tile.hpp:173
+      if (v5083) {  // kernels/sdpa/flash_tile.hpp:175
+        const float v5086 = v5033.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:176
         const float v5087 = v5086 * v291;
         v5033.m[0][0].thread_elements()[0] = v5087;
         const float v5090 = v5033.m[0][0].thread_elements()[1];
@@ -781,2138 +781,2138 @@ kernel void iron_sdpa_prefill_d64_f16(
         const float v5339 = v5338 * v291;
         v5033.m[3][7].thread_elements()[1] = v5339;
       } else {
-        const uint v5340 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:171
+        const uint v5340 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:179
         const uint v5341 = iron_frag_coord<64>(0u, iron_lane, false);
         const float v5342 = v5033.m[0][0].thread_elements()[0];
-        const uint v5343 = v43 + v5341;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5344 = v4831 + v5340;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5345 = v5344 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5343 = v43 + v5341;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5344 = v4831 + v5340;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5345 = v5344 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5348 = v5343 + v37;
         const uint v5349 = v5344 + v18;
         const bool v5350 = v5349 <= v5348;
         const bool v5351 = v272 || v5350;
         const bool v5352 = v5345 && v5351;
-        const uint v5355 = v5344 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5355 = v5344 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5356 = v5355 + v18;
         const bool v5358 = v5348 < v5356;
         const bool v5359 = v5077 || v5358;
-        const bool v5360 = v5352 && v5359;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5362 = v5342 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5360 = v5352 && v5359;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5362 = v5342 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5363 = v5360 ? v5362 : as_type<float>(0xff800000u);
-        v5033.m[0][0].thread_elements()[0] = v5363;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][0].thread_elements()[0] = v5363;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5364 = iron_frag_coord<64>(1u, iron_lane, true);
         const uint v5365 = iron_frag_coord<64>(1u, iron_lane, false);
         const float v5366 = v5033.m[0][0].thread_elements()[1];
-        const uint v5367 = v43 + v5365;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5368 = v4831 + v5364;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5369 = v5368 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5367 = v43 + v5365;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5368 = v4831 + v5364;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5369 = v5368 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5372 = v5367 + v37;
         const uint v5373 = v5368 + v18;
         const bool v5374 = v5373 <= v5372;
         const bool v5375 = v272 || v5374;
         const bool v5376 = v5369 && v5375;
-        const uint v5379 = v5368 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5379 = v5368 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5380 = v5379 + v18;
         const bool v5382 = v5372 < v5380;
         const bool v5383 = v5077 || v5382;
-        const bool v5384 = v5376 && v5383;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5386 = v5366 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5384 = v5376 && v5383;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5386 = v5366 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5387 = v5384 ? v5386 : as_type<float>(0xff800000u);
-        v5033.m[0][0].thread_elements()[1] = v5387;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][0].thread_elements()[1] = v5387;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5388 = iron_frag_coord<64>(2u, iron_lane, true);
         const uint v5389 = iron_frag_coord<64>(2u, iron_lane, false);
         const float v5390 = v5033.m[0][1].thread_elements()[0];
-        const uint v5391 = v43 + v5389;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5392 = v4831 + v5388;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5393 = v5392 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5391 = v43 + v5389;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5392 = v4831 + v5388;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5393 = v5392 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5396 = v5391 + v37;
         const uint v5397 = v5392 + v18;
         const bool v5398 = v5397 <= v5396;
         const bool v5399 = v272 || v5398;
         const bool v5400 = v5393 && v5399;
-        const uint v5403 = v5392 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5403 = v5392 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5404 = v5403 + v18;
         const bool v5406 = v5396 < v5404;
         const bool v5407 = v5077 || v5406;
-        const bool v5408 = v5400 && v5407;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5410 = v5390 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5408 = v5400 && v5407;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5410 = v5390 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5411 = v5408 ? v5410 : as_type<float>(0xff800000u);
-        v5033.m[0][1].thread_elements()[0] = v5411;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][1].thread_elements()[0] = v5411;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5412 = iron_frag_coord<64>(3u, iron_lane, true);
         const uint v5413 = iron_frag_coord<64>(3u, iron_lane, false);
         const float v5414 = v5033.m[0][1].thread_elements()[1];
-        const uint v5415 = v43 + v5413;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5416 = v4831 + v5412;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5417 = v5416 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5415 = v43 + v5413;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5416 = v4831 + v5412;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5417 = v5416 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5420 = v5415 + v37;
         const uint v5421 = v5416 + v18;
         const bool v5422 = v5421 <= v5420;
         const bool v5423 = v272 || v5422;
         const bool v5424 = v5417 && v5423;
-        const uint v5427 = v5416 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5427 = v5416 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5428 = v5427 + v18;
         const bool v5430 = v5420 < v5428;
         const bool v5431 = v5077 || v5430;
-        const bool v5432 = v5424 && v5431;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5434 = v5414 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5432 = v5424 && v5431;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5434 = v5414 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5435 = v5432 ? v5434 : as_type<float>(0xff800000u);
-        v5033.m[0][1].thread_elements()[1] = v5435;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][1].thread_elements()[1] = v5435;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5436 = iron_frag_coord<64>(4u, iron_lane, true);
         const uint v5437 = iron_frag_coord<64>(4u, iron_lane, false);
         const float v5438 = v5033.m[0][2].thread_elements()[0];
-        const uint v5439 = v43 + v5437;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5440 = v4831 + v5436;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5441 = v5440 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5439 = v43 + v5437;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5440 = v4831 + v5436;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5441 = v5440 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5444 = v5439 + v37;
         const uint v5445 = v5440 + v18;
         const bool v5446 = v5445 <= v5444;
         const bool v5447 = v272 || v5446;
         const bool v5448 = v5441 && v5447;
-        const uint v5451 = v5440 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5451 = v5440 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5452 = v5451 + v18;
         const bool v5454 = v5444 < v5452;
         const bool v5455 = v5077 || v5454;
-        const bool v5456 = v5448 && v5455;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5458 = v5438 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5456 = v5448 && v5455;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5458 = v5438 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5459 = v5456 ? v5458 : as_type<float>(0xff800000u);
-        v5033.m[0][2].thread_elements()[0] = v5459;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][2].thread_elements()[0] = v5459;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5460 = iron_frag_coord<64>(5u, iron_lane, true);
         const uint v5461 = iron_frag_coord<64>(5u, iron_lane, false);
         const float v5462 = v5033.m[0][2].thread_elements()[1];
-        const uint v5463 = v43 + v5461;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5464 = v4831 + v5460;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5465 = v5464 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5463 = v43 + v5461;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5464 = v4831 + v5460;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5465 = v5464 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5468 = v5463 + v37;
         const uint v5469 = v5464 + v18;
         const bool v5470 = v5469 <= v5468;
         const bool v5471 = v272 || v5470;
         const bool v5472 = v5465 && v5471;
-        const uint v5475 = v5464 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5475 = v5464 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5476 = v5475 + v18;
         const bool v5478 = v5468 < v5476;
         const bool v5479 = v5077 || v5478;
-        const bool v5480 = v5472 && v5479;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5482 = v5462 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5480 = v5472 && v5479;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5482 = v5462 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5483 = v5480 ? v5482 : as_type<float>(0xff800000u);
-        v5033.m[0][2].thread_elements()[1] = v5483;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][2].thread_elements()[1] = v5483;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5484 = iron_frag_coord<64>(6u, iron_lane, true);
         const uint v5485 = iron_frag_coord<64>(6u, iron_lane, false);
         const float v5486 = v5033.m[0][3].thread_elements()[0];
-        const uint v5487 = v43 + v5485;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5488 = v4831 + v5484;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5489 = v5488 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5487 = v43 + v5485;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5488 = v4831 + v5484;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5489 = v5488 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5492 = v5487 + v37;
         const uint v5493 = v5488 + v18;
         const bool v5494 = v5493 <= v5492;
         const bool v5495 = v272 || v5494;
         const bool v5496 = v5489 && v5495;
-        const uint v5499 = v5488 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5499 = v5488 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5500 = v5499 + v18;
         const bool v5502 = v5492 < v5500;
         const bool v5503 = v5077 || v5502;
-        const bool v5504 = v5496 && v5503;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5506 = v5486 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5504 = v5496 && v5503;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5506 = v5486 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5507 = v5504 ? v5506 : as_type<float>(0xff800000u);
-        v5033.m[0][3].thread_elements()[0] = v5507;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][3].thread_elements()[0] = v5507;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5508 = iron_frag_coord<64>(7u, iron_lane, true);
         const uint v5509 = iron_frag_coord<64>(7u, iron_lane, false);
         const float v5510 = v5033.m[0][3].thread_elements()[1];
-        const uint v5511 = v43 + v5509;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5512 = v4831 + v5508;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5513 = v5512 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5511 = v43 + v5509;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5512 = v4831 + v5508;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5513 = v5512 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5516 = v5511 + v37;
         const uint v5517 = v5512 + v18;
         const bool v5518 = v5517 <= v5516;
         const bool v5519 = v272 || v5518;
         const bool v5520 = v5513 && v5519;
-        const uint v5523 = v5512 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5523 = v5512 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5524 = v5523 + v18;
         const bool v5526 = v5516 < v5524;
         const bool v5527 = v5077 || v5526;
-        const bool v5528 = v5520 && v5527;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5530 = v5510 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5528 = v5520 && v5527;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5530 = v5510 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5531 = v5528 ? v5530 : as_type<float>(0xff800000u);
-        v5033.m[0][3].thread_elements()[1] = v5531;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][3].thread_elements()[1] = v5531;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5532 = iron_frag_coord<64>(8u, iron_lane, true);
         const uint v5533 = iron_frag_coord<64>(8u, iron_lane, false);
         const float v5534 = v5033.m[0][4].thread_elements()[0];
-        const uint v5535 = v43 + v5533;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5536 = v4831 + v5532;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5537 = v5536 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5535 = v43 + v5533;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5536 = v4831 + v5532;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5537 = v5536 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5540 = v5535 + v37;
         const uint v5541 = v5536 + v18;
         const bool v5542 = v5541 <= v5540;
         const bool v5543 = v272 || v5542;
         const bool v5544 = v5537 && v5543;
-        const uint v5547 = v5536 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5547 = v5536 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5548 = v5547 + v18;
         const bool v5550 = v5540 < v5548;
         const bool v5551 = v5077 || v5550;
-        const bool v5552 = v5544 && v5551;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5554 = v5534 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5552 = v5544 && v5551;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5554 = v5534 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5555 = v5552 ? v5554 : as_type<float>(0xff800000u);
-        v5033.m[0][4].thread_elements()[0] = v5555;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][4].thread_elements()[0] = v5555;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5556 = iron_frag_coord<64>(9u, iron_lane, true);
         const uint v5557 = iron_frag_coord<64>(9u, iron_lane, false);
         const float v5558 = v5033.m[0][4].thread_elements()[1];
-        const uint v5559 = v43 + v5557;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5560 = v4831 + v5556;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5561 = v5560 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5559 = v43 + v5557;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5560 = v4831 + v5556;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5561 = v5560 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5564 = v5559 + v37;
         const uint v5565 = v5560 + v18;
         const bool v5566 = v5565 <= v5564;
         const bool v5567 = v272 || v5566;
         const bool v5568 = v5561 && v5567;
-        const uint v5571 = v5560 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5571 = v5560 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5572 = v5571 + v18;
         const bool v5574 = v5564 < v5572;
         const bool v5575 = v5077 || v5574;
-        const bool v5576 = v5568 && v5575;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5578 = v5558 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5576 = v5568 && v5575;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5578 = v5558 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5579 = v5576 ? v5578 : as_type<float>(0xff800000u);
-        v5033.m[0][4].thread_elements()[1] = v5579;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][4].thread_elements()[1] = v5579;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5580 = iron_frag_coord<64>(10u, iron_lane, true);
         const uint v5581 = iron_frag_coord<64>(10u, iron_lane, false);
         const float v5582 = v5033.m[0][5].thread_elements()[0];
-        const uint v5583 = v43 + v5581;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5584 = v4831 + v5580;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5585 = v5584 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5583 = v43 + v5581;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5584 = v4831 + v5580;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5585 = v5584 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5588 = v5583 + v37;
         const uint v5589 = v5584 + v18;
         const bool v5590 = v5589 <= v5588;
         const bool v5591 = v272 || v5590;
         const bool v5592 = v5585 && v5591;
-        const uint v5595 = v5584 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5595 = v5584 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5596 = v5595 + v18;
         const bool v5598 = v5588 < v5596;
         const bool v5599 = v5077 || v5598;
-        const bool v5600 = v5592 && v5599;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5602 = v5582 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5600 = v5592 && v5599;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5602 = v5582 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5603 = v5600 ? v5602 : as_type<float>(0xff800000u);
-        v5033.m[0][5].thread_elements()[0] = v5603;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][5].thread_elements()[0] = v5603;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5604 = iron_frag_coord<64>(11u, iron_lane, true);
         const uint v5605 = iron_frag_coord<64>(11u, iron_lane, false);
         const float v5606 = v5033.m[0][5].thread_elements()[1];
-        const uint v5607 = v43 + v5605;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5608 = v4831 + v5604;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5609 = v5608 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5607 = v43 + v5605;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5608 = v4831 + v5604;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5609 = v5608 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5612 = v5607 + v37;
         const uint v5613 = v5608 + v18;
         const bool v5614 = v5613 <= v5612;
         const bool v5615 = v272 || v5614;
         const bool v5616 = v5609 && v5615;
-        const uint v5619 = v5608 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5619 = v5608 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5620 = v5619 + v18;
         const bool v5622 = v5612 < v5620;
         const bool v5623 = v5077 || v5622;
-        const bool v5624 = v5616 && v5623;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5626 = v5606 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5624 = v5616 && v5623;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5626 = v5606 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5627 = v5624 ? v5626 : as_type<float>(0xff800000u);
-        v5033.m[0][5].thread_elements()[1] = v5627;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][5].thread_elements()[1] = v5627;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5628 = iron_frag_coord<64>(12u, iron_lane, true);
         const uint v5629 = iron_frag_coord<64>(12u, iron_lane, false);
         const float v5630 = v5033.m[0][6].thread_elements()[0];
-        const uint v5631 = v43 + v5629;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5632 = v4831 + v5628;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5633 = v5632 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5631 = v43 + v5629;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5632 = v4831 + v5628;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5633 = v5632 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5636 = v5631 + v37;
         const uint v5637 = v5632 + v18;
         const bool v5638 = v5637 <= v5636;
         const bool v5639 = v272 || v5638;
         const bool v5640 = v5633 && v5639;
-        const uint v5643 = v5632 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5643 = v5632 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5644 = v5643 + v18;
         const bool v5646 = v5636 < v5644;
         const bool v5647 = v5077 || v5646;
-        const bool v5648 = v5640 && v5647;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5650 = v5630 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5648 = v5640 && v5647;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5650 = v5630 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5651 = v5648 ? v5650 : as_type<float>(0xff800000u);
-        v5033.m[0][6].thread_elements()[0] = v5651;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][6].thread_elements()[0] = v5651;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5652 = iron_frag_coord<64>(13u, iron_lane, true);
         const uint v5653 = iron_frag_coord<64>(13u, iron_lane, false);
         const float v5654 = v5033.m[0][6].thread_elements()[1];
-        const uint v5655 = v43 + v5653;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5656 = v4831 + v5652;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5657 = v5656 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5655 = v43 + v5653;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5656 = v4831 + v5652;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5657 = v5656 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5660 = v5655 + v37;
         const uint v5661 = v5656 + v18;
         const bool v5662 = v5661 <= v5660;
         const bool v5663 = v272 || v5662;
         const bool v5664 = v5657 && v5663;
-        const uint v5667 = v5656 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5667 = v5656 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5668 = v5667 + v18;
         const bool v5670 = v5660 < v5668;
         const bool v5671 = v5077 || v5670;
-        const bool v5672 = v5664 && v5671;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5674 = v5654 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5672 = v5664 && v5671;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5674 = v5654 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5675 = v5672 ? v5674 : as_type<float>(0xff800000u);
-        v5033.m[0][6].thread_elements()[1] = v5675;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][6].thread_elements()[1] = v5675;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5676 = iron_frag_coord<64>(14u, iron_lane, true);
         const uint v5677 = iron_frag_coord<64>(14u, iron_lane, false);
         const float v5678 = v5033.m[0][7].thread_elements()[0];
-        const uint v5679 = v43 + v5677;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5680 = v4831 + v5676;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5681 = v5680 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5679 = v43 + v5677;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5680 = v4831 + v5676;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5681 = v5680 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5684 = v5679 + v37;
         const uint v5685 = v5680 + v18;
         const bool v5686 = v5685 <= v5684;
         const bool v5687 = v272 || v5686;
         const bool v5688 = v5681 && v5687;
-        const uint v5691 = v5680 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5691 = v5680 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5692 = v5691 + v18;
         const bool v5694 = v5684 < v5692;
         const bool v5695 = v5077 || v5694;
-        const bool v5696 = v5688 && v5695;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5698 = v5678 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5696 = v5688 && v5695;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5698 = v5678 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5699 = v5696 ? v5698 : as_type<float>(0xff800000u);
-        v5033.m[0][7].thread_elements()[0] = v5699;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][7].thread_elements()[0] = v5699;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5700 = iron_frag_coord<64>(15u, iron_lane, true);
         const uint v5701 = iron_frag_coord<64>(15u, iron_lane, false);
         const float v5702 = v5033.m[0][7].thread_elements()[1];
-        const uint v5703 = v43 + v5701;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5704 = v4831 + v5700;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5705 = v5704 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5703 = v43 + v5701;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5704 = v4831 + v5700;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5705 = v5704 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5708 = v5703 + v37;
         const uint v5709 = v5704 + v18;
         const bool v5710 = v5709 <= v5708;
         const bool v5711 = v272 || v5710;
         const bool v5712 = v5705 && v5711;
-        const uint v5715 = v5704 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5715 = v5704 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5716 = v5715 + v18;
         const bool v5718 = v5708 < v5716;
         const bool v5719 = v5077 || v5718;
-        const bool v5720 = v5712 && v5719;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5722 = v5702 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5720 = v5712 && v5719;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5722 = v5702 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5723 = v5720 ? v5722 : as_type<float>(0xff800000u);
-        v5033.m[0][7].thread_elements()[1] = v5723;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[0][7].thread_elements()[1] = v5723;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5724 = iron_frag_coord<64>(16u, iron_lane, true);
         const uint v5725 = iron_frag_coord<64>(16u, iron_lane, false);
         const float v5726 = v5033.m[1][0].thread_elements()[0];
-        const uint v5727 = v43 + v5725;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5728 = v4831 + v5724;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5729 = v5728 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5727 = v43 + v5725;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5728 = v4831 + v5724;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5729 = v5728 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5732 = v5727 + v37;
         const uint v5733 = v5728 + v18;
         const bool v5734 = v5733 <= v5732;
         const bool v5735 = v272 || v5734;
         const bool v5736 = v5729 && v5735;
-        const uint v5739 = v5728 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5739 = v5728 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5740 = v5739 + v18;
         const bool v5742 = v5732 < v5740;
         const bool v5743 = v5077 || v5742;
-        const bool v5744 = v5736 && v5743;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5746 = v5726 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5744 = v5736 && v5743;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5746 = v5726 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5747 = v5744 ? v5746 : as_type<float>(0xff800000u);
-        v5033.m[1][0].thread_elements()[0] = v5747;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][0].thread_elements()[0] = v5747;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5748 = iron_frag_coord<64>(17u, iron_lane, true);
         const uint v5749 = iron_frag_coord<64>(17u, iron_lane, false);
         const float v5750 = v5033.m[1][0].thread_elements()[1];
-        const uint v5751 = v43 + v5749;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5752 = v4831 + v5748;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5753 = v5752 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5751 = v43 + v5749;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5752 = v4831 + v5748;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5753 = v5752 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5756 = v5751 + v37;
         const uint v5757 = v5752 + v18;
         const bool v5758 = v5757 <= v5756;
         const bool v5759 = v272 || v5758;
         const bool v5760 = v5753 && v5759;
-        const uint v5763 = v5752 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5763 = v5752 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5764 = v5763 + v18;
         const bool v5766 = v5756 < v5764;
         const bool v5767 = v5077 || v5766;
-        const bool v5768 = v5760 && v5767;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5770 = v5750 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5768 = v5760 && v5767;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5770 = v5750 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5771 = v5768 ? v5770 : as_type<float>(0xff800000u);
-        v5033.m[1][0].thread_elements()[1] = v5771;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][0].thread_elements()[1] = v5771;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5772 = iron_frag_coord<64>(18u, iron_lane, true);
         const uint v5773 = iron_frag_coord<64>(18u, iron_lane, false);
         const float v5774 = v5033.m[1][1].thread_elements()[0];
-        const uint v5775 = v43 + v5773;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5776 = v4831 + v5772;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5777 = v5776 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5775 = v43 + v5773;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5776 = v4831 + v5772;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5777 = v5776 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5780 = v5775 + v37;
         const uint v5781 = v5776 + v18;
         const bool v5782 = v5781 <= v5780;
         const bool v5783 = v272 || v5782;
         const bool v5784 = v5777 && v5783;
-        const uint v5787 = v5776 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5787 = v5776 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5788 = v5787 + v18;
         const bool v5790 = v5780 < v5788;
         const bool v5791 = v5077 || v5790;
-        const bool v5792 = v5784 && v5791;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5794 = v5774 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5792 = v5784 && v5791;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5794 = v5774 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5795 = v5792 ? v5794 : as_type<float>(0xff800000u);
-        v5033.m[1][1].thread_elements()[0] = v5795;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][1].thread_elements()[0] = v5795;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5796 = iron_frag_coord<64>(19u, iron_lane, true);
         const uint v5797 = iron_frag_coord<64>(19u, iron_lane, false);
         const float v5798 = v5033.m[1][1].thread_elements()[1];
-        const uint v5799 = v43 + v5797;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5800 = v4831 + v5796;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5801 = v5800 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5799 = v43 + v5797;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5800 = v4831 + v5796;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5801 = v5800 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5804 = v5799 + v37;
         const uint v5805 = v5800 + v18;
         const bool v5806 = v5805 <= v5804;
         const bool v5807 = v272 || v5806;
         const bool v5808 = v5801 && v5807;
-        const uint v5811 = v5800 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5811 = v5800 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5812 = v5811 + v18;
         const bool v5814 = v5804 < v5812;
         const bool v5815 = v5077 || v5814;
-        const bool v5816 = v5808 && v5815;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5818 = v5798 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5816 = v5808 && v5815;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5818 = v5798 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5819 = v5816 ? v5818 : as_type<float>(0xff800000u);
-        v5033.m[1][1].thread_elements()[1] = v5819;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][1].thread_elements()[1] = v5819;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5820 = iron_frag_coord<64>(20u, iron_lane, true);
         const uint v5821 = iron_frag_coord<64>(20u, iron_lane, false);
         const float v5822 = v5033.m[1][2].thread_elements()[0];
-        const uint v5823 = v43 + v5821;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5824 = v4831 + v5820;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5825 = v5824 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5823 = v43 + v5821;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5824 = v4831 + v5820;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5825 = v5824 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5828 = v5823 + v37;
         const uint v5829 = v5824 + v18;
         const bool v5830 = v5829 <= v5828;
         const bool v5831 = v272 || v5830;
         const bool v5832 = v5825 && v5831;
-        const uint v5835 = v5824 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5835 = v5824 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5836 = v5835 + v18;
         const bool v5838 = v5828 < v5836;
         const bool v5839 = v5077 || v5838;
-        const bool v5840 = v5832 && v5839;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5842 = v5822 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5840 = v5832 && v5839;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5842 = v5822 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5843 = v5840 ? v5842 : as_type<float>(0xff800000u);
-        v5033.m[1][2].thread_elements()[0] = v5843;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][2].thread_elements()[0] = v5843;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5844 = iron_frag_coord<64>(21u, iron_lane, true);
         const uint v5845 = iron_frag_coord<64>(21u, iron_lane, false);
         const float v5846 = v5033.m[1][2].thread_elements()[1];
-        const uint v5847 = v43 + v5845;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5848 = v4831 + v5844;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5849 = v5848 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5847 = v43 + v5845;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5848 = v4831 + v5844;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5849 = v5848 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5852 = v5847 + v37;
         const uint v5853 = v5848 + v18;
         const bool v5854 = v5853 <= v5852;
         const bool v5855 = v272 || v5854;
         const bool v5856 = v5849 && v5855;
-        const uint v5859 = v5848 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5859 = v5848 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5860 = v5859 + v18;
         const bool v5862 = v5852 < v5860;
         const bool v5863 = v5077 || v5862;
-        const bool v5864 = v5856 && v5863;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5866 = v5846 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5864 = v5856 && v5863;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5866 = v5846 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5867 = v5864 ? v5866 : as_type<float>(0xff800000u);
-        v5033.m[1][2].thread_elements()[1] = v5867;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][2].thread_elements()[1] = v5867;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5868 = iron_frag_coord<64>(22u, iron_lane, true);
         const uint v5869 = iron_frag_coord<64>(22u, iron_lane, false);
         const float v5870 = v5033.m[1][3].thread_elements()[0];
-        const uint v5871 = v43 + v5869;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5872 = v4831 + v5868;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5873 = v5872 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5871 = v43 + v5869;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5872 = v4831 + v5868;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5873 = v5872 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5876 = v5871 + v37;
         const uint v5877 = v5872 + v18;
         const bool v5878 = v5877 <= v5876;
         const bool v5879 = v272 || v5878;
         const bool v5880 = v5873 && v5879;
-        const uint v5883 = v5872 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5883 = v5872 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5884 = v5883 + v18;
         const bool v5886 = v5876 < v5884;
         const bool v5887 = v5077 || v5886;
-        const bool v5888 = v5880 && v5887;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5890 = v5870 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5888 = v5880 && v5887;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5890 = v5870 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5891 = v5888 ? v5890 : as_type<float>(0xff800000u);
-        v5033.m[1][3].thread_elements()[0] = v5891;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][3].thread_elements()[0] = v5891;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5892 = iron_frag_coord<64>(23u, iron_lane, true);
         const uint v5893 = iron_frag_coord<64>(23u, iron_lane, false);
         const float v5894 = v5033.m[1][3].thread_elements()[1];
-        const uint v5895 = v43 + v5893;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5896 = v4831 + v5892;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5897 = v5896 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5895 = v43 + v5893;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5896 = v4831 + v5892;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5897 = v5896 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5900 = v5895 + v37;
         const uint v5901 = v5896 + v18;
         const bool v5902 = v5901 <= v5900;
         const bool v5903 = v272 || v5902;
         const bool v5904 = v5897 && v5903;
-        const uint v5907 = v5896 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5907 = v5896 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5908 = v5907 + v18;
         const bool v5910 = v5900 < v5908;
         const bool v5911 = v5077 || v5910;
-        const bool v5912 = v5904 && v5911;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5914 = v5894 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5912 = v5904 && v5911;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5914 = v5894 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5915 = v5912 ? v5914 : as_type<float>(0xff800000u);
-        v5033.m[1][3].thread_elements()[1] = v5915;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][3].thread_elements()[1] = v5915;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5916 = iron_frag_coord<64>(24u, iron_lane, true);
         const uint v5917 = iron_frag_coord<64>(24u, iron_lane, false);
         const float v5918 = v5033.m[1][4].thread_elements()[0];
-        const uint v5919 = v43 + v5917;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5920 = v4831 + v5916;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5921 = v5920 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5919 = v43 + v5917;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5920 = v4831 + v5916;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5921 = v5920 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5924 = v5919 + v37;
         const uint v5925 = v5920 + v18;
         const bool v5926 = v5925 <= v5924;
         const bool v5927 = v272 || v5926;
         const bool v5928 = v5921 && v5927;
-        const uint v5931 = v5920 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5931 = v5920 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5932 = v5931 + v18;
         const bool v5934 = v5924 < v5932;
         const bool v5935 = v5077 || v5934;
-        const bool v5936 = v5928 && v5935;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5938 = v5918 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5936 = v5928 && v5935;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5938 = v5918 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5939 = v5936 ? v5938 : as_type<float>(0xff800000u);
-        v5033.m[1][4].thread_elements()[0] = v5939;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][4].thread_elements()[0] = v5939;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5940 = iron_frag_coord<64>(25u, iron_lane, true);
         const uint v5941 = iron_frag_coord<64>(25u, iron_lane, false);
         const float v5942 = v5033.m[1][4].thread_elements()[1];
-        const uint v5943 = v43 + v5941;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5944 = v4831 + v5940;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5945 = v5944 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5943 = v43 + v5941;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5944 = v4831 + v5940;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5945 = v5944 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5948 = v5943 + v37;
         const uint v5949 = v5944 + v18;
         const bool v5950 = v5949 <= v5948;
         const bool v5951 = v272 || v5950;
         const bool v5952 = v5945 && v5951;
-        const uint v5955 = v5944 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5955 = v5944 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5956 = v5955 + v18;
         const bool v5958 = v5948 < v5956;
         const bool v5959 = v5077 || v5958;
-        const bool v5960 = v5952 && v5959;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5962 = v5942 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5960 = v5952 && v5959;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5962 = v5942 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5963 = v5960 ? v5962 : as_type<float>(0xff800000u);
-        v5033.m[1][4].thread_elements()[1] = v5963;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][4].thread_elements()[1] = v5963;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5964 = iron_frag_coord<64>(26u, iron_lane, true);
         const uint v5965 = iron_frag_coord<64>(26u, iron_lane, false);
         const float v5966 = v5033.m[1][5].thread_elements()[0];
-        const uint v5967 = v43 + v5965;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5968 = v4831 + v5964;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5969 = v5968 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5967 = v43 + v5965;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5968 = v4831 + v5964;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5969 = v5968 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5972 = v5967 + v37;
         const uint v5973 = v5968 + v18;
         const bool v5974 = v5973 <= v5972;
         const bool v5975 = v272 || v5974;
         const bool v5976 = v5969 && v5975;
-        const uint v5979 = v5968 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5979 = v5968 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5980 = v5979 + v18;
         const bool v5982 = v5972 < v5980;
         const bool v5983 = v5077 || v5982;
-        const bool v5984 = v5976 && v5983;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5986 = v5966 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5984 = v5976 && v5983;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5986 = v5966 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5987 = v5984 ? v5986 : as_type<float>(0xff800000u);
-        v5033.m[1][5].thread_elements()[0] = v5987;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][5].thread_elements()[0] = v5987;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5988 = iron_frag_coord<64>(27u, iron_lane, true);
         const uint v5989 = iron_frag_coord<64>(27u, iron_lane, false);
         const float v5990 = v5033.m[1][5].thread_elements()[1];
-        const uint v5991 = v43 + v5989;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5992 = v4831 + v5988;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5993 = v5992 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5991 = v43 + v5989;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5992 = v4831 + v5988;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5993 = v5992 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5996 = v5991 + v37;
         const uint v5997 = v5992 + v18;
         const bool v5998 = v5997 <= v5996;
         const bool v5999 = v272 || v5998;
         const bool v6000 = v5993 && v5999;
-        const uint v6003 = v5992 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6003 = v5992 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6004 = v6003 + v18;
         const bool v6006 = v5996 < v6004;
         const bool v6007 = v5077 || v6006;
-        const bool v6008 = v6000 && v6007;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6010 = v5990 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6008 = v6000 && v6007;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6010 = v5990 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6011 = v6008 ? v6010 : as_type<float>(0xff800000u);
-        v5033.m[1][5].thread_elements()[1] = v6011;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][5].thread_elements()[1] = v6011;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6012 = iron_frag_coord<64>(28u, iron_lane, true);
         const uint v6013 = iron_frag_coord<64>(28u, iron_lane, false);
         const float v6014 = v5033.m[1][6].thread_elements()[0];
-        const uint v6015 = v43 + v6013;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6016 = v4831 + v6012;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6017 = v6016 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6015 = v43 + v6013;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6016 = v4831 + v6012;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6017 = v6016 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6020 = v6015 + v37;
         const uint v6021 = v6016 + v18;
         const bool v6022 = v6021 <= v6020;
         const bool v6023 = v272 || v6022;
         const bool v6024 = v6017 && v6023;
-        const uint v6027 = v6016 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6027 = v6016 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6028 = v6027 + v18;
         const bool v6030 = v6020 < v6028;
         const bool v6031 = v5077 || v6030;
-        const bool v6032 = v6024 && v6031;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6034 = v6014 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6032 = v6024 && v6031;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6034 = v6014 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6035 = v6032 ? v6034 : as_type<float>(0xff800000u);
-        v5033.m[1][6].thread_elements()[0] = v6035;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][6].thread_elements()[0] = v6035;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6036 = iron_frag_coord<64>(29u, iron_lane, true);
         const uint v6037 = iron_frag_coord<64>(29u, iron_lane, false);
         const float v6038 = v5033.m[1][6].thread_elements()[1];
-        const uint v6039 = v43 + v6037;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6040 = v4831 + v6036;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6041 = v6040 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6039 = v43 + v6037;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6040 = v4831 + v6036;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6041 = v6040 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6044 = v6039 + v37;
         const uint v6045 = v6040 + v18;
         const bool v6046 = v6045 <= v6044;
         const bool v6047 = v272 || v6046;
         const bool v6048 = v6041 && v6047;
-        const uint v6051 = v6040 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6051 = v6040 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6052 = v6051 + v18;
         const bool v6054 = v6044 < v6052;
         const bool v6055 = v5077 || v6054;
-        const bool v6056 = v6048 && v6055;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6058 = v6038 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6056 = v6048 && v6055;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6058 = v6038 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6059 = v6056 ? v6058 : as_type<float>(0xff800000u);
-        v5033.m[1][6].thread_elements()[1] = v6059;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][6].thread_elements()[1] = v6059;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6060 = iron_frag_coord<64>(30u, iron_lane, true);
         const uint v6061 = iron_frag_coord<64>(30u, iron_lane, false);
         const float v6062 = v5033.m[1][7].thread_elements()[0];
-        const uint v6063 = v43 + v6061;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6064 = v4831 + v6060;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6065 = v6064 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6063 = v43 + v6061;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6064 = v4831 + v6060;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6065 = v6064 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6068 = v6063 + v37;
         const uint v6069 = v6064 + v18;
         const bool v6070 = v6069 <= v6068;
         const bool v6071 = v272 || v6070;
         const bool v6072 = v6065 && v6071;
-        const uint v6075 = v6064 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6075 = v6064 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6076 = v6075 + v18;
         const bool v6078 = v6068 < v6076;
         const bool v6079 = v5077 || v6078;
-        const bool v6080 = v6072 && v6079;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6082 = v6062 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6080 = v6072 && v6079;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6082 = v6062 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6083 = v6080 ? v6082 : as_type<float>(0xff800000u);
-        v5033.m[1][7].thread_elements()[0] = v6083;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][7].thread_elements()[0] = v6083;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6084 = iron_frag_coord<64>(31u, iron_lane, true);
         const uint v6085 = iron_frag_coord<64>(31u, iron_lane, false);
         const float v6086 = v5033.m[1][7].thread_elements()[1];
-        const uint v6087 = v43 + v6085;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6088 = v4831 + v6084;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6089 = v6088 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6087 = v43 + v6085;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6088 = v4831 + v6084;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6089 = v6088 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6092 = v6087 + v37;
         const uint v6093 = v6088 + v18;
         const bool v6094 = v6093 <= v6092;
         const bool v6095 = v272 || v6094;
         const bool v6096 = v6089 && v6095;
-        const uint v6099 = v6088 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6099 = v6088 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6100 = v6099 + v18;
         const bool v6102 = v6092 < v6100;
         const bool v6103 = v5077 || v6102;
-        const bool v6104 = v6096 && v6103;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6106 = v6086 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6104 = v6096 && v6103;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6106 = v6086 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6107 = v6104 ? v6106 : as_type<float>(0xff800000u);
-        v5033.m[1][7].thread_elements()[1] = v6107;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[1][7].thread_elements()[1] = v6107;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6108 = iron_frag_coord<64>(32u, iron_lane, true);
         const uint v6109 = iron_frag_coord<64>(32u, iron_lane, false);
         const float v6110 = v5033.m[2][0].thread_elements()[0];
-        const uint v6111 = v43 + v6109;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6112 = v4831 + v6108;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6113 = v6112 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6111 = v43 + v6109;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6112 = v4831 + v6108;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6113 = v6112 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6116 = v6111 + v37;
         const uint v6117 = v6112 + v18;
         const bool v6118 = v6117 <= v6116;
         const bool v6119 = v272 || v6118;
         const bool v6120 = v6113 && v6119;
-        const uint v6123 = v6112 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6123 = v6112 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6124 = v6123 + v18;
         const bool v6126 = v6116 < v6124;
         const bool v6127 = v5077 || v6126;
-        const bool v6128 = v6120 && v6127;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6130 = v6110 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6128 = v6120 && v6127;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6130 = v6110 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6131 = v6128 ? v6130 : as_type<float>(0xff800000u);
-        v5033.m[2][0].thread_elements()[0] = v6131;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][0].thread_elements()[0] = v6131;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6132 = iron_frag_coord<64>(33u, iron_lane, true);
         const uint v6133 = iron_frag_coord<64>(33u, iron_lane, false);
         const float v6134 = v5033.m[2][0].thread_elements()[1];
-        const uint v6135 = v43 + v6133;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6136 = v4831 + v6132;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6137 = v6136 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6135 = v43 + v6133;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6136 = v4831 + v6132;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6137 = v6136 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6140 = v6135 + v37;
         const uint v6141 = v6136 + v18;
         const bool v6142 = v6141 <= v6140;
         const bool v6143 = v272 || v6142;
         const bool v6144 = v6137 && v6143;
-        const uint v6147 = v6136 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6147 = v6136 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6148 = v6147 + v18;
         const bool v6150 = v6140 < v6148;
         const bool v6151 = v5077 || v6150;
-        const bool v6152 = v6144 && v6151;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6154 = v6134 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6152 = v6144 && v6151;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6154 = v6134 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6155 = v6152 ? v6154 : as_type<float>(0xff800000u);
-        v5033.m[2][0].thread_elements()[1] = v6155;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][0].thread_elements()[1] = v6155;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6156 = iron_frag_coord<64>(34u, iron_lane, true);
         const uint v6157 = iron_frag_coord<64>(34u, iron_lane, false);
         const float v6158 = v5033.m[2][1].thread_elements()[0];
-        const uint v6159 = v43 + v6157;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6160 = v4831 + v6156;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6161 = v6160 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6159 = v43 + v6157;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6160 = v4831 + v6156;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6161 = v6160 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6164 = v6159 + v37;
         const uint v6165 = v6160 + v18;
         const bool v6166 = v6165 <= v6164;
         const bool v6167 = v272 || v6166;
         const bool v6168 = v6161 && v6167;
-        const uint v6171 = v6160 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6171 = v6160 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6172 = v6171 + v18;
         const bool v6174 = v6164 < v6172;
         const bool v6175 = v5077 || v6174;
-        const bool v6176 = v6168 && v6175;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6178 = v6158 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6176 = v6168 && v6175;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6178 = v6158 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6179 = v6176 ? v6178 : as_type<float>(0xff800000u);
-        v5033.m[2][1].thread_elements()[0] = v6179;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][1].thread_elements()[0] = v6179;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6180 = iron_frag_coord<64>(35u, iron_lane, true);
         const uint v6181 = iron_frag_coord<64>(35u, iron_lane, false);
         const float v6182 = v5033.m[2][1].thread_elements()[1];
-        const uint v6183 = v43 + v6181;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6184 = v4831 + v6180;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6185 = v6184 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6183 = v43 + v6181;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6184 = v4831 + v6180;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6185 = v6184 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6188 = v6183 + v37;
         const uint v6189 = v6184 + v18;
         const bool v6190 = v6189 <= v6188;
         const bool v6191 = v272 || v6190;
         const bool v6192 = v6185 && v6191;
-        const uint v6195 = v6184 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6195 = v6184 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6196 = v6195 + v18;
         const bool v6198 = v6188 < v6196;
         const bool v6199 = v5077 || v6198;
-        const bool v6200 = v6192 && v6199;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6202 = v6182 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6200 = v6192 && v6199;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6202 = v6182 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6203 = v6200 ? v6202 : as_type<float>(0xff800000u);
-        v5033.m[2][1].thread_elements()[1] = v6203;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][1].thread_elements()[1] = v6203;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6204 = iron_frag_coord<64>(36u, iron_lane, true);
         const uint v6205 = iron_frag_coord<64>(36u, iron_lane, false);
         const float v6206 = v5033.m[2][2].thread_elements()[0];
-        const uint v6207 = v43 + v6205;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6208 = v4831 + v6204;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6209 = v6208 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6207 = v43 + v6205;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6208 = v4831 + v6204;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6209 = v6208 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6212 = v6207 + v37;
         const uint v6213 = v6208 + v18;
         const bool v6214 = v6213 <= v6212;
         const bool v6215 = v272 || v6214;
         const bool v6216 = v6209 && v6215;
-        const uint v6219 = v6208 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6219 = v6208 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6220 = v6219 + v18;
         const bool v6222 = v6212 < v6220;
         const bool v6223 = v5077 || v6222;
-        const bool v6224 = v6216 && v6223;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6226 = v6206 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6224 = v6216 && v6223;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6226 = v6206 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6227 = v6224 ? v6226 : as_type<float>(0xff800000u);
-        v5033.m[2][2].thread_elements()[0] = v6227;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][2].thread_elements()[0] = v6227;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6228 = iron_frag_coord<64>(37u, iron_lane, true);
         const uint v6229 = iron_frag_coord<64>(37u, iron_lane, false);
         const float v6230 = v5033.m[2][2].thread_elements()[1];
-        const uint v6231 = v43 + v6229;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6232 = v4831 + v6228;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6233 = v6232 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6231 = v43 + v6229;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6232 = v4831 + v6228;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6233 = v6232 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6236 = v6231 + v37;
         const uint v6237 = v6232 + v18;
         const bool v6238 = v6237 <= v6236;
         const bool v6239 = v272 || v6238;
         const bool v6240 = v6233 && v6239;
-        const uint v6243 = v6232 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6243 = v6232 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6244 = v6243 + v18;
         const bool v6246 = v6236 < v6244;
         const bool v6247 = v5077 || v6246;
-        const bool v6248 = v6240 && v6247;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6250 = v6230 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6248 = v6240 && v6247;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6250 = v6230 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6251 = v6248 ? v6250 : as_type<float>(0xff800000u);
-        v5033.m[2][2].thread_elements()[1] = v6251;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][2].thread_elements()[1] = v6251;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6252 = iron_frag_coord<64>(38u, iron_lane, true);
         const uint v6253 = iron_frag_coord<64>(38u, iron_lane, false);
         const float v6254 = v5033.m[2][3].thread_elements()[0];
-        const uint v6255 = v43 + v6253;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6256 = v4831 + v6252;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6257 = v6256 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6255 = v43 + v6253;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6256 = v4831 + v6252;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6257 = v6256 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6260 = v6255 + v37;
         const uint v6261 = v6256 + v18;
         const bool v6262 = v6261 <= v6260;
         const bool v6263 = v272 || v6262;
         const bool v6264 = v6257 && v6263;
-        const uint v6267 = v6256 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6267 = v6256 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6268 = v6267 + v18;
         const bool v6270 = v6260 < v6268;
         const bool v6271 = v5077 || v6270;
-        const bool v6272 = v6264 && v6271;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6274 = v6254 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6272 = v6264 && v6271;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6274 = v6254 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6275 = v6272 ? v6274 : as_type<float>(0xff800000u);
-        v5033.m[2][3].thread_elements()[0] = v6275;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][3].thread_elements()[0] = v6275;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6276 = iron_frag_coord<64>(39u, iron_lane, true);
         const uint v6277 = iron_frag_coord<64>(39u, iron_lane, false);
         const float v6278 = v5033.m[2][3].thread_elements()[1];
-        const uint v6279 = v43 + v6277;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6280 = v4831 + v6276;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6281 = v6280 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6279 = v43 + v6277;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6280 = v4831 + v6276;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6281 = v6280 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6284 = v6279 + v37;
         const uint v6285 = v6280 + v18;
         const bool v6286 = v6285 <= v6284;
         const bool v6287 = v272 || v6286;
         const bool v6288 = v6281 && v6287;
-        const uint v6291 = v6280 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6291 = v6280 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6292 = v6291 + v18;
         const bool v6294 = v6284 < v6292;
         const bool v6295 = v5077 || v6294;
-        const bool v6296 = v6288 && v6295;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6298 = v6278 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6296 = v6288 && v6295;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6298 = v6278 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6299 = v6296 ? v6298 : as_type<float>(0xff800000u);
-        v5033.m[2][3].thread_elements()[1] = v6299;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][3].thread_elements()[1] = v6299;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6300 = iron_frag_coord<64>(40u, iron_lane, true);
         const uint v6301 = iron_frag_coord<64>(40u, iron_lane, false);
         const float v6302 = v5033.m[2][4].thread_elements()[0];
-        const uint v6303 = v43 + v6301;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6304 = v4831 + v6300;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6305 = v6304 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6303 = v43 + v6301;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6304 = v4831 + v6300;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6305 = v6304 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6308 = v6303 + v37;
         const uint v6309 = v6304 + v18;
         const bool v6310 = v6309 <= v6308;
         const bool v6311 = v272 || v6310;
         const bool v6312 = v6305 && v6311;
-        const uint v6315 = v6304 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6315 = v6304 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6316 = v6315 + v18;
         const bool v6318 = v6308 < v6316;
         const bool v6319 = v5077 || v6318;
-        const bool v6320 = v6312 && v6319;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6322 = v6302 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6320 = v6312 && v6319;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6322 = v6302 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6323 = v6320 ? v6322 : as_type<float>(0xff800000u);
-        v5033.m[2][4].thread_elements()[0] = v6323;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][4].thread_elements()[0] = v6323;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6324 = iron_frag_coord<64>(41u, iron_lane, true);
         const uint v6325 = iron_frag_coord<64>(41u, iron_lane, false);
         const float v6326 = v5033.m[2][4].thread_elements()[1];
-        const uint v6327 = v43 + v6325;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6328 = v4831 + v6324;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6329 = v6328 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6327 = v43 + v6325;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6328 = v4831 + v6324;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6329 = v6328 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6332 = v6327 + v37;
         const uint v6333 = v6328 + v18;
         const bool v6334 = v6333 <= v6332;
         const bool v6335 = v272 || v6334;
         const bool v6336 = v6329 && v6335;
-        const uint v6339 = v6328 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6339 = v6328 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6340 = v6339 + v18;
         const bool v6342 = v6332 < v6340;
         const bool v6343 = v5077 || v6342;
-        const bool v6344 = v6336 && v6343;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6346 = v6326 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6344 = v6336 && v6343;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6346 = v6326 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6347 = v6344 ? v6346 : as_type<float>(0xff800000u);
-        v5033.m[2][4].thread_elements()[1] = v6347;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][4].thread_elements()[1] = v6347;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6348 = iron_frag_coord<64>(42u, iron_lane, true);
         const uint v6349 = iron_frag_coord<64>(42u, iron_lane, false);
         const float v6350 = v5033.m[2][5].thread_elements()[0];
-        const uint v6351 = v43 + v6349;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6352 = v4831 + v6348;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6353 = v6352 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6351 = v43 + v6349;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6352 = v4831 + v6348;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6353 = v6352 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6356 = v6351 + v37;
         const uint v6357 = v6352 + v18;
         const bool v6358 = v6357 <= v6356;
         const bool v6359 = v272 || v6358;
         const bool v6360 = v6353 && v6359;
-        const uint v6363 = v6352 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6363 = v6352 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6364 = v6363 + v18;
         const bool v6366 = v6356 < v6364;
         const bool v6367 = v5077 || v6366;
-        const bool v6368 = v6360 && v6367;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6370 = v6350 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6368 = v6360 && v6367;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6370 = v6350 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6371 = v6368 ? v6370 : as_type<float>(0xff800000u);
-        v5033.m[2][5].thread_elements()[0] = v6371;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][5].thread_elements()[0] = v6371;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6372 = iron_frag_coord<64>(43u, iron_lane, true);
         const uint v6373 = iron_frag_coord<64>(43u, iron_lane, false);
         const float v6374 = v5033.m[2][5].thread_elements()[1];
-        const uint v6375 = v43 + v6373;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6376 = v4831 + v6372;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6377 = v6376 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6375 = v43 + v6373;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6376 = v4831 + v6372;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6377 = v6376 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6380 = v6375 + v37;
         const uint v6381 = v6376 + v18;
         const bool v6382 = v6381 <= v6380;
         const bool v6383 = v272 || v6382;
         const bool v6384 = v6377 && v6383;
-        const uint v6387 = v6376 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6387 = v6376 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6388 = v6387 + v18;
         const bool v6390 = v6380 < v6388;
         const bool v6391 = v5077 || v6390;
-        const bool v6392 = v6384 && v6391;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6394 = v6374 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6392 = v6384 && v6391;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6394 = v6374 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6395 = v6392 ? v6394 : as_type<float>(0xff800000u);
-        v5033.m[2][5].thread_elements()[1] = v6395;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][5].thread_elements()[1] = v6395;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6396 = iron_frag_coord<64>(44u, iron_lane, true);
         const uint v6397 = iron_frag_coord<64>(44u, iron_lane, false);
         const float v6398 = v5033.m[2][6].thread_elements()[0];
-        const uint v6399 = v43 + v6397;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6400 = v4831 + v6396;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6401 = v6400 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6399 = v43 + v6397;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6400 = v4831 + v6396;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6401 = v6400 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6404 = v6399 + v37;
         const uint v6405 = v6400 + v18;
         const bool v6406 = v6405 <= v6404;
         const bool v6407 = v272 || v6406;
         const bool v6408 = v6401 && v6407;
-        const uint v6411 = v6400 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6411 = v6400 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6412 = v6411 + v18;
         const bool v6414 = v6404 < v6412;
         const bool v6415 = v5077 || v6414;
-        const bool v6416 = v6408 && v6415;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6418 = v6398 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6416 = v6408 && v6415;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6418 = v6398 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6419 = v6416 ? v6418 : as_type<float>(0xff800000u);
-        v5033.m[2][6].thread_elements()[0] = v6419;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][6].thread_elements()[0] = v6419;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6420 = iron_frag_coord<64>(45u, iron_lane, true);
         const uint v6421 = iron_frag_coord<64>(45u, iron_lane, false);
         const float v6422 = v5033.m[2][6].thread_elements()[1];
-        const uint v6423 = v43 + v6421;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6424 = v4831 + v6420;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6425 = v6424 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6423 = v43 + v6421;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6424 = v4831 + v6420;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6425 = v6424 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6428 = v6423 + v37;
         const uint v6429 = v6424 + v18;
         const bool v6430 = v6429 <= v6428;
         const bool v6431 = v272 || v6430;
         const bool v6432 = v6425 && v6431;
-        const uint v6435 = v6424 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6435 = v6424 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6436 = v6435 + v18;
         const bool v6438 = v6428 < v6436;
         const bool v6439 = v5077 || v6438;
-        const bool v6440 = v6432 && v6439;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6442 = v6422 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6440 = v6432 && v6439;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6442 = v6422 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6443 = v6440 ? v6442 : as_type<float>(0xff800000u);
-        v5033.m[2][6].thread_elements()[1] = v6443;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][6].thread_elements()[1] = v6443;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6444 = iron_frag_coord<64>(46u, iron_lane, true);
         const uint v6445 = iron_frag_coord<64>(46u, iron_lane, false);
         const float v6446 = v5033.m[2][7].thread_elements()[0];
-        const uint v6447 = v43 + v6445;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6448 = v4831 + v6444;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6449 = v6448 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6447 = v43 + v6445;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6448 = v4831 + v6444;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6449 = v6448 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6452 = v6447 + v37;
         const uint v6453 = v6448 + v18;
         const bool v6454 = v6453 <= v6452;
         const bool v6455 = v272 || v6454;
         const bool v6456 = v6449 && v6455;
-        const uint v6459 = v6448 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6459 = v6448 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6460 = v6459 + v18;
         const bool v6462 = v6452 < v6460;
         const bool v6463 = v5077 || v6462;
-        const bool v6464 = v6456 && v6463;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6466 = v6446 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6464 = v6456 && v6463;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6466 = v6446 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6467 = v6464 ? v6466 : as_type<float>(0xff800000u);
-        v5033.m[2][7].thread_elements()[0] = v6467;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][7].thread_elements()[0] = v6467;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6468 = iron_frag_coord<64>(47u, iron_lane, true);
         const uint v6469 = iron_frag_coord<64>(47u, iron_lane, false);
         const float v6470 = v5033.m[2][7].thread_elements()[1];
-        const uint v6471 = v43 + v6469;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6472 = v4831 + v6468;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6473 = v6472 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6471 = v43 + v6469;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6472 = v4831 + v6468;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6473 = v6472 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6476 = v6471 + v37;
         const uint v6477 = v6472 + v18;
         const bool v6478 = v6477 <= v6476;
         const bool v6479 = v272 || v6478;
         const bool v6480 = v6473 && v6479;
-        const uint v6483 = v6472 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6483 = v6472 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6484 = v6483 + v18;
         const bool v6486 = v6476 < v6484;
         const bool v6487 = v5077 || v6486;
-        const bool v6488 = v6480 && v6487;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6490 = v6470 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6488 = v6480 && v6487;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6490 = v6470 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6491 = v6488 ? v6490 : as_type<float>(0xff800000u);
-        v5033.m[2][7].thread_elements()[1] = v6491;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[2][7].thread_elements()[1] = v6491;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6492 = iron_frag_coord<64>(48u, iron_lane, true);
         const uint v6493 = iron_frag_coord<64>(48u, iron_lane, false);
         const float v6494 = v5033.m[3][0].thread_elements()[0];
-        const uint v6495 = v43 + v6493;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6496 = v4831 + v6492;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6497 = v6496 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6495 = v43 + v6493;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6496 = v4831 + v6492;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6497 = v6496 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6500 = v6495 + v37;
         const uint v6501 = v6496 + v18;
         const bool v6502 = v6501 <= v6500;
         const bool v6503 = v272 || v6502;
         const bool v6504 = v6497 && v6503;
-        const uint v6507 = v6496 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6507 = v6496 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6508 = v6507 + v18;
         const bool v6510 = v6500 < v6508;
         const bool v6511 = v5077 || v6510;
-        const bool v6512 = v6504 && v6511;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6514 = v6494 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6512 = v6504 && v6511;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6514 = v6494 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6515 = v6512 ? v6514 : as_type<float>(0xff800000u);
-        v5033.m[3][0].thread_elements()[0] = v6515;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][0].thread_elements()[0] = v6515;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6516 = iron_frag_coord<64>(49u, iron_lane, true);
         const uint v6517 = iron_frag_coord<64>(49u, iron_lane, false);
         const float v6518 = v5033.m[3][0].thread_elements()[1];
-        const uint v6519 = v43 + v6517;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6520 = v4831 + v6516;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6521 = v6520 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6519 = v43 + v6517;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6520 = v4831 + v6516;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6521 = v6520 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6524 = v6519 + v37;
         const uint v6525 = v6520 + v18;
         const bool v6526 = v6525 <= v6524;
         const bool v6527 = v272 || v6526;
         const bool v6528 = v6521 && v6527;
-        const uint v6531 = v6520 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6531 = v6520 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6532 = v6531 + v18;
         const bool v6534 = v6524 < v6532;
         const bool v6535 = v5077 || v6534;
-        const bool v6536 = v6528 && v6535;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6538 = v6518 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6536 = v6528 && v6535;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6538 = v6518 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6539 = v6536 ? v6538 : as_type<float>(0xff800000u);
-        v5033.m[3][0].thread_elements()[1] = v6539;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][0].thread_elements()[1] = v6539;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6540 = iron_frag_coord<64>(50u, iron_lane, true);
         const uint v6541 = iron_frag_coord<64>(50u, iron_lane, false);
         const float v6542 = v5033.m[3][1].thread_elements()[0];
-        const uint v6543 = v43 + v6541;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6544 = v4831 + v6540;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6545 = v6544 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6543 = v43 + v6541;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6544 = v4831 + v6540;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6545 = v6544 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6548 = v6543 + v37;
         const uint v6549 = v6544 + v18;
         const bool v6550 = v6549 <= v6548;
         const bool v6551 = v272 || v6550;
         const bool v6552 = v6545 && v6551;
-        const uint v6555 = v6544 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6555 = v6544 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6556 = v6555 + v18;
         const bool v6558 = v6548 < v6556;
         const bool v6559 = v5077 || v6558;
-        const bool v6560 = v6552 && v6559;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6562 = v6542 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6560 = v6552 && v6559;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6562 = v6542 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6563 = v6560 ? v6562 : as_type<float>(0xff800000u);
-        v5033.m[3][1].thread_elements()[0] = v6563;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][1].thread_elements()[0] = v6563;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6564 = iron_frag_coord<64>(51u, iron_lane, true);
         const uint v6565 = iron_frag_coord<64>(51u, iron_lane, false);
         const float v6566 = v5033.m[3][1].thread_elements()[1];
-        const uint v6567 = v43 + v6565;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6568 = v4831 + v6564;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6569 = v6568 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6567 = v43 + v6565;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6568 = v4831 + v6564;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6569 = v6568 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6572 = v6567 + v37;
         const uint v6573 = v6568 + v18;
         const bool v6574 = v6573 <= v6572;
         const bool v6575 = v272 || v6574;
         const bool v6576 = v6569 && v6575;
-        const uint v6579 = v6568 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6579 = v6568 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6580 = v6579 + v18;
         const bool v6582 = v6572 < v6580;
         const bool v6583 = v5077 || v6582;
-        const bool v6584 = v6576 && v6583;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6586 = v6566 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6584 = v6576 && v6583;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6586 = v6566 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6587 = v6584 ? v6586 : as_type<float>(0xff800000u);
-        v5033.m[3][1].thread_elements()[1] = v6587;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][1].thread_elements()[1] = v6587;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6588 = iron_frag_coord<64>(52u, iron_lane, true);
         const uint v6589 = iron_frag_coord<64>(52u, iron_lane, false);
         const float v6590 = v5033.m[3][2].thread_elements()[0];
-        const uint v6591 = v43 + v6589;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6592 = v4831 + v6588;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6593 = v6592 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6591 = v43 + v6589;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6592 = v4831 + v6588;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6593 = v6592 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6596 = v6591 + v37;
         const uint v6597 = v6592 + v18;
         const bool v6598 = v6597 <= v6596;
         const bool v6599 = v272 || v6598;
         const bool v6600 = v6593 && v6599;
-        const uint v6603 = v6592 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6603 = v6592 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6604 = v6603 + v18;
         const bool v6606 = v6596 < v6604;
         const bool v6607 = v5077 || v6606;
-        const bool v6608 = v6600 && v6607;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6610 = v6590 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6608 = v6600 && v6607;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6610 = v6590 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6611 = v6608 ? v6610 : as_type<float>(0xff800000u);
-        v5033.m[3][2].thread_elements()[0] = v6611;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][2].thread_elements()[0] = v6611;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6612 = iron_frag_coord<64>(53u, iron_lane, true);
         const uint v6613 = iron_frag_coord<64>(53u, iron_lane, false);
         const float v6614 = v5033.m[3][2].thread_elements()[1];
-        const uint v6615 = v43 + v6613;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6616 = v4831 + v6612;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6617 = v6616 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6615 = v43 + v6613;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6616 = v4831 + v6612;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6617 = v6616 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6620 = v6615 + v37;
         const uint v6621 = v6616 + v18;
         const bool v6622 = v6621 <= v6620;
         const bool v6623 = v272 || v6622;
         const bool v6624 = v6617 && v6623;
-        const uint v6627 = v6616 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6627 = v6616 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6628 = v6627 + v18;
         const bool v6630 = v6620 < v6628;
         const bool v6631 = v5077 || v6630;
-        const bool v6632 = v6624 && v6631;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6634 = v6614 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6632 = v6624 && v6631;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6634 = v6614 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6635 = v6632 ? v6634 : as_type<float>(0xff800000u);
-        v5033.m[3][2].thread_elements()[1] = v6635;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][2].thread_elements()[1] = v6635;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6636 = iron_frag_coord<64>(54u, iron_lane, true);
         const uint v6637 = iron_frag_coord<64>(54u, iron_lane, false);
         const float v6638 = v5033.m[3][3].thread_elements()[0];
-        const uint v6639 = v43 + v6637;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6640 = v4831 + v6636;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6641 = v6640 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6639 = v43 + v6637;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6640 = v4831 + v6636;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6641 = v6640 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6644 = v6639 + v37;
         const uint v6645 = v6640 + v18;
         const bool v6646 = v6645 <= v6644;
         const bool v6647 = v272 || v6646;
         const bool v6648 = v6641 && v6647;
-        const uint v6651 = v6640 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6651 = v6640 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6652 = v6651 + v18;
         const bool v6654 = v6644 < v6652;
         const bool v6655 = v5077 || v6654;
-        const bool v6656 = v6648 && v6655;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6658 = v6638 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6656 = v6648 && v6655;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6658 = v6638 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6659 = v6656 ? v6658 : as_type<float>(0xff800000u);
-        v5033.m[3][3].thread_elements()[0] = v6659;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][3].thread_elements()[0] = v6659;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6660 = iron_frag_coord<64>(55u, iron_lane, true);
         const uint v6661 = iron_frag_coord<64>(55u, iron_lane, false);
         const float v6662 = v5033.m[3][3].thread_elements()[1];
-        const uint v6663 = v43 + v6661;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6664 = v4831 + v6660;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6665 = v6664 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6663 = v43 + v6661;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6664 = v4831 + v6660;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6665 = v6664 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6668 = v6663 + v37;
         const uint v6669 = v6664 + v18;
         const bool v6670 = v6669 <= v6668;
         const bool v6671 = v272 || v6670;
         const bool v6672 = v6665 && v6671;
-        const uint v6675 = v6664 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6675 = v6664 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6676 = v6675 + v18;
         const bool v6678 = v6668 < v6676;
         const bool v6679 = v5077 || v6678;
-        const bool v6680 = v6672 && v6679;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6682 = v6662 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6680 = v6672 && v6679;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6682 = v6662 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6683 = v6680 ? v6682 : as_type<float>(0xff800000u);
-        v5033.m[3][3].thread_elements()[1] = v6683;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][3].thread_elements()[1] = v6683;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6684 = iron_frag_coord<64>(56u, iron_lane, true);
         const uint v6685 = iron_frag_coord<64>(56u, iron_lane, false);
         const float v6686 = v5033.m[3][4].thread_elements()[0];
-        const uint v6687 = v43 + v6685;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6688 = v4831 + v6684;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6689 = v6688 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6687 = v43 + v6685;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6688 = v4831 + v6684;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6689 = v6688 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6692 = v6687 + v37;
         const uint v6693 = v6688 + v18;
         const bool v6694 = v6693 <= v6692;
         const bool v6695 = v272 || v6694;
         const bool v6696 = v6689 && v6695;
-        const uint v6699 = v6688 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6699 = v6688 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6700 = v6699 + v18;
         const bool v6702 = v6692 < v6700;
         const bool v6703 = v5077 || v6702;
-        const bool v6704 = v6696 && v6703;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6706 = v6686 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6704 = v6696 && v6703;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6706 = v6686 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6707 = v6704 ? v6706 : as_type<float>(0xff800000u);
-        v5033.m[3][4].thread_elements()[0] = v6707;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][4].thread_elements()[0] = v6707;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6708 = iron_frag_coord<64>(57u, iron_lane, true);
         const uint v6709 = iron_frag_coord<64>(57u, iron_lane, false);
         const float v6710 = v5033.m[3][4].thread_elements()[1];
-        const uint v6711 = v43 + v6709;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6712 = v4831 + v6708;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6713 = v6712 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6711 = v43 + v6709;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6712 = v4831 + v6708;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6713 = v6712 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6716 = v6711 + v37;
         const uint v6717 = v6712 + v18;
         const bool v6718 = v6717 <= v6716;
         const bool v6719 = v272 || v6718;
         const bool v6720 = v6713 && v6719;
-        const uint v6723 = v6712 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6723 = v6712 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6724 = v6723 + v18;
         const bool v6726 = v6716 < v6724;
         const bool v6727 = v5077 || v6726;
-        const bool v6728 = v6720 && v6727;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6730 = v6710 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6728 = v6720 && v6727;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6730 = v6710 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6731 = v6728 ? v6730 : as_type<float>(0xff800000u);
-        v5033.m[3][4].thread_elements()[1] = v6731;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][4].thread_elements()[1] = v6731;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6732 = iron_frag_coord<64>(58u, iron_lane, true);
         const uint v6733 = iron_frag_coord<64>(58u, iron_lane, false);
         const float v6734 = v5033.m[3][5].thread_elements()[0];
-        const uint v6735 = v43 + v6733;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6736 = v4831 + v6732;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6737 = v6736 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6735 = v43 + v6733;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6736 = v4831 + v6732;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6737 = v6736 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6740 = v6735 + v37;
         const uint v6741 = v6736 + v18;
         const bool v6742 = v6741 <= v6740;
         const bool v6743 = v272 || v6742;
         const bool v6744 = v6737 && v6743;
-        const uint v6747 = v6736 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6747 = v6736 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6748 = v6747 + v18;
         const bool v6750 = v6740 < v6748;
         const bool v6751 = v5077 || v6750;
-        const bool v6752 = v6744 && v6751;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6754 = v6734 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6752 = v6744 && v6751;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6754 = v6734 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6755 = v6752 ? v6754 : as_type<float>(0xff800000u);
-        v5033.m[3][5].thread_elements()[0] = v6755;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][5].thread_elements()[0] = v6755;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6756 = iron_frag_coord<64>(59u, iron_lane, true);
         const uint v6757 = iron_frag_coord<64>(59u, iron_lane, false);
         const float v6758 = v5033.m[3][5].thread_elements()[1];
-        const uint v6759 = v43 + v6757;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6760 = v4831 + v6756;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6761 = v6760 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6759 = v43 + v6757;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6760 = v4831 + v6756;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6761 = v6760 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6764 = v6759 + v37;
         const uint v6765 = v6760 + v18;
         const bool v6766 = v6765 <= v6764;
         const bool v6767 = v272 || v6766;
         const bool v6768 = v6761 && v6767;
-        const uint v6771 = v6760 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6771 = v6760 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6772 = v6771 + v18;
         const bool v6774 = v6764 < v6772;
         const bool v6775 = v5077 || v6774;
-        const bool v6776 = v6768 && v6775;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6778 = v6758 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6776 = v6768 && v6775;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6778 = v6758 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6779 = v6776 ? v6778 : as_type<float>(0xff800000u);
-        v5033.m[3][5].thread_elements()[1] = v6779;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][5].thread_elements()[1] = v6779;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6780 = iron_frag_coord<64>(60u, iron_lane, true);
         const uint v6781 = iron_frag_coord<64>(60u, iron_lane, false);
         const float v6782 = v5033.m[3][6].thread_elements()[0];
-        const uint v6783 = v43 + v6781;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6784 = v4831 + v6780;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6785 = v6784 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6783 = v43 + v6781;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6784 = v4831 + v6780;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6785 = v6784 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6788 = v6783 + v37;
         const uint v6789 = v6784 + v18;
         const bool v6790 = v6789 <= v6788;
         const bool v6791 = v272 || v6790;
         const bool v6792 = v6785 && v6791;
-        const uint v6795 = v6784 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6795 = v6784 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6796 = v6795 + v18;
         const bool v6798 = v6788 < v6796;
         const bool v6799 = v5077 || v6798;
-        const bool v6800 = v6792 && v6799;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6802 = v6782 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6800 = v6792 && v6799;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6802 = v6782 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6803 = v6800 ? v6802 : as_type<float>(0xff800000u);
-        v5033.m[3][6].thread_elements()[0] = v6803;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][6].thread_elements()[0] = v6803;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6804 = iron_frag_coord<64>(61u, iron_lane, true);
         const uint v6805 = iron_frag_coord<64>(61u, iron_lane, false);
         const float v6806 = v5033.m[3][6].thread_elements()[1];
-        const uint v6807 = v43 + v6805;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6808 = v4831 + v6804;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6809 = v6808 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6807 = v43 + v6805;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6808 = v4831 + v6804;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6809 = v6808 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6812 = v6807 + v37;
         const uint v6813 = v6808 + v18;
         const bool v6814 = v6813 <= v6812;
         const bool v6815 = v272 || v6814;
         const bool v6816 = v6809 && v6815;
-        const uint v6819 = v6808 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6819 = v6808 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6820 = v6819 + v18;
         const bool v6822 = v6812 < v6820;
         const bool v6823 = v5077 || v6822;
-        const bool v6824 = v6816 && v6823;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6826 = v6806 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6824 = v6816 && v6823;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6826 = v6806 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6827 = v6824 ? v6826 : as_type<float>(0xff800000u);
-        v5033.m[3][6].thread_elements()[1] = v6827;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][6].thread_elements()[1] = v6827;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6828 = iron_frag_coord<64>(62u, iron_lane, true);
         const uint v6829 = iron_frag_coord<64>(62u, iron_lane, false);
         const float v6830 = v5033.m[3][7].thread_elements()[0];
-        const uint v6831 = v43 + v6829;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6832 = v4831 + v6828;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6833 = v6832 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6831 = v43 + v6829;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6832 = v4831 + v6828;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6833 = v6832 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6836 = v6831 + v37;
         const uint v6837 = v6832 + v18;
         const bool v6838 = v6837 <= v6836;
         const bool v6839 = v272 || v6838;
         const bool v6840 = v6833 && v6839;
-        const uint v6843 = v6832 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6843 = v6832 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6844 = v6843 + v18;
         const bool v6846 = v6836 < v6844;
         const bool v6847 = v5077 || v6846;
-        const bool v6848 = v6840 && v6847;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6850 = v6830 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6848 = v6840 && v6847;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6850 = v6830 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6851 = v6848 ? v6850 : as_type<float>(0xff800000u);
-        v5033.m[3][7].thread_elements()[0] = v6851;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][7].thread_elements()[0] = v6851;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6852 = iron_frag_coord<64>(63u, iron_lane, true);
         const uint v6853 = iron_frag_coord<64>(63u, iron_lane, false);
         const float v6854 = v5033.m[3][7].thread_elements()[1];
-        const uint v6855 = v43 + v6853;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6856 = v4831 + v6852;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6857 = v6856 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6855 = v43 + v6853;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6856 = v4831 + v6852;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6857 = v6856 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6860 = v6855 + v37;
         const uint v6861 = v6856 + v18;
         const bool v6862 = v6861 <= v6860;
         const bool v6863 = v272 || v6862;
         const bool v6864 = v6857 && v6863;
-        const uint v6867 = v6856 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6867 = v6856 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6868 = v6867 + v18;
         const bool v6870 = v6860 < v6868;
         const bool v6871 = v5077 || v6870;
-        const bool v6872 = v6864 && v6871;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6874 = v6854 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6872 = v6864 && v6871;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6874 = v6854 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6875 = v6872 ? v6874 : as_type<float>(0xff800000u);
-        v5033.m[3][7].thread_elements()[1] = v6875;  // kernels/sdpa/flash_tile.hpp:171
+        v5033.m[3][7].thread_elements()[1] = v6875;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 32, 8> v6877;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag<float, 32, 8> v6877;  // kernels/sdpa/flash_tile.hpp:188
       iron_frag_fill(v6877, float(0.0f));
       iron_frag_row_reduce<false>(v6877, v5033);
-      iron_frag<float, 32, 8> v6879;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag<float, 32, 8> v6879;  // kernels/sdpa/flash_tile.hpp:189
       iron_frag_fill(v6879, float(0.0f));
-      const float v6883 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v6884 = v6877.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v6883 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v6884 = v6877.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v6885 = fmax(v6883, v6884);
-      const bool v6888 = v6885 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v6888 = v6885 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v6889 = v6888 ? 0.0f : v6885;
-      const float v6890 = v6883 - v6889;  // kernels/sdpa/flash_tile.hpp:184
+      const float v6890 = v6883 - v6889;  // kernels/sdpa/flash_tile.hpp:192
       const float v6891 = fast::exp2(v6890);
-      v6879.m[0][0].thread_elements()[0] = v6891;  // kernels/sdpa/flash_tile.hpp:182
-      const float v6895 = v293.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v6896 = v6877.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:184
+      v6879.m[0][0].thread_elements()[0] = v6891;  // kernels/sdpa/flash_tile.hpp:190
+      const float v6895 = v293.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v6896 = v6877.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v6897 = fmax(v6895, v6896);
-      const bool v6900 = v6897 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v6900 = v6897 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v6901 = v6900 ? 0.0f : v6897;
-      const float v6902 = v6895 - v6901;  // kernels/sdpa/flash_tile.hpp:184
+      const float v6902 = v6895 - v6901;  // kernels/sdpa/flash_tile.hpp:192
       const float v6903 = fast::exp2(v6902);
-      v6879.m[0][0].thread_elements()[1] = v6903;  // kernels/sdpa/flash_tile.hpp:182
-      const float v6907 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v6908 = v6877.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:184
+      v6879.m[0][0].thread_elements()[1] = v6903;  // kernels/sdpa/flash_tile.hpp:190
+      const float v6907 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v6908 = v6877.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v6909 = fmax(v6907, v6908);
-      const bool v6912 = v6909 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v6912 = v6909 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v6913 = v6912 ? 0.0f : v6909;
-      const float v6914 = v6907 - v6913;  // kernels/sdpa/flash_tile.hpp:184
+      const float v6914 = v6907 - v6913;  // kernels/sdpa/flash_tile.hpp:192
       const float v6915 = fast::exp2(v6914);
-      v6879.m[1][0].thread_elements()[0] = v6915;  // kernels/sdpa/flash_tile.hpp:182
-      const float v6919 = v293.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v6920 = v6877.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:184
+      v6879.m[1][0].thread_elements()[0] = v6915;  // kernels/sdpa/flash_tile.hpp:190
+      const float v6919 = v293.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v6920 = v6877.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v6921 = fmax(v6919, v6920);
-      const bool v6924 = v6921 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v6924 = v6921 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v6925 = v6924 ? 0.0f : v6921;
-      const float v6926 = v6919 - v6925;  // kernels/sdpa/flash_tile.hpp:184
+      const float v6926 = v6919 - v6925;  // kernels/sdpa/flash_tile.hpp:192
       const float v6927 = fast::exp2(v6926);
-      v6879.m[1][0].thread_elements()[1] = v6927;  // kernels/sdpa/flash_tile.hpp:182
-      const float v6931 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v6932 = v6877.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:184
+      v6879.m[1][0].thread_elements()[1] = v6927;  // kernels/sdpa/flash_tile.hpp:190
+      const float v6931 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v6932 = v6877.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v6933 = fmax(v6931, v6932);
-      const bool v6936 = v6933 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v6936 = v6933 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v6937 = v6936 ? 0.0f : v6933;
-      const float v6938 = v6931 - v6937;  // kernels/sdpa/flash_tile.hpp:184
+      const float v6938 = v6931 - v6937;  // kernels/sdpa/flash_tile.hpp:192
       const float v6939 = fast::exp2(v6938);
-      v6879.m[2][0].thread_elements()[0] = v6939;  // kernels/sdpa/flash_tile.hpp:182
-      const float v6943 = v293.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v6944 = v6877.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:184
+      v6879.m[2][0].thread_elements()[0] = v6939;  // kernels/sdpa/flash_tile.hpp:190
+      const float v6943 = v293.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v6944 = v6877.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v6945 = fmax(v6943, v6944);
-      const bool v6948 = v6945 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v6948 = v6945 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v6949 = v6948 ? 0.0f : v6945;
-      const float v6950 = v6943 - v6949;  // kernels/sdpa/flash_tile.hpp:184
+      const float v6950 = v6943 - v6949;  // kernels/sdpa/flash_tile.hpp:192
       const float v6951 = fast::exp2(v6950);
-      v6879.m[2][0].thread_elements()[1] = v6951;  // kernels/sdpa/flash_tile.hpp:182
-      const float v6955 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v6956 = v6877.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:184
+      v6879.m[2][0].thread_elements()[1] = v6951;  // kernels/sdpa/flash_tile.hpp:190
+      const float v6955 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v6956 = v6877.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v6957 = fmax(v6955, v6956);
-      const bool v6960 = v6957 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v6960 = v6957 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v6961 = v6960 ? 0.0f : v6957;
-      const float v6962 = v6955 - v6961;  // kernels/sdpa/flash_tile.hpp:184
+      const float v6962 = v6955 - v6961;  // kernels/sdpa/flash_tile.hpp:192
       const float v6963 = fast::exp2(v6962);
-      v6879.m[3][0].thread_elements()[0] = v6963;  // kernels/sdpa/flash_tile.hpp:182
-      const float v6967 = v293.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v6968 = v6877.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:184
+      v6879.m[3][0].thread_elements()[0] = v6963;  // kernels/sdpa/flash_tile.hpp:190
+      const float v6967 = v293.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v6968 = v6877.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v6969 = fmax(v6967, v6968);
-      const bool v6972 = v6969 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v6972 = v6969 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v6973 = v6972 ? 0.0f : v6969;
-      const float v6974 = v6967 - v6973;  // kernels/sdpa/flash_tile.hpp:184
+      const float v6974 = v6967 - v6973;  // kernels/sdpa/flash_tile.hpp:192
       const float v6975 = fast::exp2(v6974);
-      v6879.m[3][0].thread_elements()[1] = v6975;  // kernels/sdpa/flash_tile.hpp:182
-      const float v6978 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v6979 = v6877.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:187
+      v6879.m[3][0].thread_elements()[1] = v6975;  // kernels/sdpa/flash_tile.hpp:190
+      const float v6978 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v6979 = v6877.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v6980 = fmax(v6978, v6979);
-      v293.m[0][0].thread_elements()[0] = v6980;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[0][0].thread_elements()[0] = v6980;  // kernels/sdpa/flash_tile.hpp:194
       const float v6983 = v293.m[0][0].thread_elements()[1];
-      const float v6984 = v6877.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v6984 = v6877.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v6985 = fmax(v6983, v6984);
-      v293.m[0][0].thread_elements()[1] = v6985;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[0][0].thread_elements()[1] = v6985;  // kernels/sdpa/flash_tile.hpp:194
       const float v6988 = v293.m[1][0].thread_elements()[0];
-      const float v6989 = v6877.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v6989 = v6877.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v6990 = fmax(v6988, v6989);
-      v293.m[1][0].thread_elements()[0] = v6990;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[1][0].thread_elements()[0] = v6990;  // kernels/sdpa/flash_tile.hpp:194
       const float v6993 = v293.m[1][0].thread_elements()[1];
-      const float v6994 = v6877.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v6994 = v6877.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v6995 = fmax(v6993, v6994);
-      v293.m[1][0].thread_elements()[1] = v6995;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[1][0].thread_elements()[1] = v6995;  // kernels/sdpa/flash_tile.hpp:194
       const float v6998 = v293.m[2][0].thread_elements()[0];
-      const float v6999 = v6877.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v6999 = v6877.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v7000 = fmax(v6998, v6999);
-      v293.m[2][0].thread_elements()[0] = v7000;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[2][0].thread_elements()[0] = v7000;  // kernels/sdpa/flash_tile.hpp:194
       const float v7003 = v293.m[2][0].thread_elements()[1];
-      const float v7004 = v6877.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7004 = v6877.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v7005 = fmax(v7003, v7004);
-      v293.m[2][0].thread_elements()[1] = v7005;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[2][0].thread_elements()[1] = v7005;  // kernels/sdpa/flash_tile.hpp:194
       const float v7008 = v293.m[3][0].thread_elements()[0];
-      const float v7009 = v6877.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7009 = v6877.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v7010 = fmax(v7008, v7009);
-      v293.m[3][0].thread_elements()[0] = v7010;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[3][0].thread_elements()[0] = v7010;  // kernels/sdpa/flash_tile.hpp:194
       const float v7013 = v293.m[3][0].thread_elements()[1];
-      const float v7014 = v6877.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7014 = v6877.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v7015 = fmax(v7013, v7014);
-      v293.m[3][0].thread_elements()[1] = v7015;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7018 = v5033.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7019 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7022 = v7019 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      v293.m[3][0].thread_elements()[1] = v7015;  // kernels/sdpa/flash_tile.hpp:194
+      const float v7018 = v5033.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v7019 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7022 = v7019 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7023 = v7022 ? 0.0f : v7019;
-      const float v7024 = v7018 - v7023;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7024 = v7018 - v7023;  // kernels/sdpa/flash_tile.hpp:198
       const float v7025 = fast::exp2(v7024);
-      v5033.m[0][0].thread_elements()[0] = v7025;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][0].thread_elements()[0] = v7025;  // kernels/sdpa/flash_tile.hpp:197
       const float v7028 = v5033.m[0][0].thread_elements()[1];
-      const float v7029 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7032 = v7029 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7029 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7032 = v7029 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7033 = v7032 ? 0.0f : v7029;
-      const float v7034 = v7028 - v7033;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7034 = v7028 - v7033;  // kernels/sdpa/flash_tile.hpp:198
       const float v7035 = fast::exp2(v7034);
-      v5033.m[0][0].thread_elements()[1] = v7035;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][0].thread_elements()[1] = v7035;  // kernels/sdpa/flash_tile.hpp:197
       const float v7038 = v5033.m[0][1].thread_elements()[0];
-      const float v7039 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7042 = v7039 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7039 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7042 = v7039 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7043 = v7042 ? 0.0f : v7039;
-      const float v7044 = v7038 - v7043;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7044 = v7038 - v7043;  // kernels/sdpa/flash_tile.hpp:198
       const float v7045 = fast::exp2(v7044);
-      v5033.m[0][1].thread_elements()[0] = v7045;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][1].thread_elements()[0] = v7045;  // kernels/sdpa/flash_tile.hpp:197
       const float v7048 = v5033.m[0][1].thread_elements()[1];
-      const float v7049 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7052 = v7049 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7049 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7052 = v7049 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7053 = v7052 ? 0.0f : v7049;
-      const float v7054 = v7048 - v7053;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7054 = v7048 - v7053;  // kernels/sdpa/flash_tile.hpp:198
       const float v7055 = fast::exp2(v7054);
-      v5033.m[0][1].thread_elements()[1] = v7055;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][1].thread_elements()[1] = v7055;  // kernels/sdpa/flash_tile.hpp:197
       const float v7058 = v5033.m[0][2].thread_elements()[0];
-      const float v7059 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7062 = v7059 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7059 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7062 = v7059 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7063 = v7062 ? 0.0f : v7059;
-      const float v7064 = v7058 - v7063;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7064 = v7058 - v7063;  // kernels/sdpa/flash_tile.hpp:198
       const float v7065 = fast::exp2(v7064);
-      v5033.m[0][2].thread_elements()[0] = v7065;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][2].thread_elements()[0] = v7065;  // kernels/sdpa/flash_tile.hpp:197
       const float v7068 = v5033.m[0][2].thread_elements()[1];
-      const float v7069 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7072 = v7069 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7069 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7072 = v7069 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7073 = v7072 ? 0.0f : v7069;
-      const float v7074 = v7068 - v7073;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7074 = v7068 - v7073;  // kernels/sdpa/flash_tile.hpp:198
       const float v7075 = fast::exp2(v7074);
-      v5033.m[0][2].thread_elements()[1] = v7075;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][2].thread_elements()[1] = v7075;  // kernels/sdpa/flash_tile.hpp:197
       const float v7078 = v5033.m[0][3].thread_elements()[0];
-      const float v7079 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7082 = v7079 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7079 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7082 = v7079 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7083 = v7082 ? 0.0f : v7079;
-      const float v7084 = v7078 - v7083;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7084 = v7078 - v7083;  // kernels/sdpa/flash_tile.hpp:198
       const float v7085 = fast::exp2(v7084);
-      v5033.m[0][3].thread_elements()[0] = v7085;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][3].thread_elements()[0] = v7085;  // kernels/sdpa/flash_tile.hpp:197
       const float v7088 = v5033.m[0][3].thread_elements()[1];
-      const float v7089 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7092 = v7089 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7089 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7092 = v7089 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7093 = v7092 ? 0.0f : v7089;
-      const float v7094 = v7088 - v7093;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7094 = v7088 - v7093;  // kernels/sdpa/flash_tile.hpp:198
       const float v7095 = fast::exp2(v7094);
-      v5033.m[0][3].thread_elements()[1] = v7095;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][3].thread_elements()[1] = v7095;  // kernels/sdpa/flash_tile.hpp:197
       const float v7098 = v5033.m[0][4].thread_elements()[0];
-      const float v7099 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7102 = v7099 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7099 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7102 = v7099 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7103 = v7102 ? 0.0f : v7099;
-      const float v7104 = v7098 - v7103;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7104 = v7098 - v7103;  // kernels/sdpa/flash_tile.hpp:198
       const float v7105 = fast::exp2(v7104);
-      v5033.m[0][4].thread_elements()[0] = v7105;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][4].thread_elements()[0] = v7105;  // kernels/sdpa/flash_tile.hpp:197
       const float v7108 = v5033.m[0][4].thread_elements()[1];
-      const float v7109 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7112 = v7109 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7109 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7112 = v7109 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7113 = v7112 ? 0.0f : v7109;
-      const float v7114 = v7108 - v7113;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7114 = v7108 - v7113;  // kernels/sdpa/flash_tile.hpp:198
       const float v7115 = fast::exp2(v7114);
-      v5033.m[0][4].thread_elements()[1] = v7115;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][4].thread_elements()[1] = v7115;  // kernels/sdpa/flash_tile.hpp:197
       const float v7118 = v5033.m[0][5].thread_elements()[0];
-      const float v7119 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7122 = v7119 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7119 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7122 = v7119 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7123 = v7122 ? 0.0f : v7119;
-      const float v7124 = v7118 - v7123;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7124 = v7118 - v7123;  // kernels/sdpa/flash_tile.hpp:198
       const float v7125 = fast::exp2(v7124);
-      v5033.m[0][5].thread_elements()[0] = v7125;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][5].thread_elements()[0] = v7125;  // kernels/sdpa/flash_tile.hpp:197
       const float v7128 = v5033.m[0][5].thread_elements()[1];
-      const float v7129 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7132 = v7129 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7129 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7132 = v7129 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7133 = v7132 ? 0.0f : v7129;
-      const float v7134 = v7128 - v7133;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7134 = v7128 - v7133;  // kernels/sdpa/flash_tile.hpp:198
       const float v7135 = fast::exp2(v7134);
-      v5033.m[0][5].thread_elements()[1] = v7135;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][5].thread_elements()[1] = v7135;  // kernels/sdpa/flash_tile.hpp:197
       const float v7138 = v5033.m[0][6].thread_elements()[0];
-      const float v7139 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7142 = v7139 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7139 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7142 = v7139 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7143 = v7142 ? 0.0f : v7139;
-      const float v7144 = v7138 - v7143;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7144 = v7138 - v7143;  // kernels/sdpa/flash_tile.hpp:198
       const float v7145 = fast::exp2(v7144);
-      v5033.m[0][6].thread_elements()[0] = v7145;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][6].thread_elements()[0] = v7145;  // kernels/sdpa/flash_tile.hpp:197
       const float v7148 = v5033.m[0][6].thread_elements()[1];
-      const float v7149 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7152 = v7149 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7149 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7152 = v7149 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7153 = v7152 ? 0.0f : v7149;
-      const float v7154 = v7148 - v7153;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7154 = v7148 - v7153;  // kernels/sdpa/flash_tile.hpp:198
       const float v7155 = fast::exp2(v7154);
-      v5033.m[0][6].thread_elements()[1] = v7155;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][6].thread_elements()[1] = v7155;  // kernels/sdpa/flash_tile.hpp:197
       const float v7158 = v5033.m[0][7].thread_elements()[0];
-      const float v7159 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7162 = v7159 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7159 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7162 = v7159 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7163 = v7162 ? 0.0f : v7159;
-      const float v7164 = v7158 - v7163;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7164 = v7158 - v7163;  // kernels/sdpa/flash_tile.hpp:198
       const float v7165 = fast::exp2(v7164);
-      v5033.m[0][7].thread_elements()[0] = v7165;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][7].thread_elements()[0] = v7165;  // kernels/sdpa/flash_tile.hpp:197
       const float v7168 = v5033.m[0][7].thread_elements()[1];
-      const float v7169 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7172 = v7169 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7169 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7172 = v7169 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7173 = v7172 ? 0.0f : v7169;
-      const float v7174 = v7168 - v7173;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7174 = v7168 - v7173;  // kernels/sdpa/flash_tile.hpp:198
       const float v7175 = fast::exp2(v7174);
-      v5033.m[0][7].thread_elements()[1] = v7175;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[0][7].thread_elements()[1] = v7175;  // kernels/sdpa/flash_tile.hpp:197
       const float v7178 = v5033.m[1][0].thread_elements()[0];
-      const float v7179 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7182 = v7179 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7179 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7182 = v7179 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7183 = v7182 ? 0.0f : v7179;
-      const float v7184 = v7178 - v7183;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7184 = v7178 - v7183;  // kernels/sdpa/flash_tile.hpp:198
       const float v7185 = fast::exp2(v7184);
-      v5033.m[1][0].thread_elements()[0] = v7185;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][0].thread_elements()[0] = v7185;  // kernels/sdpa/flash_tile.hpp:197
       const float v7188 = v5033.m[1][0].thread_elements()[1];
-      const float v7189 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7192 = v7189 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7189 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7192 = v7189 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7193 = v7192 ? 0.0f : v7189;
-      const float v7194 = v7188 - v7193;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7194 = v7188 - v7193;  // kernels/sdpa/flash_tile.hpp:198
       const float v7195 = fast::exp2(v7194);
-      v5033.m[1][0].thread_elements()[1] = v7195;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][0].thread_elements()[1] = v7195;  // kernels/sdpa/flash_tile.hpp:197
       const float v7198 = v5033.m[1][1].thread_elements()[0];
-      const float v7199 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7202 = v7199 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7199 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7202 = v7199 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7203 = v7202 ? 0.0f : v7199;
-      const float v7204 = v7198 - v7203;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7204 = v7198 - v7203;  // kernels/sdpa/flash_tile.hpp:198
       const float v7205 = fast::exp2(v7204);
-      v5033.m[1][1].thread_elements()[0] = v7205;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][1].thread_elements()[0] = v7205;  // kernels/sdpa/flash_tile.hpp:197
       const float v7208 = v5033.m[1][1].thread_elements()[1];
-      const float v7209 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7212 = v7209 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7209 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7212 = v7209 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7213 = v7212 ? 0.0f : v7209;
-      const float v7214 = v7208 - v7213;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7214 = v7208 - v7213;  // kernels/sdpa/flash_tile.hpp:198
       const float v7215 = fast::exp2(v7214);
-      v5033.m[1][1].thread_elements()[1] = v7215;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][1].thread_elements()[1] = v7215;  // kernels/sdpa/flash_tile.hpp:197
       const float v7218 = v5033.m[1][2].thread_elements()[0];
-      const float v7219 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7222 = v7219 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7219 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7222 = v7219 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7223 = v7222 ? 0.0f : v7219;
-      const float v7224 = v7218 - v7223;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7224 = v7218 - v7223;  // kernels/sdpa/flash_tile.hpp:198
       const float v7225 = fast::exp2(v7224);
-      v5033.m[1][2].thread_elements()[0] = v7225;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][2].thread_elements()[0] = v7225;  // kernels/sdpa/flash_tile.hpp:197
       const float v7228 = v5033.m[1][2].thread_elements()[1];
-      const float v7229 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7232 = v7229 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7229 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7232 = v7229 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7233 = v7232 ? 0.0f : v7229;
-      const float v7234 = v7228 - v7233;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7234 = v7228 - v7233;  // kernels/sdpa/flash_tile.hpp:198
       const float v7235 = fast::exp2(v7234);
-      v5033.m[1][2].thread_elements()[1] = v7235;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][2].thread_elements()[1] = v7235;  // kernels/sdpa/flash_tile.hpp:197
       const float v7238 = v5033.m[1][3].thread_elements()[0];
-      const float v7239 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7242 = v7239 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7239 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7242 = v7239 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7243 = v7242 ? 0.0f : v7239;
-      const float v7244 = v7238 - v7243;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7244 = v7238 - v7243;  // kernels/sdpa/flash_tile.hpp:198
       const float v7245 = fast::exp2(v7244);
-      v5033.m[1][3].thread_elements()[0] = v7245;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][3].thread_elements()[0] = v7245;  // kernels/sdpa/flash_tile.hpp:197
       const float v7248 = v5033.m[1][3].thread_elements()[1];
-      const float v7249 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7252 = v7249 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7249 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7252 = v7249 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7253 = v7252 ? 0.0f : v7249;
-      const float v7254 = v7248 - v7253;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7254 = v7248 - v7253;  // kernels/sdpa/flash_tile.hpp:198
       const float v7255 = fast::exp2(v7254);
-      v5033.m[1][3].thread_elements()[1] = v7255;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][3].thread_elements()[1] = v7255;  // kernels/sdpa/flash_tile.hpp:197
       const float v7258 = v5033.m[1][4].thread_elements()[0];
-      const float v7259 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7262 = v7259 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7259 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7262 = v7259 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7263 = v7262 ? 0.0f : v7259;
-      const float v7264 = v7258 - v7263;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7264 = v7258 - v7263;  // kernels/sdpa/flash_tile.hpp:198
       const float v7265 = fast::exp2(v7264);
-      v5033.m[1][4].thread_elements()[0] = v7265;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][4].thread_elements()[0] = v7265;  // kernels/sdpa/flash_tile.hpp:197
       const float v7268 = v5033.m[1][4].thread_elements()[1];
-      const float v7269 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7272 = v7269 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7269 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7272 = v7269 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7273 = v7272 ? 0.0f : v7269;
-      const float v7274 = v7268 - v7273;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7274 = v7268 - v7273;  // kernels/sdpa/flash_tile.hpp:198
       const float v7275 = fast::exp2(v7274);
-      v5033.m[1][4].thread_elements()[1] = v7275;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][4].thread_elements()[1] = v7275;  // kernels/sdpa/flash_tile.hpp:197
       const float v7278 = v5033.m[1][5].thread_elements()[0];
-      const float v7279 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7282 = v7279 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7279 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7282 = v7279 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7283 = v7282 ? 0.0f : v7279;
-      const float v7284 = v7278 - v7283;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7284 = v7278 - v7283;  // kernels/sdpa/flash_tile.hpp:198
       const float v7285 = fast::exp2(v7284);
-      v5033.m[1][5].thread_elements()[0] = v7285;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][5].thread_elements()[0] = v7285;  // kernels/sdpa/flash_tile.hpp:197
       const float v7288 = v5033.m[1][5].thread_elements()[1];
-      const float v7289 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7292 = v7289 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7289 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7292 = v7289 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7293 = v7292 ? 0.0f : v7289;
-      const float v7294 = v7288 - v7293;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7294 = v7288 - v7293;  // kernels/sdpa/flash_tile.hpp:198
       const float v7295 = fast::exp2(v7294);
-      v5033.m[1][5].thread_elements()[1] = v7295;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][5].thread_elements()[1] = v7295;  // kernels/sdpa/flash_tile.hpp:197
       const float v7298 = v5033.m[1][6].thread_elements()[0];
-      const float v7299 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7302 = v7299 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7299 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7302 = v7299 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7303 = v7302 ? 0.0f : v7299;
-      const float v7304 = v7298 - v7303;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7304 = v7298 - v7303;  // kernels/sdpa/flash_tile.hpp:198
       const float v7305 = fast::exp2(v7304);
-      v5033.m[1][6].thread_elements()[0] = v7305;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][6].thread_elements()[0] = v7305;  // kernels/sdpa/flash_tile.hpp:197
       const float v7308 = v5033.m[1][6].thread_elements()[1];
-      const float v7309 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7312 = v7309 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7309 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7312 = v7309 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7313 = v7312 ? 0.0f : v7309;
-      const float v7314 = v7308 - v7313;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7314 = v7308 - v7313;  // kernels/sdpa/flash_tile.hpp:198
       const float v7315 = fast::exp2(v7314);
-      v5033.m[1][6].thread_elements()[1] = v7315;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][6].thread_elements()[1] = v7315;  // kernels/sdpa/flash_tile.hpp:197
       const float v7318 = v5033.m[1][7].thread_elements()[0];
-      const float v7319 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7322 = v7319 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7319 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7322 = v7319 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7323 = v7322 ? 0.0f : v7319;
-      const float v7324 = v7318 - v7323;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7324 = v7318 - v7323;  // kernels/sdpa/flash_tile.hpp:198
       const float v7325 = fast::exp2(v7324);
-      v5033.m[1][7].thread_elements()[0] = v7325;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][7].thread_elements()[0] = v7325;  // kernels/sdpa/flash_tile.hpp:197
       const float v7328 = v5033.m[1][7].thread_elements()[1];
-      const float v7329 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7332 = v7329 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7329 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7332 = v7329 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7333 = v7332 ? 0.0f : v7329;
-      const float v7334 = v7328 - v7333;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7334 = v7328 - v7333;  // kernels/sdpa/flash_tile.hpp:198
       const float v7335 = fast::exp2(v7334);
-      v5033.m[1][7].thread_elements()[1] = v7335;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[1][7].thread_elements()[1] = v7335;  // kernels/sdpa/flash_tile.hpp:197
       const float v7338 = v5033.m[2][0].thread_elements()[0];
-      const float v7339 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7342 = v7339 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7339 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7342 = v7339 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7343 = v7342 ? 0.0f : v7339;
-      const float v7344 = v7338 - v7343;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7344 = v7338 - v7343;  // kernels/sdpa/flash_tile.hpp:198
       const float v7345 = fast::exp2(v7344);
-      v5033.m[2][0].thread_elements()[0] = v7345;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][0].thread_elements()[0] = v7345;  // kernels/sdpa/flash_tile.hpp:197
       const float v7348 = v5033.m[2][0].thread_elements()[1];
-      const float v7349 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7352 = v7349 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7349 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7352 = v7349 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7353 = v7352 ? 0.0f : v7349;
-      const float v7354 = v7348 - v7353;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7354 = v7348 - v7353;  // kernels/sdpa/flash_tile.hpp:198
       const float v7355 = fast::exp2(v7354);
-      v5033.m[2][0].thread_elements()[1] = v7355;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][0].thread_elements()[1] = v7355;  // kernels/sdpa/flash_tile.hpp:197
       const float v7358 = v5033.m[2][1].thread_elements()[0];
-      const float v7359 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7362 = v7359 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7359 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7362 = v7359 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7363 = v7362 ? 0.0f : v7359;
-      const float v7364 = v7358 - v7363;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7364 = v7358 - v7363;  // kernels/sdpa/flash_tile.hpp:198
       const float v7365 = fast::exp2(v7364);
-      v5033.m[2][1].thread_elements()[0] = v7365;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][1].thread_elements()[0] = v7365;  // kernels/sdpa/flash_tile.hpp:197
       const float v7368 = v5033.m[2][1].thread_elements()[1];
-      const float v7369 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7372 = v7369 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7369 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7372 = v7369 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7373 = v7372 ? 0.0f : v7369;
-      const float v7374 = v7368 - v7373;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7374 = v7368 - v7373;  // kernels/sdpa/flash_tile.hpp:198
       const float v7375 = fast::exp2(v7374);
-      v5033.m[2][1].thread_elements()[1] = v7375;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][1].thread_elements()[1] = v7375;  // kernels/sdpa/flash_tile.hpp:197
       const float v7378 = v5033.m[2][2].thread_elements()[0];
-      const float v7379 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7382 = v7379 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7379 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7382 = v7379 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7383 = v7382 ? 0.0f : v7379;
-      const float v7384 = v7378 - v7383;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7384 = v7378 - v7383;  // kernels/sdpa/flash_tile.hpp:198
       const float v7385 = fast::exp2(v7384);
-      v5033.m[2][2].thread_elements()[0] = v7385;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][2].thread_elements()[0] = v7385;  // kernels/sdpa/flash_tile.hpp:197
       const float v7388 = v5033.m[2][2].thread_elements()[1];
-      const float v7389 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7392 = v7389 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7389 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7392 = v7389 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7393 = v7392 ? 0.0f : v7389;
-      const float v7394 = v7388 - v7393;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7394 = v7388 - v7393;  // kernels/sdpa/flash_tile.hpp:198
       const float v7395 = fast::exp2(v7394);
-      v5033.m[2][2].thread_elements()[1] = v7395;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][2].thread_elements()[1] = v7395;  // kernels/sdpa/flash_tile.hpp:197
       const float v7398 = v5033.m[2][3].thread_elements()[0];
-      const float v7399 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7402 = v7399 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7399 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7402 = v7399 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7403 = v7402 ? 0.0f : v7399;
-      const float v7404 = v7398 - v7403;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7404 = v7398 - v7403;  // kernels/sdpa/flash_tile.hpp:198
       const float v7405 = fast::exp2(v7404);
-      v5033.m[2][3].thread_elements()[0] = v7405;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][3].thread_elements()[0] = v7405;  // kernels/sdpa/flash_tile.hpp:197
       const float v7408 = v5033.m[2][3].thread_elements()[1];
-      const float v7409 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7412 = v7409 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7409 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7412 = v7409 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7413 = v7412 ? 0.0f : v7409;
-      const float v7414 = v7408 - v7413;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7414 = v7408 - v7413;  // kernels/sdpa/flash_tile.hpp:198
       const float v7415 = fast::exp2(v7414);
-      v5033.m[2][3].thread_elements()[1] = v7415;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][3].thread_elements()[1] = v7415;  // kernels/sdpa/flash_tile.hpp:197
       const float v7418 = v5033.m[2][4].thread_elements()[0];
-      const float v7419 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7422 = v7419 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7419 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7422 = v7419 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7423 = v7422 ? 0.0f : v7419;
-      const float v7424 = v7418 - v7423;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7424 = v7418 - v7423;  // kernels/sdpa/flash_tile.hpp:198
       const float v7425 = fast::exp2(v7424);
-      v5033.m[2][4].thread_elements()[0] = v7425;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][4].thread_elements()[0] = v7425;  // kernels/sdpa/flash_tile.hpp:197
       const float v7428 = v5033.m[2][4].thread_elements()[1];
-      const float v7429 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7432 = v7429 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7429 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7432 = v7429 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7433 = v7432 ? 0.0f : v7429;
-      const float v7434 = v7428 - v7433;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7434 = v7428 - v7433;  // kernels/sdpa/flash_tile.hpp:198
       const float v7435 = fast::exp2(v7434);
-      v5033.m[2][4].thread_elements()[1] = v7435;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][4].thread_elements()[1] = v7435;  // kernels/sdpa/flash_tile.hpp:197
       const float v7438 = v5033.m[2][5].thread_elements()[0];
-      const float v7439 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7442 = v7439 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7439 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7442 = v7439 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7443 = v7442 ? 0.0f : v7439;
-      const float v7444 = v7438 - v7443;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7444 = v7438 - v7443;  // kernels/sdpa/flash_tile.hpp:198
       const float v7445 = fast::exp2(v7444);
-      v5033.m[2][5].thread_elements()[0] = v7445;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][5].thread_elements()[0] = v7445;  // kernels/sdpa/flash_tile.hpp:197
       const float v7448 = v5033.m[2][5].thread_elements()[1];
-      const float v7449 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7452 = v7449 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7449 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7452 = v7449 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7453 = v7452 ? 0.0f : v7449;
-      const float v7454 = v7448 - v7453;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7454 = v7448 - v7453;  // kernels/sdpa/flash_tile.hpp:198
       const float v7455 = fast::exp2(v7454);
-      v5033.m[2][5].thread_elements()[1] = v7455;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][5].thread_elements()[1] = v7455;  // kernels/sdpa/flash_tile.hpp:197
       const float v7458 = v5033.m[2][6].thread_elements()[0];
-      const float v7459 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7462 = v7459 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7459 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7462 = v7459 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7463 = v7462 ? 0.0f : v7459;
-      const float v7464 = v7458 - v7463;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7464 = v7458 - v7463;  // kernels/sdpa/flash_tile.hpp:198
       const float v7465 = fast::exp2(v7464);
-      v5033.m[2][6].thread_elements()[0] = v7465;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][6].thread_elements()[0] = v7465;  // kernels/sdpa/flash_tile.hpp:197
       const float v7468 = v5033.m[2][6].thread_elements()[1];
-      const float v7469 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7472 = v7469 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7469 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7472 = v7469 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7473 = v7472 ? 0.0f : v7469;
-      const float v7474 = v7468 - v7473;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7474 = v7468 - v7473;  // kernels/sdpa/flash_tile.hpp:198
       const float v7475 = fast::exp2(v7474);
-      v5033.m[2][6].thread_elements()[1] = v7475;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][6].thread_elements()[1] = v7475;  // kernels/sdpa/flash_tile.hpp:197
       const float v7478 = v5033.m[2][7].thread_elements()[0];
-      const float v7479 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7482 = v7479 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7479 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7482 = v7479 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7483 = v7482 ? 0.0f : v7479;
-      const float v7484 = v7478 - v7483;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7484 = v7478 - v7483;  // kernels/sdpa/flash_tile.hpp:198
       const float v7485 = fast::exp2(v7484);
-      v5033.m[2][7].thread_elements()[0] = v7485;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][7].thread_elements()[0] = v7485;  // kernels/sdpa/flash_tile.hpp:197
       const float v7488 = v5033.m[2][7].thread_elements()[1];
-      const float v7489 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7492 = v7489 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7489 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7492 = v7489 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7493 = v7492 ? 0.0f : v7489;
-      const float v7494 = v7488 - v7493;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7494 = v7488 - v7493;  // kernels/sdpa/flash_tile.hpp:198
       const float v7495 = fast::exp2(v7494);
-      v5033.m[2][7].thread_elements()[1] = v7495;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[2][7].thread_elements()[1] = v7495;  // kernels/sdpa/flash_tile.hpp:197
       const float v7498 = v5033.m[3][0].thread_elements()[0];
-      const float v7499 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7502 = v7499 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7499 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7502 = v7499 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7503 = v7502 ? 0.0f : v7499;
-      const float v7504 = v7498 - v7503;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7504 = v7498 - v7503;  // kernels/sdpa/flash_tile.hpp:198
       const float v7505 = fast::exp2(v7504);
-      v5033.m[3][0].thread_elements()[0] = v7505;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][0].thread_elements()[0] = v7505;  // kernels/sdpa/flash_tile.hpp:197
       const float v7508 = v5033.m[3][0].thread_elements()[1];
-      const float v7509 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7512 = v7509 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7509 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7512 = v7509 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7513 = v7512 ? 0.0f : v7509;
-      const float v7514 = v7508 - v7513;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7514 = v7508 - v7513;  // kernels/sdpa/flash_tile.hpp:198
       const float v7515 = fast::exp2(v7514);
-      v5033.m[3][0].thread_elements()[1] = v7515;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][0].thread_elements()[1] = v7515;  // kernels/sdpa/flash_tile.hpp:197
       const float v7518 = v5033.m[3][1].thread_elements()[0];
-      const float v7519 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7522 = v7519 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7519 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7522 = v7519 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7523 = v7522 ? 0.0f : v7519;
-      const float v7524 = v7518 - v7523;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7524 = v7518 - v7523;  // kernels/sdpa/flash_tile.hpp:198
       const float v7525 = fast::exp2(v7524);
-      v5033.m[3][1].thread_elements()[0] = v7525;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][1].thread_elements()[0] = v7525;  // kernels/sdpa/flash_tile.hpp:197
       const float v7528 = v5033.m[3][1].thread_elements()[1];
-      const float v7529 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7532 = v7529 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7529 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7532 = v7529 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7533 = v7532 ? 0.0f : v7529;
-      const float v7534 = v7528 - v7533;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7534 = v7528 - v7533;  // kernels/sdpa/flash_tile.hpp:198
       const float v7535 = fast::exp2(v7534);
-      v5033.m[3][1].thread_elements()[1] = v7535;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][1].thread_elements()[1] = v7535;  // kernels/sdpa/flash_tile.hpp:197
       const float v7538 = v5033.m[3][2].thread_elements()[0];
-      const float v7539 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7542 = v7539 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7539 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7542 = v7539 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7543 = v7542 ? 0.0f : v7539;
-      const float v7544 = v7538 - v7543;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7544 = v7538 - v7543;  // kernels/sdpa/flash_tile.hpp:198
       const float v7545 = fast::exp2(v7544);
-      v5033.m[3][2].thread_elements()[0] = v7545;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][2].thread_elements()[0] = v7545;  // kernels/sdpa/flash_tile.hpp:197
       const float v7548 = v5033.m[3][2].thread_elements()[1];
-      const float v7549 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7552 = v7549 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7549 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7552 = v7549 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7553 = v7552 ? 0.0f : v7549;
-      const float v7554 = v7548 - v7553;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7554 = v7548 - v7553;  // kernels/sdpa/flash_tile.hpp:198
       const float v7555 = fast::exp2(v7554);
-      v5033.m[3][2].thread_elements()[1] = v7555;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][2].thread_elements()[1] = v7555;  // kernels/sdpa/flash_tile.hpp:197
       const float v7558 = v5033.m[3][3].thread_elements()[0];
-      const float v7559 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7562 = v7559 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7559 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7562 = v7559 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7563 = v7562 ? 0.0f : v7559;
-      const float v7564 = v7558 - v7563;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7564 = v7558 - v7563;  // kernels/sdpa/flash_tile.hpp:198
       const float v7565 = fast::exp2(v7564);
-      v5033.m[3][3].thread_elements()[0] = v7565;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][3].thread_elements()[0] = v7565;  // kernels/sdpa/flash_tile.hpp:197
       const float v7568 = v5033.m[3][3].thread_elements()[1];
-      const float v7569 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7572 = v7569 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7569 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7572 = v7569 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7573 = v7572 ? 0.0f : v7569;
-      const float v7574 = v7568 - v7573;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7574 = v7568 - v7573;  // kernels/sdpa/flash_tile.hpp:198
       const float v7575 = fast::exp2(v7574);
-      v5033.m[3][3].thread_elements()[1] = v7575;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][3].thread_elements()[1] = v7575;  // kernels/sdpa/flash_tile.hpp:197
       const float v7578 = v5033.m[3][4].thread_elements()[0];
-      const float v7579 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7582 = v7579 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7579 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7582 = v7579 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7583 = v7582 ? 0.0f : v7579;
-      const float v7584 = v7578 - v7583;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7584 = v7578 - v7583;  // kernels/sdpa/flash_tile.hpp:198
       const float v7585 = fast::exp2(v7584);
-      v5033.m[3][4].thread_elements()[0] = v7585;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][4].thread_elements()[0] = v7585;  // kernels/sdpa/flash_tile.hpp:197
       const float v7588 = v5033.m[3][4].thread_elements()[1];
-      const float v7589 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7592 = v7589 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7589 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7592 = v7589 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7593 = v7592 ? 0.0f : v7589;
-      const float v7594 = v7588 - v7593;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7594 = v7588 - v7593;  // kernels/sdpa/flash_tile.hpp:198
       const float v7595 = fast::exp2(v7594);
-      v5033.m[3][4].thread_elements()[1] = v7595;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][4].thread_elements()[1] = v7595;  // kernels/sdpa/flash_tile.hpp:197
       const float v7598 = v5033.m[3][5].thread_elements()[0];
-      const float v7599 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7602 = v7599 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7599 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7602 = v7599 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7603 = v7602 ? 0.0f : v7599;
-      const float v7604 = v7598 - v7603;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7604 = v7598 - v7603;  // kernels/sdpa/flash_tile.hpp:198
       const float v7605 = fast::exp2(v7604);
-      v5033.m[3][5].thread_elements()[0] = v7605;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][5].thread_elements()[0] = v7605;  // kernels/sdpa/flash_tile.hpp:197
       const float v7608 = v5033.m[3][5].thread_elements()[1];
-      const float v7609 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7612 = v7609 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7609 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7612 = v7609 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7613 = v7612 ? 0.0f : v7609;
-      const float v7614 = v7608 - v7613;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7614 = v7608 - v7613;  // kernels/sdpa/flash_tile.hpp:198
       const float v7615 = fast::exp2(v7614);
-      v5033.m[3][5].thread_elements()[1] = v7615;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][5].thread_elements()[1] = v7615;  // kernels/sdpa/flash_tile.hpp:197
       const float v7618 = v5033.m[3][6].thread_elements()[0];
-      const float v7619 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7622 = v7619 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7619 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7622 = v7619 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7623 = v7622 ? 0.0f : v7619;
-      const float v7624 = v7618 - v7623;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7624 = v7618 - v7623;  // kernels/sdpa/flash_tile.hpp:198
       const float v7625 = fast::exp2(v7624);
-      v5033.m[3][6].thread_elements()[0] = v7625;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][6].thread_elements()[0] = v7625;  // kernels/sdpa/flash_tile.hpp:197
       const float v7628 = v5033.m[3][6].thread_elements()[1];
-      const float v7629 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7632 = v7629 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7629 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7632 = v7629 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7633 = v7632 ? 0.0f : v7629;
-      const float v7634 = v7628 - v7633;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7634 = v7628 - v7633;  // kernels/sdpa/flash_tile.hpp:198
       const float v7635 = fast::exp2(v7634);
-      v5033.m[3][6].thread_elements()[1] = v7635;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][6].thread_elements()[1] = v7635;  // kernels/sdpa/flash_tile.hpp:197
       const float v7638 = v5033.m[3][7].thread_elements()[0];
-      const float v7639 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7642 = v7639 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7639 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7642 = v7639 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7643 = v7642 ? 0.0f : v7639;
-      const float v7644 = v7638 - v7643;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7644 = v7638 - v7643;  // kernels/sdpa/flash_tile.hpp:198
       const float v7645 = fast::exp2(v7644);
-      v5033.m[3][7].thread_elements()[0] = v7645;  // kernels/sdpa/flash_tile.hpp:189
+      v5033.m[3][7].thread_elements()[0] = v7645;  // kernels/sdpa/flash_tile.hpp:197
       const float v7648 = v5033.m[3][7].thread_elements()[1];
-      const float v7649 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7652 = v7649 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7649 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7652 = v7649 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7653 = v7652 ? 0.0f : v7649;
-      const float v7654 = v7648 - v7653;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7654 = v7648 - v7653;  // kernels/sdpa/flash_tile.hpp:198
       const float v7655 = fast::exp2(v7654);
-      v5033.m[3][7].thread_elements()[1] = v7655;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 32, 8> v7657;  // kernels/sdpa/flash_tile.hpp:192
+      v5033.m[3][7].thread_elements()[1] = v7655;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<float, 32, 8> v7657;  // kernels/sdpa/flash_tile.hpp:200
       iron_frag_fill(v7657, float(0.0f));
       iron_frag_row_reduce<true>(v7657, v5033);
-      const float v7660 = v295.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v7661 = v7657.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7660 = v295.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:201
+      const float v7661 = v7657.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7662 = v6879.m[0][0].thread_elements()[0];
       const float v7663 = v7660 * v7662;
       const float v7664 = v7663 + v7661;
-      v295.m[0][0].thread_elements()[0] = v7664;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[0][0].thread_elements()[0] = v7664;  // kernels/sdpa/flash_tile.hpp:201
       const float v7667 = v295.m[0][0].thread_elements()[1];
-      const float v7668 = v7657.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7668 = v7657.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7669 = v6879.m[0][0].thread_elements()[1];
       const float v7670 = v7667 * v7669;
       const float v7671 = v7670 + v7668;
-      v295.m[0][0].thread_elements()[1] = v7671;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[0][0].thread_elements()[1] = v7671;  // kernels/sdpa/flash_tile.hpp:201
       const float v7674 = v295.m[1][0].thread_elements()[0];
-      const float v7675 = v7657.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7675 = v7657.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7676 = v6879.m[1][0].thread_elements()[0];
       const float v7677 = v7674 * v7676;
       const float v7678 = v7677 + v7675;
-      v295.m[1][0].thread_elements()[0] = v7678;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[1][0].thread_elements()[0] = v7678;  // kernels/sdpa/flash_tile.hpp:201
       const float v7681 = v295.m[1][0].thread_elements()[1];
-      const float v7682 = v7657.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7682 = v7657.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7683 = v6879.m[1][0].thread_elements()[1];
       const float v7684 = v7681 * v7683;
       const float v7685 = v7684 + v7682;
-      v295.m[1][0].thread_elements()[1] = v7685;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[1][0].thread_elements()[1] = v7685;  // kernels/sdpa/flash_tile.hpp:201
       const float v7688 = v295.m[2][0].thread_elements()[0];
-      const float v7689 = v7657.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7689 = v7657.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7690 = v6879.m[2][0].thread_elements()[0];
       const float v7691 = v7688 * v7690;
       const float v7692 = v7691 + v7689;
-      v295.m[2][0].thread_elements()[0] = v7692;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[2][0].thread_elements()[0] = v7692;  // kernels/sdpa/flash_tile.hpp:201
       const float v7695 = v295.m[2][0].thread_elements()[1];
-      const float v7696 = v7657.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7696 = v7657.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7697 = v6879.m[2][0].thread_elements()[1];
       const float v7698 = v7695 * v7697;
       const float v7699 = v7698 + v7696;
-      v295.m[2][0].thread_elements()[1] = v7699;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[2][0].thread_elements()[1] = v7699;  // kernels/sdpa/flash_tile.hpp:201
       const float v7702 = v295.m[3][0].thread_elements()[0];
-      const float v7703 = v7657.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7703 = v7657.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7704 = v6879.m[3][0].thread_elements()[0];
       const float v7705 = v7702 * v7704;
       const float v7706 = v7705 + v7703;
-      v295.m[3][0].thread_elements()[0] = v7706;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[3][0].thread_elements()[0] = v7706;  // kernels/sdpa/flash_tile.hpp:201
       const float v7709 = v295.m[3][0].thread_elements()[1];
-      const float v7710 = v7657.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7710 = v7657.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7711 = v6879.m[3][0].thread_elements()[1];
       const float v7712 = v7709 * v7711;
       const float v7713 = v7712 + v7710;
-      v295.m[3][0].thread_elements()[1] = v7713;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7716 = v297.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v7717 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      v295.m[3][0].thread_elements()[1] = v7713;  // kernels/sdpa/flash_tile.hpp:201
+      const float v7716 = v297.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v7717 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7718 = v7716 * v7717;
-      v297.m[0][0].thread_elements()[0] = v7718;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][0].thread_elements()[0] = v7718;  // kernels/sdpa/flash_tile.hpp:205
       const float v7721 = v297.m[0][0].thread_elements()[1];
-      const float v7722 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7722 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7723 = v7721 * v7722;
-      v297.m[0][0].thread_elements()[1] = v7723;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][0].thread_elements()[1] = v7723;  // kernels/sdpa/flash_tile.hpp:205
       const float v7726 = v297.m[0][1].thread_elements()[0];
-      const float v7727 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7727 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7728 = v7726 * v7727;
-      v297.m[0][1].thread_elements()[0] = v7728;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][1].thread_elements()[0] = v7728;  // kernels/sdpa/flash_tile.hpp:205
       const float v7731 = v297.m[0][1].thread_elements()[1];
-      const float v7732 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7732 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7733 = v7731 * v7732;
-      v297.m[0][1].thread_elements()[1] = v7733;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][1].thread_elements()[1] = v7733;  // kernels/sdpa/flash_tile.hpp:205
       const float v7736 = v297.m[0][2].thread_elements()[0];
-      const float v7737 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7737 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7738 = v7736 * v7737;
-      v297.m[0][2].thread_elements()[0] = v7738;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][2].thread_elements()[0] = v7738;  // kernels/sdpa/flash_tile.hpp:205
       const float v7741 = v297.m[0][2].thread_elements()[1];
-      const float v7742 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7742 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7743 = v7741 * v7742;
-      v297.m[0][2].thread_elements()[1] = v7743;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][2].thread_elements()[1] = v7743;  // kernels/sdpa/flash_tile.hpp:205
       const float v7746 = v297.m[0][3].thread_elements()[0];
-      const float v7747 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7747 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7748 = v7746 * v7747;
-      v297.m[0][3].thread_elements()[0] = v7748;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][3].thread_elements()[0] = v7748;  // kernels/sdpa/flash_tile.hpp:205
       const float v7751 = v297.m[0][3].thread_elements()[1];
-      const float v7752 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7752 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7753 = v7751 * v7752;
-      v297.m[0][3].thread_elements()[1] = v7753;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][3].thread_elements()[1] = v7753;  // kernels/sdpa/flash_tile.hpp:205
       const float v7756 = v297.m[1][0].thread_elements()[0];
-      const float v7757 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7757 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7758 = v7756 * v7757;
-      v297.m[1][0].thread_elements()[0] = v7758;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][0].thread_elements()[0] = v7758;  // kernels/sdpa/flash_tile.hpp:205
       const float v7761 = v297.m[1][0].thread_elements()[1];
-      const float v7762 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7762 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7763 = v7761 * v7762;
-      v297.m[1][0].thread_elements()[1] = v7763;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][0].thread_elements()[1] = v7763;  // kernels/sdpa/flash_tile.hpp:205
       const float v7766 = v297.m[1][1].thread_elements()[0];
-      const float v7767 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7767 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7768 = v7766 * v7767;
-      v297.m[1][1].thread_elements()[0] = v7768;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][1].thread_elements()[0] = v7768;  // kernels/sdpa/flash_tile.hpp:205
       const float v7771 = v297.m[1][1].thread_elements()[1];
-      const float v7772 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7772 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7773 = v7771 * v7772;
-      v297.m[1][1].thread_elements()[1] = v7773;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][1].thread_elements()[1] = v7773;  // kernels/sdpa/flash_tile.hpp:205
       const float v7776 = v297.m[1][2].thread_elements()[0];
-      const float v7777 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7777 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7778 = v7776 * v7777;
-      v297.m[1][2].thread_elements()[0] = v7778;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][2].thread_elements()[0] = v7778;  // kernels/sdpa/flash_tile.hpp:205
       const float v7781 = v297.m[1][2].thread_elements()[1];
-      const float v7782 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7782 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7783 = v7781 * v7782;
-      v297.m[1][2].thread_elements()[1] = v7783;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][2].thread_elements()[1] = v7783;  // kernels/sdpa/flash_tile.hpp:205
       const float v7786 = v297.m[1][3].thread_elements()[0];
-      const float v7787 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7787 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7788 = v7786 * v7787;
-      v297.m[1][3].thread_elements()[0] = v7788;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][3].thread_elements()[0] = v7788;  // kernels/sdpa/flash_tile.hpp:205
       const float v7791 = v297.m[1][3].thread_elements()[1];
-      const float v7792 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7792 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7793 = v7791 * v7792;
-      v297.m[1][3].thread_elements()[1] = v7793;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][3].thread_elements()[1] = v7793;  // kernels/sdpa/flash_tile.hpp:205
       const float v7796 = v297.m[2][0].thread_elements()[0];
-      const float v7797 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7797 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7798 = v7796 * v7797;
-      v297.m[2][0].thread_elements()[0] = v7798;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][0].thread_elements()[0] = v7798;  // kernels/sdpa/flash_tile.hpp:205
       const float v7801 = v297.m[2][0].thread_elements()[1];
-      const float v7802 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7802 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7803 = v7801 * v7802;
-      v297.m[2][0].thread_elements()[1] = v7803;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][0].thread_elements()[1] = v7803;  // kernels/sdpa/flash_tile.hpp:205
       const float v7806 = v297.m[2][1].thread_elements()[0];
-      const float v7807 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7807 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7808 = v7806 * v7807;
-      v297.m[2][1].thread_elements()[0] = v7808;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][1].thread_elements()[0] = v7808;  // kernels/sdpa/flash_tile.hpp:205
       const float v7811 = v297.m[2][1].thread_elements()[1];
-      const float v7812 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7812 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7813 = v7811 * v7812;
-      v297.m[2][1].thread_elements()[1] = v7813;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][1].thread_elements()[1] = v7813;  // kernels/sdpa/flash_tile.hpp:205
       const float v7816 = v297.m[2][2].thread_elements()[0];
-      const float v7817 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7817 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7818 = v7816 * v7817;
-      v297.m[2][2].thread_elements()[0] = v7818;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][2].thread_elements()[0] = v7818;  // kernels/sdpa/flash_tile.hpp:205
       const float v7821 = v297.m[2][2].thread_elements()[1];
-      const float v7822 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7822 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7823 = v7821 * v7822;
-      v297.m[2][2].thread_elements()[1] = v7823;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][2].thread_elements()[1] = v7823;  // kernels/sdpa/flash_tile.hpp:205
       const float v7826 = v297.m[2][3].thread_elements()[0];
-      const float v7827 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7827 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7828 = v7826 * v7827;
-      v297.m[2][3].thread_elements()[0] = v7828;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][3].thread_elements()[0] = v7828;  // kernels/sdpa/flash_tile.hpp:205
       const float v7831 = v297.m[2][3].thread_elements()[1];
-      const float v7832 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7832 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7833 = v7831 * v7832;
-      v297.m[2][3].thread_elements()[1] = v7833;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][3].thread_elements()[1] = v7833;  // kernels/sdpa/flash_tile.hpp:205
       const float v7836 = v297.m[3][0].thread_elements()[0];
-      const float v7837 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7837 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7838 = v7836 * v7837;
-      v297.m[3][0].thread_elements()[0] = v7838;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][0].thread_elements()[0] = v7838;  // kernels/sdpa/flash_tile.hpp:205
       const float v7841 = v297.m[3][0].thread_elements()[1];
-      const float v7842 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7842 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7843 = v7841 * v7842;
-      v297.m[3][0].thread_elements()[1] = v7843;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][0].thread_elements()[1] = v7843;  // kernels/sdpa/flash_tile.hpp:205
       const float v7846 = v297.m[3][1].thread_elements()[0];
-      const float v7847 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7847 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7848 = v7846 * v7847;
-      v297.m[3][1].thread_elements()[0] = v7848;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][1].thread_elements()[0] = v7848;  // kernels/sdpa/flash_tile.hpp:205
       const float v7851 = v297.m[3][1].thread_elements()[1];
-      const float v7852 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7852 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7853 = v7851 * v7852;
-      v297.m[3][1].thread_elements()[1] = v7853;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][1].thread_elements()[1] = v7853;  // kernels/sdpa/flash_tile.hpp:205
       const float v7856 = v297.m[3][2].thread_elements()[0];
-      const float v7857 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7857 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7858 = v7856 * v7857;
-      v297.m[3][2].thread_elements()[0] = v7858;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][2].thread_elements()[0] = v7858;  // kernels/sdpa/flash_tile.hpp:205
       const float v7861 = v297.m[3][2].thread_elements()[1];
-      const float v7862 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7862 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7863 = v7861 * v7862;
-      v297.m[3][2].thread_elements()[1] = v7863;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][2].thread_elements()[1] = v7863;  // kernels/sdpa/flash_tile.hpp:205
       const float v7866 = v297.m[3][3].thread_elements()[0];
-      const float v7867 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7867 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7868 = v7866 * v7867;
-      v297.m[3][3].thread_elements()[0] = v7868;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][3].thread_elements()[0] = v7868;  // kernels/sdpa/flash_tile.hpp:205
       const float v7871 = v297.m[3][3].thread_elements()[1];
-      const float v7872 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7872 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7873 = v7871 * v7872;
-      v297.m[3][3].thread_elements()[1] = v7873;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][3].thread_elements()[1] = v7873;  // kernels/sdpa/flash_tile.hpp:205
       const float v7876 = v299.m[0][0].thread_elements()[0];
-      const float v7877 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7877 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7878 = v7876 * v7877;
-      v299.m[0][0].thread_elements()[0] = v7878;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][0].thread_elements()[0] = v7878;  // kernels/sdpa/flash_tile.hpp:205
       const float v7881 = v299.m[0][0].thread_elements()[1];
-      const float v7882 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7882 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7883 = v7881 * v7882;
-      v299.m[0][0].thread_elements()[1] = v7883;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][0].thread_elements()[1] = v7883;  // kernels/sdpa/flash_tile.hpp:205
       const float v7886 = v299.m[0][1].thread_elements()[0];
-      const float v7887 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7887 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7888 = v7886 * v7887;
-      v299.m[0][1].thread_elements()[0] = v7888;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][1].thread_elements()[0] = v7888;  // kernels/sdpa/flash_tile.hpp:205
       const float v7891 = v299.m[0][1].thread_elements()[1];
-      const float v7892 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7892 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7893 = v7891 * v7892;
-      v299.m[0][1].thread_elements()[1] = v7893;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][1].thread_elements()[1] = v7893;  // kernels/sdpa/flash_tile.hpp:205
       const float v7896 = v299.m[0][2].thread_elements()[0];
-      const float v7897 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7897 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7898 = v7896 * v7897;
-      v299.m[0][2].thread_elements()[0] = v7898;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][2].thread_elements()[0] = v7898;  // kernels/sdpa/flash_tile.hpp:205
       const float v7901 = v299.m[0][2].thread_elements()[1];
-      const float v7902 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7902 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7903 = v7901 * v7902;
-      v299.m[0][2].thread_elements()[1] = v7903;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][2].thread_elements()[1] = v7903;  // kernels/sdpa/flash_tile.hpp:205
       const float v7906 = v299.m[0][3].thread_elements()[0];
-      const float v7907 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7907 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7908 = v7906 * v7907;
-      v299.m[0][3].thread_elements()[0] = v7908;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][3].thread_elements()[0] = v7908;  // kernels/sdpa/flash_tile.hpp:205
       const float v7911 = v299.m[0][3].thread_elements()[1];
-      const float v7912 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7912 = v6879.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7913 = v7911 * v7912;
-      v299.m[0][3].thread_elements()[1] = v7913;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][3].thread_elements()[1] = v7913;  // kernels/sdpa/flash_tile.hpp:205
       const float v7916 = v299.m[1][0].thread_elements()[0];
-      const float v7917 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7917 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7918 = v7916 * v7917;
-      v299.m[1][0].thread_elements()[0] = v7918;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][0].thread_elements()[0] = v7918;  // kernels/sdpa/flash_tile.hpp:205
       const float v7921 = v299.m[1][0].thread_elements()[1];
-      const float v7922 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7922 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7923 = v7921 * v7922;
-      v299.m[1][0].thread_elements()[1] = v7923;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][0].thread_elements()[1] = v7923;  // kernels/sdpa/flash_tile.hpp:205
       const float v7926 = v299.m[1][1].thread_elements()[0];
-      const float v7927 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7927 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7928 = v7926 * v7927;
-      v299.m[1][1].thread_elements()[0] = v7928;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][1].thread_elements()[0] = v7928;  // kernels/sdpa/flash_tile.hpp:205
       const float v7931 = v299.m[1][1].thread_elements()[1];
-      const float v7932 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7932 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7933 = v7931 * v7932;
-      v299.m[1][1].thread_elements()[1] = v7933;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][1].thread_elements()[1] = v7933;  // kernels/sdpa/flash_tile.hpp:205
       const float v7936 = v299.m[1][2].thread_elements()[0];
-      const float v7937 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7937 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7938 = v7936 * v7937;
-      v299.m[1][2].thread_elements()[0] = v7938;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][2].thread_elements()[0] = v7938;  // kernels/sdpa/flash_tile.hpp:205
       const float v7941 = v299.m[1][2].thread_elements()[1];
-      const float v7942 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7942 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7943 = v7941 * v7942;
-      v299.m[1][2].thread_elements()[1] = v7943;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][2].thread_elements()[1] = v7943;  // kernels/sdpa/flash_tile.hpp:205
       const float v7946 = v299.m[1][3].thread_elements()[0];
-      const float v7947 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7947 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7948 = v7946 * v7947;
-      v299.m[1][3].thread_elements()[0] = v7948;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][3].thread_elements()[0] = v7948;  // kernels/sdpa/flash_tile.hpp:205
       const float v7951 = v299.m[1][3].thread_elements()[1];
-      const float v7952 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7952 = v6879.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7953 = v7951 * v7952;
-      v299.m[1][3].thread_elements()[1] = v7953;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][3].thread_elements()[1] = v7953;  // kernels/sdpa/flash_tile.hpp:205
       const float v7956 = v299.m[2][0].thread_elements()[0];
-      const float v7957 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7957 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7958 = v7956 * v7957;
-      v299.m[2][0].thread_elements()[0] = v7958;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][0].thread_elements()[0] = v7958;  // kernels/sdpa/flash_tile.hpp:205
       const float v7961 = v299.m[2][0].thread_elements()[1];
-      const float v7962 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7962 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7963 = v7961 * v7962;
-      v299.m[2][0].thread_elements()[1] = v7963;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][0].thread_elements()[1] = v7963;  // kernels/sdpa/flash_tile.hpp:205
       const float v7966 = v299.m[2][1].thread_elements()[0];
-      const float v7967 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7967 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7968 = v7966 * v7967;
-      v299.m[2][1].thread_elements()[0] = v7968;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][1].thread_elements()[0] = v7968;  // kernels/sdpa/flash_tile.hpp:205
       const float v7971 = v299.m[2][1].thread_elements()[1];
-      const float v7972 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7972 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7973 = v7971 * v7972;
-      v299.m[2][1].thread_elements()[1] = v7973;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][1].thread_elements()[1] = v7973;  // kernels/sdpa/flash_tile.hpp:205
       const float v7976 = v299.m[2][2].thread_elements()[0];
-      const float v7977 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7977 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7978 = v7976 * v7977;
-      v299.m[2][2].thread_elements()[0] = v7978;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][2].thread_elements()[0] = v7978;  // kernels/sdpa/flash_tile.hpp:205
       const float v7981 = v299.m[2][2].thread_elements()[1];
-      const float v7982 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7982 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7983 = v7981 * v7982;
-      v299.m[2][2].thread_elements()[1] = v7983;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][2].thread_elements()[1] = v7983;  // kernels/sdpa/flash_tile.hpp:205
       const float v7986 = v299.m[2][3].thread_elements()[0];
-      const float v7987 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7987 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7988 = v7986 * v7987;
-      v299.m[2][3].thread_elements()[0] = v7988;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][3].thread_elements()[0] = v7988;  // kernels/sdpa/flash_tile.hpp:205
       const float v7991 = v299.m[2][3].thread_elements()[1];
-      const float v7992 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7992 = v6879.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7993 = v7991 * v7992;
-      v299.m[2][3].thread_elements()[1] = v7993;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][3].thread_elements()[1] = v7993;  // kernels/sdpa/flash_tile.hpp:205
       const float v7996 = v299.m[3][0].thread_elements()[0];
-      const float v7997 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7997 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7998 = v7996 * v7997;
-      v299.m[3][0].thread_elements()[0] = v7998;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][0].thread_elements()[0] = v7998;  // kernels/sdpa/flash_tile.hpp:205
       const float v8001 = v299.m[3][0].thread_elements()[1];
-      const float v8002 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8002 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8003 = v8001 * v8002;
-      v299.m[3][0].thread_elements()[1] = v8003;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][0].thread_elements()[1] = v8003;  // kernels/sdpa/flash_tile.hpp:205
       const float v8006 = v299.m[3][1].thread_elements()[0];
-      const float v8007 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8007 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8008 = v8006 * v8007;
-      v299.m[3][1].thread_elements()[0] = v8008;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][1].thread_elements()[0] = v8008;  // kernels/sdpa/flash_tile.hpp:205
       const float v8011 = v299.m[3][1].thread_elements()[1];
-      const float v8012 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8012 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8013 = v8011 * v8012;
-      v299.m[3][1].thread_elements()[1] = v8013;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][1].thread_elements()[1] = v8013;  // kernels/sdpa/flash_tile.hpp:205
       const float v8016 = v299.m[3][2].thread_elements()[0];
-      const float v8017 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8017 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8018 = v8016 * v8017;
-      v299.m[3][2].thread_elements()[0] = v8018;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][2].thread_elements()[0] = v8018;  // kernels/sdpa/flash_tile.hpp:205
       const float v8021 = v299.m[3][2].thread_elements()[1];
-      const float v8022 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8022 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8023 = v8021 * v8022;
-      v299.m[3][2].thread_elements()[1] = v8023;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][2].thread_elements()[1] = v8023;  // kernels/sdpa/flash_tile.hpp:205
       const float v8026 = v299.m[3][3].thread_elements()[0];
-      const float v8027 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8027 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8028 = v8026 * v8027;
-      v299.m[3][3].thread_elements()[0] = v8028;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][3].thread_elements()[0] = v8028;  // kernels/sdpa/flash_tile.hpp:205
       const float v8031 = v299.m[3][3].thread_elements()[1];
-      const float v8032 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8032 = v6879.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8033 = v8031 * v8032;
-      v299.m[3][3].thread_elements()[1] = v8033;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<half, 32, 64> v8035;  // kernels/sdpa/flash_tile.hpp:202
+      v299.m[3][3].thread_elements()[1] = v8033;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<half, 32, 64> v8035;  // kernels/sdpa/flash_tile.hpp:210
       iron_frag_fill(v8035, half(half(0.0f)));
       iron_frag_convert(v8035, v5033);
-      iron_frag<half, 64, 32> v8037;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag<half, 64, 32> v8037;  // kernels/sdpa/flash_tile.hpp:212
       iron_frag_fill(v8037, half(half(0.0f)));
-      iron_frag_load<false>(v8037, shm2, long(v4837), long(64u));  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma(v297, v8035, v8037);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<half, 64, 32> v8044;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_load<false>(v8037, shm2, long(v4837), long(64u));  // kernels/sdpa/flash_tile.hpp:213
+      iron_frag_mma(v297, v8035, v8037);  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<half, 64, 32> v8044;  // kernels/sdpa/flash_tile.hpp:212
       iron_frag_fill(v8044, half(half(0.0f)));
-      iron_frag_load<false>(v8044, shm2, long(v5054), long(64u));  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma(v299, v8035, v8044);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag_load<false>(v8044, shm2, long(v5054), long(64u));  // kernels/sdpa/flash_tile.hpp:213
+      iron_frag_mma(v299, v8035, v8044);  // kernels/sdpa/flash_tile.hpp:214
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/sdpa/flash_tile.hpp:142
-    const float v3520 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
-    iron_frag<float, 32, 8> v3522;  // kernels/sdpa/flash_tile.hpp:212
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/sdpa/flash_tile.hpp:150
+    const float v3520 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 32, 8> v3522;  // kernels/sdpa/flash_tile.hpp:220
     iron_frag_fill(v3522, float(0.0f));
-    const float v3526 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3526 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3527 = fmax(v3526, v3520);
-    const bool v3530 = v3527 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3530 = v3527 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3531 = v3530 ? 0.0f : v3527;
-    v3522.m[0][0].thread_elements()[0] = v3531;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3535 = v293.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[0][0].thread_elements()[0] = v3531;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3535 = v293.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3536 = fmax(v3535, v3520);
-    const bool v3539 = v3536 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3539 = v3536 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3540 = v3539 ? 0.0f : v3536;
-    v3522.m[0][0].thread_elements()[1] = v3540;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3544 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[0][0].thread_elements()[1] = v3540;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3544 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3545 = fmax(v3544, v3520);
-    const bool v3548 = v3545 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3548 = v3545 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3549 = v3548 ? 0.0f : v3545;
-    v3522.m[1][0].thread_elements()[0] = v3549;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3553 = v293.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[1][0].thread_elements()[0] = v3549;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3553 = v293.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3554 = fmax(v3553, v3520);
-    const bool v3557 = v3554 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3557 = v3554 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3558 = v3557 ? 0.0f : v3554;
-    v3522.m[1][0].thread_elements()[1] = v3558;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3562 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[1][0].thread_elements()[1] = v3558;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3562 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3563 = fmax(v3562, v3520);
-    const bool v3566 = v3563 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3566 = v3563 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3567 = v3566 ? 0.0f : v3563;
-    v3522.m[2][0].thread_elements()[0] = v3567;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3571 = v293.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[2][0].thread_elements()[0] = v3567;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3571 = v293.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3572 = fmax(v3571, v3520);
-    const bool v3575 = v3572 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3575 = v3572 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3576 = v3575 ? 0.0f : v3572;
-    v3522.m[2][0].thread_elements()[1] = v3576;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3580 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[2][0].thread_elements()[1] = v3576;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3580 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3581 = fmax(v3580, v3520);
-    const bool v3584 = v3581 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3584 = v3581 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3585 = v3584 ? 0.0f : v3581;
-    v3522.m[3][0].thread_elements()[0] = v3585;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3589 = v293.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[3][0].thread_elements()[0] = v3585;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3589 = v293.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3590 = fmax(v3589, v3520);
-    const bool v3593 = v3590 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3593 = v3590 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3594 = v3593 ? 0.0f : v3590;
-    v3522.m[3][0].thread_elements()[1] = v3594;  // kernels/sdpa/flash_tile.hpp:213
-    iron_frag<float, 32, 8> v3596;  // kernels/sdpa/flash_tile.hpp:216
+    v3522.m[3][0].thread_elements()[1] = v3594;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 32, 8> v3596;  // kernels/sdpa/flash_tile.hpp:224
     iron_frag_fill(v3596, float(0.0f));
-    const float v3600 = v3522.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3600 = v3522.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3601 = v3520 - v3600;
     const float v3602 = exp2(v3601);
     const float v3604 = v293.m[0][0].thread_elements()[0];
@@ -2921,8 +2921,8 @@ kernel void iron_sdpa_prefill_d64_f16(
     const float v3607 = v295.m[0][0].thread_elements()[0];
     const float v3608 = v3607 * v3606;
     const float v3609 = v3608 + v3602;
-    v3596.m[0][0].thread_elements()[0] = v3609;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3613 = v3522.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.m[0][0].thread_elements()[0] = v3609;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3613 = v3522.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3614 = v3520 - v3613;
     const float v3615 = exp2(v3614);
     const float v3617 = v293.m[0][0].thread_elements()[1];
@@ -2931,8 +2931,8 @@ kernel void iron_sdpa_prefill_d64_f16(
     const float v3620 = v295.m[0][0].thread_elements()[1];
     const float v3621 = v3620 * v3619;
     const float v3622 = v3621 + v3615;
-    v3596.m[0][0].thread_elements()[1] = v3622;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3626 = v3522.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.m[0][0].thread_elements()[1] = v3622;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3626 = v3522.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3627 = v3520 - v3626;
     const float v3628 = exp2(v3627);
     const float v3630 = v293.m[1][0].thread_elements()[0];
@@ -2941,8 +2941,8 @@ kernel void iron_sdpa_prefill_d64_f16(
     const float v3633 = v295.m[1][0].thread_elements()[0];
     const float v3634 = v3633 * v3632;
     const float v3635 = v3634 + v3628;
-    v3596.m[1][0].thread_elements()[0] = v3635;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3639 = v3522.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.m[1][0].thread_elements()[0] = v3635;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3639 = v3522.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3640 = v3520 - v3639;
     const float v3641 = exp2(v3640);
     const float v3643 = v293.m[1][0].thread_elements()[1];
@@ -2951,8 +2951,8 @@ kernel void iron_sdpa_prefill_d64_f16(
     const float v3646 = v295.m[1][0].thread_elements()[1];
     const float v3647 = v3646 * v3645;
     const float v3648 = v3647 + v3641;
-    v3596.m[1][0].thread_elements()[1] = v3648;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3652 = v3522.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.m[1][0].thread_elements()[1] = v3648;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3652 = v3522.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3653 = v3520 - v3652;
     const float v3654 = exp2(v3653);
     const float v3656 = v293.m[2][0].thread_elements()[0];
@@ -2961,8 +2961,8 @@ kernel void iron_sdpa_prefill_d64_f16(
     const float v3659 = v295.m[2][0].thread_elements()[0];
     const float v3660 = v3659 * v3658;
     const float v3661 = v3660 + v3654;
-    v3596.m[2][0].thread_elements()[0] = v3661;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3665 = v3522.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.m[2][0].thread_elements()[0] = v3661;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3665 = v3522.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3666 = v3520 - v3665;
     const float v3667 = exp2(v3666);
     const float v3669 = v293.m[2][0].thread_elements()[1];
@@ -2971,8 +2971,8 @@ kernel void iron_sdpa_prefill_d64_f16(
     const float v3672 = v295.m[2][0].thread_elements()[1];
     const float v3673 = v3672 * v3671;
     const float v3674 = v3673 + v3667;
-    v3596.m[2][0].thread_elements()[1] = v3674;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3678 = v3522.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.m[2][0].thread_elements()[1] = v3674;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3678 = v3522.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3679 = v3520 - v3678;
     const float v3680 = exp2(v3679);
     const float v3682 = v293.m[3][0].thread_elements()[0];
@@ -2981,8 +2981,8 @@ kernel void iron_sdpa_prefill_d64_f16(
     const float v3685 = v295.m[3][0].thread_elements()[0];
     const float v3686 = v3685 * v3684;
     const float v3687 = v3686 + v3680;
-    v3596.m[3][0].thread_elements()[0] = v3687;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3691 = v3522.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:218
+    v3596.m[3][0].thread_elements()[0] = v3687;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3691 = v3522.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3692 = v3520 - v3691;
     const float v3693 = exp2(v3692);
     const float v3695 = v293.m[3][0].thread_elements()[1];
@@ -2991,86 +2991,86 @@ kernel void iron_sdpa_prefill_d64_f16(
     const float v3698 = v295.m[3][0].thread_elements()[1];
     const float v3699 = v3698 * v3697;
     const float v3700 = v3699 + v3693;
-    v3596.m[3][0].thread_elements()[1] = v3700;  // kernels/sdpa/flash_tile.hpp:217
-    iron_frag<float, 32, 8> v3702;  // kernels/sdpa/flash_tile.hpp:220
+    v3596.m[3][0].thread_elements()[1] = v3700;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 32, 8> v3702;  // kernels/sdpa/flash_tile.hpp:228
     iron_frag_fill(v3702, float(0.0f));
-    const float v3706 = v3596.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3708 = v3522.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3706 = v3596.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3708 = v3522.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3709 = v293.m[0][0].thread_elements()[0];
     const float v3710 = v3709 - v3708;
     const float v3711 = exp2(v3710);
     const float v3712 = v3711 / v3706;
     const bool v3714 = v3706 > 0.0f;
     const float v3715 = v3714 ? v3712 : 0.0f;
-    v3702.m[0][0].thread_elements()[0] = v3715;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3719 = v3596.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3721 = v3522.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[0][0].thread_elements()[0] = v3715;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3719 = v3596.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3721 = v3522.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3722 = v293.m[0][0].thread_elements()[1];
     const float v3723 = v3722 - v3721;
     const float v3724 = exp2(v3723);
     const float v3725 = v3724 / v3719;
     const bool v3727 = v3719 > 0.0f;
     const float v3728 = v3727 ? v3725 : 0.0f;
-    v3702.m[0][0].thread_elements()[1] = v3728;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3732 = v3596.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3734 = v3522.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[0][0].thread_elements()[1] = v3728;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3732 = v3596.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3734 = v3522.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3735 = v293.m[1][0].thread_elements()[0];
     const float v3736 = v3735 - v3734;
     const float v3737 = exp2(v3736);
     const float v3738 = v3737 / v3732;
     const bool v3740 = v3732 > 0.0f;
     const float v3741 = v3740 ? v3738 : 0.0f;
-    v3702.m[1][0].thread_elements()[0] = v3741;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3745 = v3596.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3747 = v3522.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[1][0].thread_elements()[0] = v3741;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3745 = v3596.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3747 = v3522.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3748 = v293.m[1][0].thread_elements()[1];
     const float v3749 = v3748 - v3747;
     const float v3750 = exp2(v3749);
     const float v3751 = v3750 / v3745;
     const bool v3753 = v3745 > 0.0f;
     const float v3754 = v3753 ? v3751 : 0.0f;
-    v3702.m[1][0].thread_elements()[1] = v3754;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3758 = v3596.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3760 = v3522.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[1][0].thread_elements()[1] = v3754;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3758 = v3596.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3760 = v3522.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3761 = v293.m[2][0].thread_elements()[0];
     const float v3762 = v3761 - v3760;
     const float v3763 = exp2(v3762);
     const float v3764 = v3763 / v3758;
     const bool v3766 = v3758 > 0.0f;
     const float v3767 = v3766 ? v3764 : 0.0f;
-    v3702.m[2][0].thread_elements()[0] = v3767;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3771 = v3596.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3773 = v3522.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[2][0].thread_elements()[0] = v3767;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3771 = v3596.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3773 = v3522.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3774 = v293.m[2][0].thread_elements()[1];
     const float v3775 = v3774 - v3773;
     const float v3776 = exp2(v3775);
     const float v3777 = v3776 / v3771;
     const bool v3779 = v3771 > 0.0f;
     const float v3780 = v3779 ? v3777 : 0.0f;
-    v3702.m[2][0].thread_elements()[1] = v3780;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3784 = v3596.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3786 = v3522.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[2][0].thread_elements()[1] = v3780;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3784 = v3596.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3786 = v3522.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3787 = v293.m[3][0].thread_elements()[0];
     const float v3788 = v3787 - v3786;
     const float v3789 = exp2(v3788);
     const float v3790 = v3789 / v3784;
     const bool v3792 = v3784 > 0.0f;
     const float v3793 = v3792 ? v3790 : 0.0f;
-    v3702.m[3][0].thread_elements()[0] = v3793;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3797 = v3596.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3799 = v3522.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[3][0].thread_elements()[0] = v3793;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3797 = v3596.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3799 = v3522.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3800 = v293.m[3][0].thread_elements()[1];
     const float v3801 = v3800 - v3799;
     const float v3802 = exp2(v3801);
     const float v3803 = v3802 / v3797;
     const bool v3805 = v3797 > 0.0f;
     const float v3806 = v3805 ? v3803 : 0.0f;
-    v3702.m[3][0].thread_elements()[1] = v3806;  // kernels/sdpa/flash_tile.hpp:221
-    const uint v3808 = v43 + v7715;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3809 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    v3702.m[3][0].thread_elements()[1] = v3806;  // kernels/sdpa/flash_tile.hpp:229
+    const uint v3808 = v43 + v7715;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3809 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3810 = v297.m[0][0].thread_elements()[0];
     const float v3811 = v3810 * v3809;
-    const bool v3812 = v3808 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3812 = v3808 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3812) {
       const half v3816 = half(v3811);  // kernels/sdpa/prefill.cpp:98
       const uint v3818 = v11 + v3808;
@@ -3080,11 +3080,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v3822 = v3821 + v7714;
       out[v3822] = v3816;
     }
-    const uint v3824 = v43 + v7720;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3825 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3824 = v43 + v7720;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3825 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3826 = v297.m[0][0].thread_elements()[1];
     const float v3827 = v3826 * v3825;
-    const bool v3828 = v3824 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3828 = v3824 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3828) {
       const half v3832 = half(v3827);  // kernels/sdpa/prefill.cpp:98
       const uint v3834 = v11 + v3824;
@@ -3094,11 +3094,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v3838 = v3837 + v7719;
       out[v3838] = v3832;
     }
-    const uint v3840 = v43 + v7725;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3841 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3840 = v43 + v7725;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3841 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3842 = v297.m[0][1].thread_elements()[0];
     const float v3843 = v3842 * v3841;
-    const bool v3844 = v3840 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3844 = v3840 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3844) {
       const half v3848 = half(v3843);  // kernels/sdpa/prefill.cpp:98
       const uint v3850 = v11 + v3840;
@@ -3108,11 +3108,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v3854 = v3853 + v7724;
       out[v3854] = v3848;
     }
-    const uint v3856 = v43 + v7730;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3857 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3856 = v43 + v7730;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3857 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3858 = v297.m[0][1].thread_elements()[1];
     const float v3859 = v3858 * v3857;
-    const bool v3860 = v3856 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3860 = v3856 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3860) {
       const half v3864 = half(v3859);  // kernels/sdpa/prefill.cpp:98
       const uint v3866 = v11 + v3856;
@@ -3122,11 +3122,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v3870 = v3869 + v7729;
       out[v3870] = v3864;
     }
-    const uint v3872 = v43 + v7735;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3873 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3872 = v43 + v7735;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3873 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3874 = v297.m[0][2].thread_elements()[0];
     const float v3875 = v3874 * v3873;
-    const bool v3876 = v3872 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3876 = v3872 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3876) {
       const half v3880 = half(v3875);  // kernels/sdpa/prefill.cpp:98
       const uint v3882 = v11 + v3872;
@@ -3136,11 +3136,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v3886 = v3885 + v7734;
       out[v3886] = v3880;
     }
-    const uint v3888 = v43 + v7740;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3889 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3888 = v43 + v7740;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3889 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3890 = v297.m[0][2].thread_elements()[1];
     const float v3891 = v3890 * v3889;
-    const bool v3892 = v3888 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3892 = v3888 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3892) {
       const half v3896 = half(v3891);  // kernels/sdpa/prefill.cpp:98
       const uint v3898 = v11 + v3888;
@@ -3150,11 +3150,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v3902 = v3901 + v7739;
       out[v3902] = v3896;
     }
-    const uint v3904 = v43 + v7745;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3905 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3904 = v43 + v7745;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3905 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3906 = v297.m[0][3].thread_elements()[0];
     const float v3907 = v3906 * v3905;
-    const bool v3908 = v3904 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3908 = v3904 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3908) {
       const half v3912 = half(v3907);  // kernels/sdpa/prefill.cpp:98
       const uint v3914 = v11 + v3904;
@@ -3164,11 +3164,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v3918 = v3917 + v7744;
       out[v3918] = v3912;
     }
-    const uint v3920 = v43 + v7750;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3921 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3920 = v43 + v7750;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3921 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3922 = v297.m[0][3].thread_elements()[1];
     const float v3923 = v3922 * v3921;
-    const bool v3924 = v3920 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3924 = v3920 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3924) {
       const half v3928 = half(v3923);  // kernels/sdpa/prefill.cpp:98
       const uint v3930 = v11 + v3920;
@@ -3178,11 +3178,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v3934 = v3933 + v7749;
       out[v3934] = v3928;
     }
-    const uint v3936 = v43 + v7755;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3937 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3936 = v43 + v7755;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3937 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3938 = v297.m[1][0].thread_elements()[0];
     const float v3939 = v3938 * v3937;
-    const bool v3940 = v3936 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3940 = v3936 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3940) {
       const half v3944 = half(v3939);  // kernels/sdpa/prefill.cpp:98
       const uint v3946 = v11 + v3936;
@@ -3192,11 +3192,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v3950 = v3949 + v7754;
       out[v3950] = v3944;
     }
-    const uint v3952 = v43 + v7760;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3953 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3952 = v43 + v7760;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3953 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3954 = v297.m[1][0].thread_elements()[1];
     const float v3955 = v3954 * v3953;
-    const bool v3956 = v3952 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3956 = v3952 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3956) {
       const half v3960 = half(v3955);  // kernels/sdpa/prefill.cpp:98
       const uint v3962 = v11 + v3952;
@@ -3206,11 +3206,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v3966 = v3965 + v7759;
       out[v3966] = v3960;
     }
-    const uint v3968 = v43 + v7765;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3969 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3968 = v43 + v7765;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3969 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3970 = v297.m[1][1].thread_elements()[0];
     const float v3971 = v3970 * v3969;
-    const bool v3972 = v3968 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3972 = v3968 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3972) {
       const half v3976 = half(v3971);  // kernels/sdpa/prefill.cpp:98
       const uint v3978 = v11 + v3968;
@@ -3220,11 +3220,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v3982 = v3981 + v7764;
       out[v3982] = v3976;
     }
-    const uint v3984 = v43 + v7770;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3985 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3984 = v43 + v7770;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3985 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3986 = v297.m[1][1].thread_elements()[1];
     const float v3987 = v3986 * v3985;
-    const bool v3988 = v3984 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3988 = v3984 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3988) {
       const half v3992 = half(v3987);  // kernels/sdpa/prefill.cpp:98
       const uint v3994 = v11 + v3984;
@@ -3234,11 +3234,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v3998 = v3997 + v7769;
       out[v3998] = v3992;
     }
-    const uint v4000 = v43 + v7775;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4001 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4000 = v43 + v7775;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4001 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4002 = v297.m[1][2].thread_elements()[0];
     const float v4003 = v4002 * v4001;
-    const bool v4004 = v4000 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4004 = v4000 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4004) {
       const half v4008 = half(v4003);  // kernels/sdpa/prefill.cpp:98
       const uint v4010 = v11 + v4000;
@@ -3248,11 +3248,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4014 = v4013 + v7774;
       out[v4014] = v4008;
     }
-    const uint v4016 = v43 + v7780;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4017 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4016 = v43 + v7780;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4017 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4018 = v297.m[1][2].thread_elements()[1];
     const float v4019 = v4018 * v4017;
-    const bool v4020 = v4016 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4020 = v4016 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4020) {
       const half v4024 = half(v4019);  // kernels/sdpa/prefill.cpp:98
       const uint v4026 = v11 + v4016;
@@ -3262,11 +3262,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4030 = v4029 + v7779;
       out[v4030] = v4024;
     }
-    const uint v4032 = v43 + v7785;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4033 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4032 = v43 + v7785;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4033 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4034 = v297.m[1][3].thread_elements()[0];
     const float v4035 = v4034 * v4033;
-    const bool v4036 = v4032 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4036 = v4032 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4036) {
       const half v4040 = half(v4035);  // kernels/sdpa/prefill.cpp:98
       const uint v4042 = v11 + v4032;
@@ -3276,11 +3276,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4046 = v4045 + v7784;
       out[v4046] = v4040;
     }
-    const uint v4048 = v43 + v7790;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4049 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4048 = v43 + v7790;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4049 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4050 = v297.m[1][3].thread_elements()[1];
     const float v4051 = v4050 * v4049;
-    const bool v4052 = v4048 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4052 = v4048 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4052) {
       const half v4056 = half(v4051);  // kernels/sdpa/prefill.cpp:98
       const uint v4058 = v11 + v4048;
@@ -3290,11 +3290,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4062 = v4061 + v7789;
       out[v4062] = v4056;
     }
-    const uint v4064 = v43 + v7795;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4065 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4064 = v43 + v7795;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4065 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4066 = v297.m[2][0].thread_elements()[0];
     const float v4067 = v4066 * v4065;
-    const bool v4068 = v4064 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4068 = v4064 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4068) {
       const half v4072 = half(v4067);  // kernels/sdpa/prefill.cpp:98
       const uint v4074 = v11 + v4064;
@@ -3304,11 +3304,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4078 = v4077 + v7794;
       out[v4078] = v4072;
     }
-    const uint v4080 = v43 + v7800;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4081 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4080 = v43 + v7800;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4081 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4082 = v297.m[2][0].thread_elements()[1];
     const float v4083 = v4082 * v4081;
-    const bool v4084 = v4080 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4084 = v4080 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4084) {
       const half v4088 = half(v4083);  // kernels/sdpa/prefill.cpp:98
       const uint v4090 = v11 + v4080;
@@ -3318,11 +3318,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4094 = v4093 + v7799;
       out[v4094] = v4088;
     }
-    const uint v4096 = v43 + v7805;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4097 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4096 = v43 + v7805;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4097 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4098 = v297.m[2][1].thread_elements()[0];
     const float v4099 = v4098 * v4097;
-    const bool v4100 = v4096 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4100 = v4096 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4100) {
       const half v4104 = half(v4099);  // kernels/sdpa/prefill.cpp:98
       const uint v4106 = v11 + v4096;
@@ -3332,11 +3332,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4110 = v4109 + v7804;
       out[v4110] = v4104;
     }
-    const uint v4112 = v43 + v7810;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4113 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4112 = v43 + v7810;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4113 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4114 = v297.m[2][1].thread_elements()[1];
     const float v4115 = v4114 * v4113;
-    const bool v4116 = v4112 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4116 = v4112 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4116) {
       const half v4120 = half(v4115);  // kernels/sdpa/prefill.cpp:98
       const uint v4122 = v11 + v4112;
@@ -3346,11 +3346,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4126 = v4125 + v7809;
       out[v4126] = v4120;
     }
-    const uint v4128 = v43 + v7815;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4129 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4128 = v43 + v7815;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4129 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4130 = v297.m[2][2].thread_elements()[0];
     const float v4131 = v4130 * v4129;
-    const bool v4132 = v4128 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4132 = v4128 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4132) {
       const half v4136 = half(v4131);  // kernels/sdpa/prefill.cpp:98
       const uint v4138 = v11 + v4128;
@@ -3360,11 +3360,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4142 = v4141 + v7814;
       out[v4142] = v4136;
     }
-    const uint v4144 = v43 + v7820;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4145 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4144 = v43 + v7820;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4145 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4146 = v297.m[2][2].thread_elements()[1];
     const float v4147 = v4146 * v4145;
-    const bool v4148 = v4144 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4148 = v4144 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4148) {
       const half v4152 = half(v4147);  // kernels/sdpa/prefill.cpp:98
       const uint v4154 = v11 + v4144;
@@ -3374,11 +3374,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4158 = v4157 + v7819;
       out[v4158] = v4152;
     }
-    const uint v4160 = v43 + v7825;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4161 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4160 = v43 + v7825;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4161 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4162 = v297.m[2][3].thread_elements()[0];
     const float v4163 = v4162 * v4161;
-    const bool v4164 = v4160 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4164 = v4160 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4164) {
       const half v4168 = half(v4163);  // kernels/sdpa/prefill.cpp:98
       const uint v4170 = v11 + v4160;
@@ -3388,11 +3388,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4174 = v4173 + v7824;
       out[v4174] = v4168;
     }
-    const uint v4176 = v43 + v7830;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4177 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4176 = v43 + v7830;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4177 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4178 = v297.m[2][3].thread_elements()[1];
     const float v4179 = v4178 * v4177;
-    const bool v4180 = v4176 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4180 = v4176 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4180) {
       const half v4184 = half(v4179);  // kernels/sdpa/prefill.cpp:98
       const uint v4186 = v11 + v4176;
@@ -3402,11 +3402,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4190 = v4189 + v7829;
       out[v4190] = v4184;
     }
-    const uint v4192 = v43 + v7835;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4193 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4192 = v43 + v7835;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4193 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4194 = v297.m[3][0].thread_elements()[0];
     const float v4195 = v4194 * v4193;
-    const bool v4196 = v4192 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4196 = v4192 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4196) {
       const half v4200 = half(v4195);  // kernels/sdpa/prefill.cpp:98
       const uint v4202 = v11 + v4192;
@@ -3416,11 +3416,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4206 = v4205 + v7834;
       out[v4206] = v4200;
     }
-    const uint v4208 = v43 + v7840;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4209 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4208 = v43 + v7840;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4209 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4210 = v297.m[3][0].thread_elements()[1];
     const float v4211 = v4210 * v4209;
-    const bool v4212 = v4208 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4212 = v4208 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4212) {
       const half v4216 = half(v4211);  // kernels/sdpa/prefill.cpp:98
       const uint v4218 = v11 + v4208;
@@ -3430,11 +3430,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4222 = v4221 + v7839;
       out[v4222] = v4216;
     }
-    const uint v4224 = v43 + v7845;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4225 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4224 = v43 + v7845;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4225 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4226 = v297.m[3][1].thread_elements()[0];
     const float v4227 = v4226 * v4225;
-    const bool v4228 = v4224 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4228 = v4224 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4228) {
       const half v4232 = half(v4227);  // kernels/sdpa/prefill.cpp:98
       const uint v4234 = v11 + v4224;
@@ -3444,11 +3444,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4238 = v4237 + v7844;
       out[v4238] = v4232;
     }
-    const uint v4240 = v43 + v7850;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4241 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4240 = v43 + v7850;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4241 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4242 = v297.m[3][1].thread_elements()[1];
     const float v4243 = v4242 * v4241;
-    const bool v4244 = v4240 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4244 = v4240 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4244) {
       const half v4248 = half(v4243);  // kernels/sdpa/prefill.cpp:98
       const uint v4250 = v11 + v4240;
@@ -3458,11 +3458,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4254 = v4253 + v7849;
       out[v4254] = v4248;
     }
-    const uint v4256 = v43 + v7855;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4257 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4256 = v43 + v7855;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4257 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4258 = v297.m[3][2].thread_elements()[0];
     const float v4259 = v4258 * v4257;
-    const bool v4260 = v4256 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4260 = v4256 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4260) {
       const half v4264 = half(v4259);  // kernels/sdpa/prefill.cpp:98
       const uint v4266 = v11 + v4256;
@@ -3472,11 +3472,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4270 = v4269 + v7854;
       out[v4270] = v4264;
     }
-    const uint v4272 = v43 + v7860;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4273 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4272 = v43 + v7860;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4273 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4274 = v297.m[3][2].thread_elements()[1];
     const float v4275 = v4274 * v4273;
-    const bool v4276 = v4272 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4276 = v4272 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4276) {
       const half v4280 = half(v4275);  // kernels/sdpa/prefill.cpp:98
       const uint v4282 = v11 + v4272;
@@ -3486,11 +3486,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4286 = v4285 + v7859;
       out[v4286] = v4280;
     }
-    const uint v4288 = v43 + v7865;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4289 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4288 = v43 + v7865;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4289 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4290 = v297.m[3][3].thread_elements()[0];
     const float v4291 = v4290 * v4289;
-    const bool v4292 = v4288 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4292 = v4288 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4292) {
       const half v4296 = half(v4291);  // kernels/sdpa/prefill.cpp:98
       const uint v4298 = v11 + v4288;
@@ -3500,11 +3500,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4302 = v4301 + v7864;
       out[v4302] = v4296;
     }
-    const uint v4304 = v43 + v7870;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4305 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4304 = v43 + v7870;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4305 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4306 = v297.m[3][3].thread_elements()[1];
     const float v4307 = v4306 * v4305;
-    const bool v4308 = v4304 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4308 = v4304 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4308) {
       const half v4312 = half(v4307);  // kernels/sdpa/prefill.cpp:98
       const uint v4314 = v11 + v4304;
@@ -3514,11 +3514,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4318 = v4317 + v7869;
       out[v4318] = v4312;
     }
-    const uint v4320 = v43 + v7875;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4321 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4320 = v43 + v7875;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4321 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4322 = v299.m[0][0].thread_elements()[0];
     const float v4323 = v4322 * v4321;
-    const bool v4324 = v4320 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4324 = v4320 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4324) {
       const uint v4327 = 32u + v7874;
       const half v4328 = half(v4323);  // kernels/sdpa/prefill.cpp:98
@@ -3529,11 +3529,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4334 = v4333 + v4327;
       out[v4334] = v4328;
     }
-    const uint v4336 = v43 + v7880;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4337 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4336 = v43 + v7880;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4337 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4338 = v299.m[0][0].thread_elements()[1];
     const float v4339 = v4338 * v4337;
-    const bool v4340 = v4336 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4340 = v4336 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4340) {
       const uint v4343 = 32u + v7879;
       const half v4344 = half(v4339);  // kernels/sdpa/prefill.cpp:98
@@ -3544,11 +3544,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4350 = v4349 + v4343;
       out[v4350] = v4344;
     }
-    const uint v4352 = v43 + v7885;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4353 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4352 = v43 + v7885;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4353 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4354 = v299.m[0][1].thread_elements()[0];
     const float v4355 = v4354 * v4353;
-    const bool v4356 = v4352 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4356 = v4352 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4356) {
       const uint v4359 = 32u + v7884;
       const half v4360 = half(v4355);  // kernels/sdpa/prefill.cpp:98
@@ -3559,11 +3559,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4366 = v4365 + v4359;
       out[v4366] = v4360;
     }
-    const uint v4368 = v43 + v7890;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4369 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4368 = v43 + v7890;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4369 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4370 = v299.m[0][1].thread_elements()[1];
     const float v4371 = v4370 * v4369;
-    const bool v4372 = v4368 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4372 = v4368 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4372) {
       const uint v4375 = 32u + v7889;
       const half v4376 = half(v4371);  // kernels/sdpa/prefill.cpp:98
@@ -3574,11 +3574,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4382 = v4381 + v4375;
       out[v4382] = v4376;
     }
-    const uint v4384 = v43 + v7895;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4385 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4384 = v43 + v7895;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4385 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4386 = v299.m[0][2].thread_elements()[0];
     const float v4387 = v4386 * v4385;
-    const bool v4388 = v4384 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4388 = v4384 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4388) {
       const uint v4391 = 32u + v7894;
       const half v4392 = half(v4387);  // kernels/sdpa/prefill.cpp:98
@@ -3589,11 +3589,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4398 = v4397 + v4391;
       out[v4398] = v4392;
     }
-    const uint v4400 = v43 + v7900;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4401 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4400 = v43 + v7900;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4401 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4402 = v299.m[0][2].thread_elements()[1];
     const float v4403 = v4402 * v4401;
-    const bool v4404 = v4400 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4404 = v4400 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4404) {
       const uint v4407 = 32u + v7899;
       const half v4408 = half(v4403);  // kernels/sdpa/prefill.cpp:98
@@ -3604,11 +3604,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4414 = v4413 + v4407;
       out[v4414] = v4408;
     }
-    const uint v4416 = v43 + v7905;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4417 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4416 = v43 + v7905;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4417 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4418 = v299.m[0][3].thread_elements()[0];
     const float v4419 = v4418 * v4417;
-    const bool v4420 = v4416 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4420 = v4416 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4420) {
       const uint v4423 = 32u + v7904;
       const half v4424 = half(v4419);  // kernels/sdpa/prefill.cpp:98
@@ -3619,11 +3619,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4430 = v4429 + v4423;
       out[v4430] = v4424;
     }
-    const uint v4432 = v43 + v7910;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4433 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4432 = v43 + v7910;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4433 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4434 = v299.m[0][3].thread_elements()[1];
     const float v4435 = v4434 * v4433;
-    const bool v4436 = v4432 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4436 = v4432 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4436) {
       const uint v4439 = 32u + v7909;
       const half v4440 = half(v4435);  // kernels/sdpa/prefill.cpp:98
@@ -3634,11 +3634,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4446 = v4445 + v4439;
       out[v4446] = v4440;
     }
-    const uint v4448 = v43 + v7915;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4449 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4448 = v43 + v7915;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4449 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4450 = v299.m[1][0].thread_elements()[0];
     const float v4451 = v4450 * v4449;
-    const bool v4452 = v4448 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4452 = v4448 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4452) {
       const uint v4455 = 32u + v7914;
       const half v4456 = half(v4451);  // kernels/sdpa/prefill.cpp:98
@@ -3649,11 +3649,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4462 = v4461 + v4455;
       out[v4462] = v4456;
     }
-    const uint v4464 = v43 + v7920;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4465 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4464 = v43 + v7920;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4465 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4466 = v299.m[1][0].thread_elements()[1];
     const float v4467 = v4466 * v4465;
-    const bool v4468 = v4464 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4468 = v4464 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4468) {
       const uint v4471 = 32u + v7919;
       const half v4472 = half(v4467);  // kernels/sdpa/prefill.cpp:98
@@ -3664,11 +3664,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4478 = v4477 + v4471;
       out[v4478] = v4472;
     }
-    const uint v4480 = v43 + v7925;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4481 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4480 = v43 + v7925;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4481 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4482 = v299.m[1][1].thread_elements()[0];
     const float v4483 = v4482 * v4481;
-    const bool v4484 = v4480 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4484 = v4480 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4484) {
       const uint v4487 = 32u + v7924;
       const half v4488 = half(v4483);  // kernels/sdpa/prefill.cpp:98
@@ -3679,11 +3679,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4494 = v4493 + v4487;
       out[v4494] = v4488;
     }
-    const uint v4496 = v43 + v7930;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4497 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4496 = v43 + v7930;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4497 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4498 = v299.m[1][1].thread_elements()[1];
     const float v4499 = v4498 * v4497;
-    const bool v4500 = v4496 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4500 = v4496 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4500) {
       const uint v4503 = 32u + v7929;
       const half v4504 = half(v4499);  // kernels/sdpa/prefill.cpp:98
@@ -3694,11 +3694,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4510 = v4509 + v4503;
       out[v4510] = v4504;
     }
-    const uint v4512 = v43 + v7935;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4513 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4512 = v43 + v7935;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4513 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4514 = v299.m[1][2].thread_elements()[0];
     const float v4515 = v4514 * v4513;
-    const bool v4516 = v4512 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4516 = v4512 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4516) {
       const uint v4519 = 32u + v7934;
       const half v4520 = half(v4515);  // kernels/sdpa/prefill.cpp:98
@@ -3709,11 +3709,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4526 = v4525 + v4519;
       out[v4526] = v4520;
     }
-    const uint v4528 = v43 + v7940;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4529 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4528 = v43 + v7940;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4529 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4530 = v299.m[1][2].thread_elements()[1];
     const float v4531 = v4530 * v4529;
-    const bool v4532 = v4528 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4532 = v4528 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4532) {
       const uint v4535 = 32u + v7939;
       const half v4536 = half(v4531);  // kernels/sdpa/prefill.cpp:98
@@ -3724,11 +3724,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4542 = v4541 + v4535;
       out[v4542] = v4536;
     }
-    const uint v4544 = v43 + v7945;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4545 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4544 = v43 + v7945;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4545 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4546 = v299.m[1][3].thread_elements()[0];
     const float v4547 = v4546 * v4545;
-    const bool v4548 = v4544 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4548 = v4544 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4548) {
       const uint v4551 = 32u + v7944;
       const half v4552 = half(v4547);  // kernels/sdpa/prefill.cpp:98
@@ -3739,11 +3739,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4558 = v4557 + v4551;
       out[v4558] = v4552;
     }
-    const uint v4560 = v43 + v7950;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4561 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4560 = v43 + v7950;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4561 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4562 = v299.m[1][3].thread_elements()[1];
     const float v4563 = v4562 * v4561;
-    const bool v4564 = v4560 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4564 = v4560 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4564) {
       const uint v4567 = 32u + v7949;
       const half v4568 = half(v4563);  // kernels/sdpa/prefill.cpp:98
@@ -3754,11 +3754,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4574 = v4573 + v4567;
       out[v4574] = v4568;
     }
-    const uint v4576 = v43 + v7955;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4577 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4576 = v43 + v7955;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4577 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4578 = v299.m[2][0].thread_elements()[0];
     const float v4579 = v4578 * v4577;
-    const bool v4580 = v4576 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4580 = v4576 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4580) {
       const uint v4583 = 32u + v7954;
       const half v4584 = half(v4579);  // kernels/sdpa/prefill.cpp:98
@@ -3769,11 +3769,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4590 = v4589 + v4583;
       out[v4590] = v4584;
     }
-    const uint v4592 = v43 + v7960;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4593 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4592 = v43 + v7960;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4593 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4594 = v299.m[2][0].thread_elements()[1];
     const float v4595 = v4594 * v4593;
-    const bool v4596 = v4592 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4596 = v4592 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4596) {
       const uint v4599 = 32u + v7959;
       const half v4600 = half(v4595);  // kernels/sdpa/prefill.cpp:98
@@ -3784,11 +3784,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4606 = v4605 + v4599;
       out[v4606] = v4600;
     }
-    const uint v4608 = v43 + v7965;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4609 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4608 = v43 + v7965;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4609 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4610 = v299.m[2][1].thread_elements()[0];
     const float v4611 = v4610 * v4609;
-    const bool v4612 = v4608 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4612 = v4608 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4612) {
       const uint v4615 = 32u + v7964;
       const half v4616 = half(v4611);  // kernels/sdpa/prefill.cpp:98
@@ -3799,11 +3799,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4622 = v4621 + v4615;
       out[v4622] = v4616;
     }
-    const uint v4624 = v43 + v7970;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4625 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4624 = v43 + v7970;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4625 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4626 = v299.m[2][1].thread_elements()[1];
     const float v4627 = v4626 * v4625;
-    const bool v4628 = v4624 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4628 = v4624 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4628) {
       const uint v4631 = 32u + v7969;
       const half v4632 = half(v4627);  // kernels/sdpa/prefill.cpp:98
@@ -3814,11 +3814,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4638 = v4637 + v4631;
       out[v4638] = v4632;
     }
-    const uint v4640 = v43 + v7975;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4641 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4640 = v43 + v7975;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4641 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4642 = v299.m[2][2].thread_elements()[0];
     const float v4643 = v4642 * v4641;
-    const bool v4644 = v4640 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4644 = v4640 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4644) {
       const uint v4647 = 32u + v7974;
       const half v4648 = half(v4643);  // kernels/sdpa/prefill.cpp:98
@@ -3829,11 +3829,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4654 = v4653 + v4647;
       out[v4654] = v4648;
     }
-    const uint v4656 = v43 + v7980;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4657 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4656 = v43 + v7980;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4657 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4658 = v299.m[2][2].thread_elements()[1];
     const float v4659 = v4658 * v4657;
-    const bool v4660 = v4656 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4660 = v4656 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4660) {
       const uint v4663 = 32u + v7979;
       const half v4664 = half(v4659);  // kernels/sdpa/prefill.cpp:98
@@ -3844,11 +3844,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4670 = v4669 + v4663;
       out[v4670] = v4664;
     }
-    const uint v4672 = v43 + v7985;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4673 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4672 = v43 + v7985;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4673 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4674 = v299.m[2][3].thread_elements()[0];
     const float v4675 = v4674 * v4673;
-    const bool v4676 = v4672 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4676 = v4672 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4676) {
       const uint v4679 = 32u + v7984;
       const half v4680 = half(v4675);  // kernels/sdpa/prefill.cpp:98
@@ -3859,11 +3859,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4686 = v4685 + v4679;
       out[v4686] = v4680;
     }
-    const uint v4688 = v43 + v7990;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4689 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4688 = v43 + v7990;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4689 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4690 = v299.m[2][3].thread_elements()[1];
     const float v4691 = v4690 * v4689;
-    const bool v4692 = v4688 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4692 = v4688 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4692) {
       const uint v4695 = 32u + v7989;
       const half v4696 = half(v4691);  // kernels/sdpa/prefill.cpp:98
@@ -3874,11 +3874,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4702 = v4701 + v4695;
       out[v4702] = v4696;
     }
-    const uint v4704 = v43 + v7995;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4705 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4704 = v43 + v7995;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4705 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4706 = v299.m[3][0].thread_elements()[0];
     const float v4707 = v4706 * v4705;
-    const bool v4708 = v4704 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4708 = v4704 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4708) {
       const uint v4711 = 32u + v7994;
       const half v4712 = half(v4707);  // kernels/sdpa/prefill.cpp:98
@@ -3889,11 +3889,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4718 = v4717 + v4711;
       out[v4718] = v4712;
     }
-    const uint v4720 = v43 + v8000;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4721 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4720 = v43 + v8000;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4721 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4722 = v299.m[3][0].thread_elements()[1];
     const float v4723 = v4722 * v4721;
-    const bool v4724 = v4720 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4724 = v4720 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4724) {
       const uint v4727 = 32u + v7999;
       const half v4728 = half(v4723);  // kernels/sdpa/prefill.cpp:98
@@ -3904,11 +3904,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4734 = v4733 + v4727;
       out[v4734] = v4728;
     }
-    const uint v4736 = v43 + v8005;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4737 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4736 = v43 + v8005;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4737 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4738 = v299.m[3][1].thread_elements()[0];
     const float v4739 = v4738 * v4737;
-    const bool v4740 = v4736 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4740 = v4736 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4740) {
       const uint v4743 = 32u + v8004;
       const half v4744 = half(v4739);  // kernels/sdpa/prefill.cpp:98
@@ -3919,11 +3919,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4750 = v4749 + v4743;
       out[v4750] = v4744;
     }
-    const uint v4752 = v43 + v8010;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4753 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4752 = v43 + v8010;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4753 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4754 = v299.m[3][1].thread_elements()[1];
     const float v4755 = v4754 * v4753;
-    const bool v4756 = v4752 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4756 = v4752 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4756) {
       const uint v4759 = 32u + v8009;
       const half v4760 = half(v4755);  // kernels/sdpa/prefill.cpp:98
@@ -3934,11 +3934,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4766 = v4765 + v4759;
       out[v4766] = v4760;
     }
-    const uint v4768 = v43 + v8015;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4769 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4768 = v43 + v8015;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4769 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4770 = v299.m[3][2].thread_elements()[0];
     const float v4771 = v4770 * v4769;
-    const bool v4772 = v4768 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4772 = v4768 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4772) {
       const uint v4775 = 32u + v8014;
       const half v4776 = half(v4771);  // kernels/sdpa/prefill.cpp:98
@@ -3949,11 +3949,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4782 = v4781 + v4775;
       out[v4782] = v4776;
     }
-    const uint v4784 = v43 + v8020;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4785 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4784 = v43 + v8020;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4785 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4786 = v299.m[3][2].thread_elements()[1];
     const float v4787 = v4786 * v4785;
-    const bool v4788 = v4784 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4788 = v4784 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4788) {
       const uint v4791 = 32u + v8019;
       const half v4792 = half(v4787);  // kernels/sdpa/prefill.cpp:98
@@ -3964,11 +3964,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4798 = v4797 + v4791;
       out[v4798] = v4792;
     }
-    const uint v4800 = v43 + v8025;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4801 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4800 = v43 + v8025;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4801 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4802 = v299.m[3][3].thread_elements()[0];
     const float v4803 = v4802 * v4801;
-    const bool v4804 = v4800 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4804 = v4800 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4804) {
       const uint v4807 = 32u + v8024;
       const half v4808 = half(v4803);  // kernels/sdpa/prefill.cpp:98
@@ -3979,11 +3979,11 @@ kernel void iron_sdpa_prefill_d64_f16(
       const uint v4814 = v4813 + v4807;
       out[v4814] = v4808;
     }
-    const uint v4816 = v43 + v8030;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4817 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4816 = v43 + v8030;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4817 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4818 = v299.m[3][3].thread_elements()[1];
     const float v4819 = v4818 * v4817;
-    const bool v4820 = v4816 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4820 = v4816 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4820) {
       const uint v4823 = 32u + v8029;
       const half v4824 = half(v4819);  // kernels/sdpa/prefill.cpp:98

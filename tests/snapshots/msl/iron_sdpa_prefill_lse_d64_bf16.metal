@@ -166,150 +166,150 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:93
   if (v38) {
     const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:96
-    const uint v41 = iron_sg;  // kernels/sdpa/flash_tile.hpp:114
+    const uint v41 = iron_sg;  // kernels/sdpa/flash_tile.hpp:122
     const uint v42 = v41 << 5u;
     const uint v43 = v25 + v42;
-    uint v44 = 0u;  // kernels/sdpa/flash_tile.hpp:118
-    const uint v46 = iron_tid.x;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v49 = v46 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v52 = v46 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    uint v44 = 0u;  // kernels/sdpa/flash_tile.hpp:126
+    const uint v46 = iron_tid.x;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v49 = v46 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v52 = v46 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v53 = v52 << 3u;
-    const uint v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:82
     const bool v55 = v54 < v18;
-    const uint v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v60 = v11 + v58;  // kernels/sdpa/prefill.cpp:95
     const uint v61 = v60 * v1;
     const uint v62 = v61 + v26;
     const uint v63 = v62 << 6u;
-    const uint v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v66 = v49 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v66 = v49 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v68 = v66 + v53;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v68 + e] = v55 ? q[v64 + e] : bfloat(0);
     }
-    const uint v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v73 = v71 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v76 = v71 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v73 = v71 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v76 = v71 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v77 = v76 << 3u;
-    const uint v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:82
     const bool v79 = v78 < v18;
-    const uint v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v84 = v11 + v82;  // kernels/sdpa/prefill.cpp:95
     const uint v85 = v84 * v1;
     const uint v86 = v85 + v26;
     const uint v87 = v86 << 6u;
-    const uint v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v90 = v73 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v90 = v73 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v92 = v90 + v77;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v92 + e] = v79 ? q[v88 + e] : bfloat(0);
     }
-    const uint v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v97 = v95 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v100 = v95 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v97 = v95 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v100 = v95 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v101 = v100 << 3u;
-    const uint v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:82
     const bool v103 = v102 < v18;
-    const uint v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v108 = v11 + v106;  // kernels/sdpa/prefill.cpp:95
     const uint v109 = v108 * v1;
     const uint v110 = v109 + v26;
     const uint v111 = v110 << 6u;
-    const uint v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v114 = v97 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v114 = v97 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v116 = v114 + v101;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v116 + e] = v103 ? q[v112 + e] : bfloat(0);
     }
-    const uint v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v121 = v119 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v124 = v119 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v121 = v119 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v124 = v119 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v125 = v124 << 3u;
-    const uint v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:82
     const bool v127 = v126 < v18;
-    const uint v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v132 = v11 + v130;  // kernels/sdpa/prefill.cpp:95
     const uint v133 = v132 * v1;
     const uint v134 = v133 + v26;
     const uint v135 = v134 << 6u;
-    const uint v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v138 = v121 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v138 = v121 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v140 = v138 + v125;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v140 + e] = v127 ? q[v136 + e] : bfloat(0);
     }
-    const uint v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v145 = v143 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v148 = v143 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v145 = v143 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v148 = v143 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v149 = v148 << 3u;
-    const uint v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:82
     const bool v151 = v150 < v18;
-    const uint v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:95
     const uint v157 = v156 * v1;
     const uint v158 = v157 + v26;
     const uint v159 = v158 << 6u;
-    const uint v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v162 = v145 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v162 = v145 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v164 = v162 + v149;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v164 + e] = v151 ? q[v160 + e] : bfloat(0);
     }
-    const uint v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v169 = v167 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v172 = v167 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v169 = v167 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v172 = v167 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v173 = v172 << 3u;
-    const uint v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:82
     const bool v175 = v174 < v18;
-    const uint v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v180 = v11 + v178;  // kernels/sdpa/prefill.cpp:95
     const uint v181 = v180 * v1;
     const uint v182 = v181 + v26;
     const uint v183 = v182 << 6u;
-    const uint v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v186 = v169 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v186 = v169 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v188 = v186 + v173;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v188 + e] = v175 ? q[v184 + e] : bfloat(0);
     }
-    const uint v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v193 = v191 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v196 = v191 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v193 = v191 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v196 = v191 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v197 = v196 << 3u;
-    const uint v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:82
     const bool v199 = v198 < v18;
-    const uint v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v204 = v11 + v202;  // kernels/sdpa/prefill.cpp:95
     const uint v205 = v204 * v1;
     const uint v206 = v205 + v26;
     const uint v207 = v206 << 6u;
-    const uint v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v210 = v193 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v210 = v193 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v212 = v210 + v197;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v212 + e] = v199 ? q[v208 + e] : bfloat(0);
     }
-    const uint v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v217 = v215 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v220 = v215 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v217 = v215 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v220 = v215 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v221 = v220 << 3u;
-    const uint v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:82
     const bool v223 = v222 < v18;
-    const uint v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:83
     const uint v228 = v11 + v226;  // kernels/sdpa/prefill.cpp:95
     const uint v229 = v228 * v1;
     const uint v230 = v229 + v26;
     const uint v231 = v230 << 6u;
-    const uint v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v234 = v217 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v234 = v217 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v236 = v234 + v221;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v236 + e] = v223 ? q[v232 + e] : bfloat(0);
     }
-    // async.commit: the copies above are done  // kernels/sdpa/flash_tile.hpp:119
-    // async.wait 0: the copies above are done  // kernels/sdpa/flash_tile.hpp:120
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/sdpa/flash_tile.hpp:121
-    const uint v241 = v42 << 6u;  // kernels/sdpa/flash_tile.hpp:122
+    // async.commit: the copies above are done  // kernels/sdpa/flash_tile.hpp:127
+    // async.wait 0: the copies above are done  // kernels/sdpa/flash_tile.hpp:128
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/sdpa/flash_tile.hpp:129
+    const uint v241 = v42 << 6u;  // kernels/sdpa/flash_tile.hpp:130
     iron_frag<bfloat, 32, 16> v243;  // /usr/include/c++/12/array:99
     iron_frag_fill(v243, bfloat(bfloat(0.0f)));
     iron_frag<bfloat, 32, 16> v245;
@@ -318,44 +318,44 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
     iron_frag_fill(v247, bfloat(bfloat(0.0f)));
     iron_frag<bfloat, 32, 16> v249;
     iron_frag_fill(v249, bfloat(bfloat(0.0f)));
-    iron_frag_load<false>(v243, shm0, long(v241), long(64u));  // kernels/sdpa/flash_tile.hpp:124
+    iron_frag_load<false>(v243, shm0, long(v241), long(64u));  // kernels/sdpa/flash_tile.hpp:132
     const uint v255 = v241 + 16u;
     iron_frag_load<false>(v245, shm0, long(v255), long(64u));
     const uint v258 = v241 + 32u;
     iron_frag_load<false>(v247, shm0, long(v258), long(64u));
     const uint v261 = v241 + 48u;
     iron_frag_load<false>(v249, shm0, long(v261), long(64u));
-    const uint v263 = v25 + 128u;  // kernels/sdpa/flash_tile.hpp:128
+    const uint v263 = v25 + 128u;  // kernels/sdpa/flash_tile.hpp:136
     const uint v264 = min(v263, v18);
-    const uint v265 = v264 + v37;  // kernels/sdpa/flash_tile.hpp:129
-    const uint v267 = v265 - v18;  // kernels/sdpa/flash_tile.hpp:131
+    const uint v265 = v264 + v37;  // kernels/sdpa/flash_tile.hpp:137
+    const uint v267 = v265 - v18;  // kernels/sdpa/flash_tile.hpp:139
     const uint v268 = min(v37, v267);
     const bool v269 = v265 > v18;
     const uint v270 = v269 ? v268 : v44;
-    const bool v272 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:130
+    const bool v272 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:138
     const uint v273 = v272 ? v37 : v270;
-    const uint v275 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:132
+    const uint v275 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:140
     const uint v276 = v275 + 1u;
-    const uint v280 = v276 - v18;  // kernels/sdpa/flash_tile.hpp:134
+    const uint v280 = v276 - v18;  // kernels/sdpa/flash_tile.hpp:142
     const uint v281 = v280 - v7;
     const uint v282 = v281 >> 6u;
     const uint v283 = v282 << 6u;
-    const bool v285 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:133
+    const bool v285 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:141
     const uint v286 = v18 + v7;
     const bool v287 = v276 > v286;
     const bool v288 = v285 && v287;
     const uint v289 = v288 ? v283 : v44;
-    const float v291 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:135
-    iron_frag<float, 32, 8> v293;  // kernels/sdpa/flash_tile.hpp:137
+    const float v291 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:143
+    iron_frag<float, 32, 8> v293;  // kernels/sdpa/flash_tile.hpp:145
     iron_frag_fill(v293, float(as_type<float>(0xff800000u)));
-    iron_frag<float, 32, 8> v295;  // kernels/sdpa/flash_tile.hpp:138
+    iron_frag<float, 32, 8> v295;  // kernels/sdpa/flash_tile.hpp:146
     iron_frag_fill(v295, float(0.0f));
     iron_frag<float, 32, 32> v297;  // /usr/include/c++/12/array:99
     iron_frag_fill(v297, float(0.0f));
     iron_frag<float, 32, 32> v299;
     iron_frag_fill(v299, float(0.0f));
-    const bool v5205 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
-    const uint v7842 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:197
+    const bool v5205 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:174
+    const uint v7842 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:205
     const uint v7843 = iron_frag_coord<32>(0u, iron_lane, false);
     const uint v7847 = iron_frag_coord<32>(1u, iron_lane, true);
     const uint v7848 = iron_frag_coord<32>(1u, iron_lane, false);
@@ -484,60 +484,60 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
     const uint v8157 = iron_frag_coord<32>(31u, iron_lane, true);
     const uint v8158 = iron_frag_coord<32>(31u, iron_lane, false);
 
-    for (uint v4959 = v289; v4959 < v273; v4959 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
+    for (uint v4959 = v289; v4959 < v273; v4959 += 64u) {  // kernels/sdpa/flash_tile.hpp:150
       const uint v4960 = v4959 - v289;
       const uint v4961 = v4960 >> 6u;
       const uint v4963 = v4961 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4965 = v4963 << 12u;  // kernels/sdpa/flash_tile.hpp:146
-      const uint v4975 = v4959 + v49;  // kernels/sdpa/flash_tile.hpp:75
+      const uint v4965 = v4963 << 12u;  // kernels/sdpa/flash_tile.hpp:154
+      const uint v4975 = v4959 + v49;  // kernels/sdpa/flash_tile.hpp:82
       const bool v4976 = v4975 < v37;
-      const uint v4979 = v4976 ? v4975 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const uint v4979 = v4976 ? v4975 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const uint v4981 = v31 + v4979;  // kernels/sdpa/kv_sources.hpp:34
       const uint v4982 = v4981 * v2;
       const uint v4983 = v4982 + v28;
       const uint v4984 = v4983 << 6u;
-      const uint v4985 = v4984 + v53;  // kernels/sdpa/flash_tile.hpp:76
-      const uint v4988 = v4965 + v66;  // kernels/sdpa/flash_tile.hpp:77
+      const uint v4985 = v4984 + v53;  // kernels/sdpa/flash_tile.hpp:83
+      const uint v4988 = v4965 + v66;  // kernels/sdpa/flash_tile.hpp:84
       const uint v4989 = v4988 + v53;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4989 + e] = v4976 ? k[v4985 + e] : bfloat(0);
       }
-      const uint v4999 = v4959 + v73;  // kernels/sdpa/flash_tile.hpp:75
+      const uint v4999 = v4959 + v73;  // kernels/sdpa/flash_tile.hpp:82
       const bool v5000 = v4999 < v37;
-      const uint v5003 = v5000 ? v4999 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const uint v5003 = v5000 ? v4999 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const uint v5005 = v31 + v5003;  // kernels/sdpa/kv_sources.hpp:34
       const uint v5006 = v5005 * v2;
       const uint v5007 = v5006 + v28;
       const uint v5008 = v5007 << 6u;
-      const uint v5009 = v5008 + v77;  // kernels/sdpa/flash_tile.hpp:76
-      const uint v5012 = v4965 + v90;  // kernels/sdpa/flash_tile.hpp:77
+      const uint v5009 = v5008 + v77;  // kernels/sdpa/flash_tile.hpp:83
+      const uint v5012 = v4965 + v90;  // kernels/sdpa/flash_tile.hpp:84
       const uint v5013 = v5012 + v77;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v5013 + e] = v5000 ? k[v5009 + e] : bfloat(0);
       }
-      const uint v5023 = v4959 + v97;  // kernels/sdpa/flash_tile.hpp:75
+      const uint v5023 = v4959 + v97;  // kernels/sdpa/flash_tile.hpp:82
       const bool v5024 = v5023 < v37;
-      const uint v5027 = v5024 ? v5023 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const uint v5027 = v5024 ? v5023 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const uint v5029 = v31 + v5027;  // kernels/sdpa/kv_sources.hpp:34
       const uint v5030 = v5029 * v2;
       const uint v5031 = v5030 + v28;
       const uint v5032 = v5031 << 6u;
-      const uint v5033 = v5032 + v101;  // kernels/sdpa/flash_tile.hpp:76
-      const uint v5036 = v4965 + v114;  // kernels/sdpa/flash_tile.hpp:77
+      const uint v5033 = v5032 + v101;  // kernels/sdpa/flash_tile.hpp:83
+      const uint v5036 = v4965 + v114;  // kernels/sdpa/flash_tile.hpp:84
       const uint v5037 = v5036 + v101;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v5037 + e] = v5024 ? k[v5033 + e] : bfloat(0);
       }
-      const uint v5047 = v4959 + v121;  // kernels/sdpa/flash_tile.hpp:75
+      const uint v5047 = v4959 + v121;  // kernels/sdpa/flash_tile.hpp:82
       const bool v5048 = v5047 < v37;
-      const uint v5051 = v5048 ? v5047 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const uint v5051 = v5048 ? v5047 : v44;  // kernels/sdpa/flash_tile.hpp:83
       const uint v5053 = v31 + v5051;  // kernels/sdpa/kv_sources.hpp:34
       const uint v5054 = v5053 * v2;
       const uint v5055 = v5054 + v28;
       const uint v5056 = v5055 << 6u;
-      const uint v5057 = v5056 + v125;  // kernels/sdpa/flash_tile.hpp:76
-      const uint v5060 = v4965 + v138;  // kernels/sdpa/flash_tile.hpp:77
+      const uint v5057 = v5056 + v125;  // kernels/sdpa/flash_tile.hpp:83
+      const uint v5060 = v4965 + v138;  // kernels/sdpa/flash_tile.hpp:84
       const uint v5061 = v5060 + v125;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v5061 + e] = v5048 ? k[v5057 + e] : bfloat(0);
@@ -554,43 +554,43 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm2[v5061 + e] = v5048 ? v[v5057 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/sdpa/flash_tile.hpp:142
+      // async.commit: the copies above are done  // kernels/sdpa/flash_tile.hpp:150
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      iron_frag<float, 32, 64> v5161;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag<float, 32, 64> v5161;  // kernels/sdpa/flash_tile.hpp:159
       iron_frag_fill(v5161, float(0.0f));
-      iron_frag<bfloat, 16, 64> v5163;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag<bfloat, 16, 64> v5163;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5163, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v5163, shm1, long(v4965), long(64u));  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_mma(v5161, v243, v5163);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<bfloat, 16, 64> v5170;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_load<true>(v5163, shm1, long(v4965), long(64u));  // kernels/sdpa/flash_tile.hpp:162
+      iron_frag_mma(v5161, v243, v5163);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<bfloat, 16, 64> v5170;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5170, bfloat(bfloat(0.0f)));
-      const uint v5175 = v4965 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      const uint v5175 = v4965 + 16u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load<true>(v5170, shm1, long(v5175), long(64u));
-      iron_frag_mma(v5161, v245, v5170);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<bfloat, 16, 64> v5177;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma(v5161, v245, v5170);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<bfloat, 16, 64> v5177;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5177, bfloat(bfloat(0.0f)));
-      const uint v5182 = v4965 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      const uint v5182 = v4965 + 32u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load<true>(v5177, shm1, long(v5182), long(64u));
-      iron_frag_mma(v5161, v247, v5177);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<bfloat, 16, 64> v5184;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma(v5161, v247, v5177);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<bfloat, 16, 64> v5184;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5184, bfloat(bfloat(0.0f)));
-      const uint v5189 = v4965 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      const uint v5189 = v4965 + 48u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load<true>(v5184, shm1, long(v5189), long(64u));
-      iron_frag_mma(v5161, v249, v5184);  // kernels/sdpa/flash_tile.hpp:156
-      const uint v5191 = v4959 + 64u;  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag_mma(v5161, v249, v5184);  // kernels/sdpa/flash_tile.hpp:164
+      const uint v5191 = v4959 + 64u;  // kernels/sdpa/flash_tile.hpp:172
       const bool v5192 = v5191 <= v37;
-      const uint v5200 = v5191 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      const uint v5200 = v5191 + v18;  // kernels/sdpa/flash_tile.hpp:173
       const bool v5201 = v5200 <= v276;
       const bool v5202 = v272 || v5201;
-      const bool v5203 = v5192 && v5202;  // kernels/sdpa/flash_tile.hpp:164
-      const uint v5206 = v4959 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const bool v5203 = v5192 && v5202;  // kernels/sdpa/flash_tile.hpp:172
+      const uint v5206 = v4959 + v7;  // kernels/sdpa/flash_tile.hpp:174
       const uint v5207 = v5206 + v18;
       const bool v5209 = v265 <= v5207;
       const bool v5210 = v5205 || v5209;
-      const bool v5211 = v5203 && v5210;  // kernels/sdpa/flash_tile.hpp:165
-      if (v5211) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v5214 = v5161.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:168
+      const bool v5211 = v5203 && v5210;  // kernels/sdpa/flash_tile.hpp:173
+      if (v5211) {  // kernels/sdpa/flash_tile.hpp:175
+        const float v5214 = v5161.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:176
         const float v5215 = v5214 * v291;
         v5161.m[0][0].thread_elements()[0] = v5215;
         const float v5218 = v5161.m[0][0].thread_elements()[1];
@@ -783,2140 +783,2140 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
         const float v5467 = v5466 * v291;
         v5161.m[3][7].thread_elements()[1] = v5467;
       } else {
-        const uint v5468 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:171
+        const uint v5468 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:179
         const uint v5469 = iron_frag_coord<64>(0u, iron_lane, false);
         const float v5470 = v5161.m[0][0].thread_elements()[0];
-        const uint v5471 = v43 + v5469;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5472 = v4959 + v5468;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5473 = v5472 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5471 = v43 + v5469;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5472 = v4959 + v5468;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5473 = v5472 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5476 = v5471 + v37;
         const uint v5477 = v5472 + v18;
         const bool v5478 = v5477 <= v5476;
         const bool v5479 = v272 || v5478;
         const bool v5480 = v5473 && v5479;
-        const uint v5483 = v5472 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5483 = v5472 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5484 = v5483 + v18;
         const bool v5486 = v5476 < v5484;
         const bool v5487 = v5205 || v5486;
-        const bool v5488 = v5480 && v5487;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5490 = v5470 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5488 = v5480 && v5487;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5490 = v5470 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5491 = v5488 ? v5490 : as_type<float>(0xff800000u);
-        v5161.m[0][0].thread_elements()[0] = v5491;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][0].thread_elements()[0] = v5491;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5492 = iron_frag_coord<64>(1u, iron_lane, true);
         const uint v5493 = iron_frag_coord<64>(1u, iron_lane, false);
         const float v5494 = v5161.m[0][0].thread_elements()[1];
-        const uint v5495 = v43 + v5493;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5496 = v4959 + v5492;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5497 = v5496 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5495 = v43 + v5493;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5496 = v4959 + v5492;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5497 = v5496 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5500 = v5495 + v37;
         const uint v5501 = v5496 + v18;
         const bool v5502 = v5501 <= v5500;
         const bool v5503 = v272 || v5502;
         const bool v5504 = v5497 && v5503;
-        const uint v5507 = v5496 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5507 = v5496 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5508 = v5507 + v18;
         const bool v5510 = v5500 < v5508;
         const bool v5511 = v5205 || v5510;
-        const bool v5512 = v5504 && v5511;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5514 = v5494 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5512 = v5504 && v5511;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5514 = v5494 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5515 = v5512 ? v5514 : as_type<float>(0xff800000u);
-        v5161.m[0][0].thread_elements()[1] = v5515;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][0].thread_elements()[1] = v5515;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5516 = iron_frag_coord<64>(2u, iron_lane, true);
         const uint v5517 = iron_frag_coord<64>(2u, iron_lane, false);
         const float v5518 = v5161.m[0][1].thread_elements()[0];
-        const uint v5519 = v43 + v5517;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5520 = v4959 + v5516;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5521 = v5520 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5519 = v43 + v5517;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5520 = v4959 + v5516;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5521 = v5520 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5524 = v5519 + v37;
         const uint v5525 = v5520 + v18;
         const bool v5526 = v5525 <= v5524;
         const bool v5527 = v272 || v5526;
         const bool v5528 = v5521 && v5527;
-        const uint v5531 = v5520 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5531 = v5520 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5532 = v5531 + v18;
         const bool v5534 = v5524 < v5532;
         const bool v5535 = v5205 || v5534;
-        const bool v5536 = v5528 && v5535;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5538 = v5518 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5536 = v5528 && v5535;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5538 = v5518 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5539 = v5536 ? v5538 : as_type<float>(0xff800000u);
-        v5161.m[0][1].thread_elements()[0] = v5539;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][1].thread_elements()[0] = v5539;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5540 = iron_frag_coord<64>(3u, iron_lane, true);
         const uint v5541 = iron_frag_coord<64>(3u, iron_lane, false);
         const float v5542 = v5161.m[0][1].thread_elements()[1];
-        const uint v5543 = v43 + v5541;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5544 = v4959 + v5540;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5545 = v5544 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5543 = v43 + v5541;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5544 = v4959 + v5540;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5545 = v5544 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5548 = v5543 + v37;
         const uint v5549 = v5544 + v18;
         const bool v5550 = v5549 <= v5548;
         const bool v5551 = v272 || v5550;
         const bool v5552 = v5545 && v5551;
-        const uint v5555 = v5544 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5555 = v5544 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5556 = v5555 + v18;
         const bool v5558 = v5548 < v5556;
         const bool v5559 = v5205 || v5558;
-        const bool v5560 = v5552 && v5559;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5562 = v5542 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5560 = v5552 && v5559;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5562 = v5542 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5563 = v5560 ? v5562 : as_type<float>(0xff800000u);
-        v5161.m[0][1].thread_elements()[1] = v5563;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][1].thread_elements()[1] = v5563;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5564 = iron_frag_coord<64>(4u, iron_lane, true);
         const uint v5565 = iron_frag_coord<64>(4u, iron_lane, false);
         const float v5566 = v5161.m[0][2].thread_elements()[0];
-        const uint v5567 = v43 + v5565;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5568 = v4959 + v5564;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5569 = v5568 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5567 = v43 + v5565;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5568 = v4959 + v5564;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5569 = v5568 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5572 = v5567 + v37;
         const uint v5573 = v5568 + v18;
         const bool v5574 = v5573 <= v5572;
         const bool v5575 = v272 || v5574;
         const bool v5576 = v5569 && v5575;
-        const uint v5579 = v5568 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5579 = v5568 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5580 = v5579 + v18;
         const bool v5582 = v5572 < v5580;
         const bool v5583 = v5205 || v5582;
-        const bool v5584 = v5576 && v5583;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5586 = v5566 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5584 = v5576 && v5583;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5586 = v5566 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5587 = v5584 ? v5586 : as_type<float>(0xff800000u);
-        v5161.m[0][2].thread_elements()[0] = v5587;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][2].thread_elements()[0] = v5587;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5588 = iron_frag_coord<64>(5u, iron_lane, true);
         const uint v5589 = iron_frag_coord<64>(5u, iron_lane, false);
         const float v5590 = v5161.m[0][2].thread_elements()[1];
-        const uint v5591 = v43 + v5589;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5592 = v4959 + v5588;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5593 = v5592 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5591 = v43 + v5589;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5592 = v4959 + v5588;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5593 = v5592 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5596 = v5591 + v37;
         const uint v5597 = v5592 + v18;
         const bool v5598 = v5597 <= v5596;
         const bool v5599 = v272 || v5598;
         const bool v5600 = v5593 && v5599;
-        const uint v5603 = v5592 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5603 = v5592 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5604 = v5603 + v18;
         const bool v5606 = v5596 < v5604;
         const bool v5607 = v5205 || v5606;
-        const bool v5608 = v5600 && v5607;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5610 = v5590 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5608 = v5600 && v5607;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5610 = v5590 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5611 = v5608 ? v5610 : as_type<float>(0xff800000u);
-        v5161.m[0][2].thread_elements()[1] = v5611;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][2].thread_elements()[1] = v5611;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5612 = iron_frag_coord<64>(6u, iron_lane, true);
         const uint v5613 = iron_frag_coord<64>(6u, iron_lane, false);
         const float v5614 = v5161.m[0][3].thread_elements()[0];
-        const uint v5615 = v43 + v5613;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5616 = v4959 + v5612;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5617 = v5616 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5615 = v43 + v5613;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5616 = v4959 + v5612;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5617 = v5616 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5620 = v5615 + v37;
         const uint v5621 = v5616 + v18;
         const bool v5622 = v5621 <= v5620;
         const bool v5623 = v272 || v5622;
         const bool v5624 = v5617 && v5623;
-        const uint v5627 = v5616 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5627 = v5616 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5628 = v5627 + v18;
         const bool v5630 = v5620 < v5628;
         const bool v5631 = v5205 || v5630;
-        const bool v5632 = v5624 && v5631;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5634 = v5614 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5632 = v5624 && v5631;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5634 = v5614 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5635 = v5632 ? v5634 : as_type<float>(0xff800000u);
-        v5161.m[0][3].thread_elements()[0] = v5635;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][3].thread_elements()[0] = v5635;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5636 = iron_frag_coord<64>(7u, iron_lane, true);
         const uint v5637 = iron_frag_coord<64>(7u, iron_lane, false);
         const float v5638 = v5161.m[0][3].thread_elements()[1];
-        const uint v5639 = v43 + v5637;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5640 = v4959 + v5636;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5641 = v5640 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5639 = v43 + v5637;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5640 = v4959 + v5636;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5641 = v5640 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5644 = v5639 + v37;
         const uint v5645 = v5640 + v18;
         const bool v5646 = v5645 <= v5644;
         const bool v5647 = v272 || v5646;
         const bool v5648 = v5641 && v5647;
-        const uint v5651 = v5640 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5651 = v5640 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5652 = v5651 + v18;
         const bool v5654 = v5644 < v5652;
         const bool v5655 = v5205 || v5654;
-        const bool v5656 = v5648 && v5655;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5658 = v5638 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5656 = v5648 && v5655;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5658 = v5638 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5659 = v5656 ? v5658 : as_type<float>(0xff800000u);
-        v5161.m[0][3].thread_elements()[1] = v5659;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][3].thread_elements()[1] = v5659;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5660 = iron_frag_coord<64>(8u, iron_lane, true);
         const uint v5661 = iron_frag_coord<64>(8u, iron_lane, false);
         const float v5662 = v5161.m[0][4].thread_elements()[0];
-        const uint v5663 = v43 + v5661;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5664 = v4959 + v5660;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5665 = v5664 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5663 = v43 + v5661;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5664 = v4959 + v5660;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5665 = v5664 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5668 = v5663 + v37;
         const uint v5669 = v5664 + v18;
         const bool v5670 = v5669 <= v5668;
         const bool v5671 = v272 || v5670;
         const bool v5672 = v5665 && v5671;
-        const uint v5675 = v5664 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5675 = v5664 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5676 = v5675 + v18;
         const bool v5678 = v5668 < v5676;
         const bool v5679 = v5205 || v5678;
-        const bool v5680 = v5672 && v5679;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5682 = v5662 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5680 = v5672 && v5679;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5682 = v5662 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5683 = v5680 ? v5682 : as_type<float>(0xff800000u);
-        v5161.m[0][4].thread_elements()[0] = v5683;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][4].thread_elements()[0] = v5683;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5684 = iron_frag_coord<64>(9u, iron_lane, true);
         const uint v5685 = iron_frag_coord<64>(9u, iron_lane, false);
         const float v5686 = v5161.m[0][4].thread_elements()[1];
-        const uint v5687 = v43 + v5685;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5688 = v4959 + v5684;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5689 = v5688 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5687 = v43 + v5685;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5688 = v4959 + v5684;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5689 = v5688 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5692 = v5687 + v37;
         const uint v5693 = v5688 + v18;
         const bool v5694 = v5693 <= v5692;
         const bool v5695 = v272 || v5694;
         const bool v5696 = v5689 && v5695;
-        const uint v5699 = v5688 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5699 = v5688 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5700 = v5699 + v18;
         const bool v5702 = v5692 < v5700;
         const bool v5703 = v5205 || v5702;
-        const bool v5704 = v5696 && v5703;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5706 = v5686 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5704 = v5696 && v5703;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5706 = v5686 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5707 = v5704 ? v5706 : as_type<float>(0xff800000u);
-        v5161.m[0][4].thread_elements()[1] = v5707;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][4].thread_elements()[1] = v5707;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5708 = iron_frag_coord<64>(10u, iron_lane, true);
         const uint v5709 = iron_frag_coord<64>(10u, iron_lane, false);
         const float v5710 = v5161.m[0][5].thread_elements()[0];
-        const uint v5711 = v43 + v5709;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5712 = v4959 + v5708;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5713 = v5712 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5711 = v43 + v5709;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5712 = v4959 + v5708;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5713 = v5712 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5716 = v5711 + v37;
         const uint v5717 = v5712 + v18;
         const bool v5718 = v5717 <= v5716;
         const bool v5719 = v272 || v5718;
         const bool v5720 = v5713 && v5719;
-        const uint v5723 = v5712 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5723 = v5712 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5724 = v5723 + v18;
         const bool v5726 = v5716 < v5724;
         const bool v5727 = v5205 || v5726;
-        const bool v5728 = v5720 && v5727;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5730 = v5710 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5728 = v5720 && v5727;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5730 = v5710 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5731 = v5728 ? v5730 : as_type<float>(0xff800000u);
-        v5161.m[0][5].thread_elements()[0] = v5731;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][5].thread_elements()[0] = v5731;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5732 = iron_frag_coord<64>(11u, iron_lane, true);
         const uint v5733 = iron_frag_coord<64>(11u, iron_lane, false);
         const float v5734 = v5161.m[0][5].thread_elements()[1];
-        const uint v5735 = v43 + v5733;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5736 = v4959 + v5732;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5737 = v5736 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5735 = v43 + v5733;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5736 = v4959 + v5732;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5737 = v5736 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5740 = v5735 + v37;
         const uint v5741 = v5736 + v18;
         const bool v5742 = v5741 <= v5740;
         const bool v5743 = v272 || v5742;
         const bool v5744 = v5737 && v5743;
-        const uint v5747 = v5736 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5747 = v5736 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5748 = v5747 + v18;
         const bool v5750 = v5740 < v5748;
         const bool v5751 = v5205 || v5750;
-        const bool v5752 = v5744 && v5751;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5754 = v5734 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5752 = v5744 && v5751;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5754 = v5734 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5755 = v5752 ? v5754 : as_type<float>(0xff800000u);
-        v5161.m[0][5].thread_elements()[1] = v5755;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][5].thread_elements()[1] = v5755;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5756 = iron_frag_coord<64>(12u, iron_lane, true);
         const uint v5757 = iron_frag_coord<64>(12u, iron_lane, false);
         const float v5758 = v5161.m[0][6].thread_elements()[0];
-        const uint v5759 = v43 + v5757;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5760 = v4959 + v5756;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5761 = v5760 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5759 = v43 + v5757;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5760 = v4959 + v5756;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5761 = v5760 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5764 = v5759 + v37;
         const uint v5765 = v5760 + v18;
         const bool v5766 = v5765 <= v5764;
         const bool v5767 = v272 || v5766;
         const bool v5768 = v5761 && v5767;
-        const uint v5771 = v5760 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5771 = v5760 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5772 = v5771 + v18;
         const bool v5774 = v5764 < v5772;
         const bool v5775 = v5205 || v5774;
-        const bool v5776 = v5768 && v5775;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5778 = v5758 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5776 = v5768 && v5775;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5778 = v5758 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5779 = v5776 ? v5778 : as_type<float>(0xff800000u);
-        v5161.m[0][6].thread_elements()[0] = v5779;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][6].thread_elements()[0] = v5779;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5780 = iron_frag_coord<64>(13u, iron_lane, true);
         const uint v5781 = iron_frag_coord<64>(13u, iron_lane, false);
         const float v5782 = v5161.m[0][6].thread_elements()[1];
-        const uint v5783 = v43 + v5781;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5784 = v4959 + v5780;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5785 = v5784 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5783 = v43 + v5781;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5784 = v4959 + v5780;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5785 = v5784 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5788 = v5783 + v37;
         const uint v5789 = v5784 + v18;
         const bool v5790 = v5789 <= v5788;
         const bool v5791 = v272 || v5790;
         const bool v5792 = v5785 && v5791;
-        const uint v5795 = v5784 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5795 = v5784 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5796 = v5795 + v18;
         const bool v5798 = v5788 < v5796;
         const bool v5799 = v5205 || v5798;
-        const bool v5800 = v5792 && v5799;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5802 = v5782 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5800 = v5792 && v5799;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5802 = v5782 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5803 = v5800 ? v5802 : as_type<float>(0xff800000u);
-        v5161.m[0][6].thread_elements()[1] = v5803;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][6].thread_elements()[1] = v5803;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5804 = iron_frag_coord<64>(14u, iron_lane, true);
         const uint v5805 = iron_frag_coord<64>(14u, iron_lane, false);
         const float v5806 = v5161.m[0][7].thread_elements()[0];
-        const uint v5807 = v43 + v5805;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5808 = v4959 + v5804;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5809 = v5808 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5807 = v43 + v5805;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5808 = v4959 + v5804;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5809 = v5808 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5812 = v5807 + v37;
         const uint v5813 = v5808 + v18;
         const bool v5814 = v5813 <= v5812;
         const bool v5815 = v272 || v5814;
         const bool v5816 = v5809 && v5815;
-        const uint v5819 = v5808 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5819 = v5808 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5820 = v5819 + v18;
         const bool v5822 = v5812 < v5820;
         const bool v5823 = v5205 || v5822;
-        const bool v5824 = v5816 && v5823;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5826 = v5806 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5824 = v5816 && v5823;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5826 = v5806 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5827 = v5824 ? v5826 : as_type<float>(0xff800000u);
-        v5161.m[0][7].thread_elements()[0] = v5827;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][7].thread_elements()[0] = v5827;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5828 = iron_frag_coord<64>(15u, iron_lane, true);
         const uint v5829 = iron_frag_coord<64>(15u, iron_lane, false);
         const float v5830 = v5161.m[0][7].thread_elements()[1];
-        const uint v5831 = v43 + v5829;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5832 = v4959 + v5828;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5833 = v5832 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5831 = v43 + v5829;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5832 = v4959 + v5828;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5833 = v5832 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5836 = v5831 + v37;
         const uint v5837 = v5832 + v18;
         const bool v5838 = v5837 <= v5836;
         const bool v5839 = v272 || v5838;
         const bool v5840 = v5833 && v5839;
-        const uint v5843 = v5832 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5843 = v5832 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5844 = v5843 + v18;
         const bool v5846 = v5836 < v5844;
         const bool v5847 = v5205 || v5846;
-        const bool v5848 = v5840 && v5847;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5850 = v5830 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5848 = v5840 && v5847;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5850 = v5830 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5851 = v5848 ? v5850 : as_type<float>(0xff800000u);
-        v5161.m[0][7].thread_elements()[1] = v5851;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[0][7].thread_elements()[1] = v5851;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5852 = iron_frag_coord<64>(16u, iron_lane, true);
         const uint v5853 = iron_frag_coord<64>(16u, iron_lane, false);
         const float v5854 = v5161.m[1][0].thread_elements()[0];
-        const uint v5855 = v43 + v5853;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5856 = v4959 + v5852;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5857 = v5856 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5855 = v43 + v5853;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5856 = v4959 + v5852;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5857 = v5856 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5860 = v5855 + v37;
         const uint v5861 = v5856 + v18;
         const bool v5862 = v5861 <= v5860;
         const bool v5863 = v272 || v5862;
         const bool v5864 = v5857 && v5863;
-        const uint v5867 = v5856 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5867 = v5856 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5868 = v5867 + v18;
         const bool v5870 = v5860 < v5868;
         const bool v5871 = v5205 || v5870;
-        const bool v5872 = v5864 && v5871;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5874 = v5854 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5872 = v5864 && v5871;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5874 = v5854 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5875 = v5872 ? v5874 : as_type<float>(0xff800000u);
-        v5161.m[1][0].thread_elements()[0] = v5875;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][0].thread_elements()[0] = v5875;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5876 = iron_frag_coord<64>(17u, iron_lane, true);
         const uint v5877 = iron_frag_coord<64>(17u, iron_lane, false);
         const float v5878 = v5161.m[1][0].thread_elements()[1];
-        const uint v5879 = v43 + v5877;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5880 = v4959 + v5876;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5881 = v5880 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5879 = v43 + v5877;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5880 = v4959 + v5876;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5881 = v5880 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5884 = v5879 + v37;
         const uint v5885 = v5880 + v18;
         const bool v5886 = v5885 <= v5884;
         const bool v5887 = v272 || v5886;
         const bool v5888 = v5881 && v5887;
-        const uint v5891 = v5880 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5891 = v5880 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5892 = v5891 + v18;
         const bool v5894 = v5884 < v5892;
         const bool v5895 = v5205 || v5894;
-        const bool v5896 = v5888 && v5895;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5898 = v5878 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5896 = v5888 && v5895;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5898 = v5878 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5899 = v5896 ? v5898 : as_type<float>(0xff800000u);
-        v5161.m[1][0].thread_elements()[1] = v5899;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][0].thread_elements()[1] = v5899;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5900 = iron_frag_coord<64>(18u, iron_lane, true);
         const uint v5901 = iron_frag_coord<64>(18u, iron_lane, false);
         const float v5902 = v5161.m[1][1].thread_elements()[0];
-        const uint v5903 = v43 + v5901;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5904 = v4959 + v5900;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5905 = v5904 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5903 = v43 + v5901;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5904 = v4959 + v5900;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5905 = v5904 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5908 = v5903 + v37;
         const uint v5909 = v5904 + v18;
         const bool v5910 = v5909 <= v5908;
         const bool v5911 = v272 || v5910;
         const bool v5912 = v5905 && v5911;
-        const uint v5915 = v5904 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5915 = v5904 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5916 = v5915 + v18;
         const bool v5918 = v5908 < v5916;
         const bool v5919 = v5205 || v5918;
-        const bool v5920 = v5912 && v5919;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5922 = v5902 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5920 = v5912 && v5919;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5922 = v5902 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5923 = v5920 ? v5922 : as_type<float>(0xff800000u);
-        v5161.m[1][1].thread_elements()[0] = v5923;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][1].thread_elements()[0] = v5923;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5924 = iron_frag_coord<64>(19u, iron_lane, true);
         const uint v5925 = iron_frag_coord<64>(19u, iron_lane, false);
         const float v5926 = v5161.m[1][1].thread_elements()[1];
-        const uint v5927 = v43 + v5925;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5928 = v4959 + v5924;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5929 = v5928 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5927 = v43 + v5925;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5928 = v4959 + v5924;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5929 = v5928 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5932 = v5927 + v37;
         const uint v5933 = v5928 + v18;
         const bool v5934 = v5933 <= v5932;
         const bool v5935 = v272 || v5934;
         const bool v5936 = v5929 && v5935;
-        const uint v5939 = v5928 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5939 = v5928 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5940 = v5939 + v18;
         const bool v5942 = v5932 < v5940;
         const bool v5943 = v5205 || v5942;
-        const bool v5944 = v5936 && v5943;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5946 = v5926 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5944 = v5936 && v5943;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5946 = v5926 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5947 = v5944 ? v5946 : as_type<float>(0xff800000u);
-        v5161.m[1][1].thread_elements()[1] = v5947;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][1].thread_elements()[1] = v5947;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5948 = iron_frag_coord<64>(20u, iron_lane, true);
         const uint v5949 = iron_frag_coord<64>(20u, iron_lane, false);
         const float v5950 = v5161.m[1][2].thread_elements()[0];
-        const uint v5951 = v43 + v5949;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5952 = v4959 + v5948;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5953 = v5952 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5951 = v43 + v5949;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5952 = v4959 + v5948;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5953 = v5952 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5956 = v5951 + v37;
         const uint v5957 = v5952 + v18;
         const bool v5958 = v5957 <= v5956;
         const bool v5959 = v272 || v5958;
         const bool v5960 = v5953 && v5959;
-        const uint v5963 = v5952 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5963 = v5952 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5964 = v5963 + v18;
         const bool v5966 = v5956 < v5964;
         const bool v5967 = v5205 || v5966;
-        const bool v5968 = v5960 && v5967;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5970 = v5950 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5968 = v5960 && v5967;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5970 = v5950 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5971 = v5968 ? v5970 : as_type<float>(0xff800000u);
-        v5161.m[1][2].thread_elements()[0] = v5971;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][2].thread_elements()[0] = v5971;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5972 = iron_frag_coord<64>(21u, iron_lane, true);
         const uint v5973 = iron_frag_coord<64>(21u, iron_lane, false);
         const float v5974 = v5161.m[1][2].thread_elements()[1];
-        const uint v5975 = v43 + v5973;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5976 = v4959 + v5972;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5977 = v5976 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5975 = v43 + v5973;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5976 = v4959 + v5972;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5977 = v5976 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5980 = v5975 + v37;
         const uint v5981 = v5976 + v18;
         const bool v5982 = v5981 <= v5980;
         const bool v5983 = v272 || v5982;
         const bool v5984 = v5977 && v5983;
-        const uint v5987 = v5976 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5987 = v5976 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5988 = v5987 + v18;
         const bool v5990 = v5980 < v5988;
         const bool v5991 = v5205 || v5990;
-        const bool v5992 = v5984 && v5991;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5994 = v5974 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5992 = v5984 && v5991;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5994 = v5974 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v5995 = v5992 ? v5994 : as_type<float>(0xff800000u);
-        v5161.m[1][2].thread_elements()[1] = v5995;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][2].thread_elements()[1] = v5995;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5996 = iron_frag_coord<64>(22u, iron_lane, true);
         const uint v5997 = iron_frag_coord<64>(22u, iron_lane, false);
         const float v5998 = v5161.m[1][3].thread_elements()[0];
-        const uint v5999 = v43 + v5997;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6000 = v4959 + v5996;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6001 = v6000 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5999 = v43 + v5997;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6000 = v4959 + v5996;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6001 = v6000 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6004 = v5999 + v37;
         const uint v6005 = v6000 + v18;
         const bool v6006 = v6005 <= v6004;
         const bool v6007 = v272 || v6006;
         const bool v6008 = v6001 && v6007;
-        const uint v6011 = v6000 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6011 = v6000 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6012 = v6011 + v18;
         const bool v6014 = v6004 < v6012;
         const bool v6015 = v5205 || v6014;
-        const bool v6016 = v6008 && v6015;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6018 = v5998 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6016 = v6008 && v6015;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6018 = v5998 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6019 = v6016 ? v6018 : as_type<float>(0xff800000u);
-        v5161.m[1][3].thread_elements()[0] = v6019;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][3].thread_elements()[0] = v6019;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6020 = iron_frag_coord<64>(23u, iron_lane, true);
         const uint v6021 = iron_frag_coord<64>(23u, iron_lane, false);
         const float v6022 = v5161.m[1][3].thread_elements()[1];
-        const uint v6023 = v43 + v6021;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6024 = v4959 + v6020;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6025 = v6024 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6023 = v43 + v6021;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6024 = v4959 + v6020;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6025 = v6024 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6028 = v6023 + v37;
         const uint v6029 = v6024 + v18;
         const bool v6030 = v6029 <= v6028;
         const bool v6031 = v272 || v6030;
         const bool v6032 = v6025 && v6031;
-        const uint v6035 = v6024 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6035 = v6024 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6036 = v6035 + v18;
         const bool v6038 = v6028 < v6036;
         const bool v6039 = v5205 || v6038;
-        const bool v6040 = v6032 && v6039;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6042 = v6022 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6040 = v6032 && v6039;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6042 = v6022 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6043 = v6040 ? v6042 : as_type<float>(0xff800000u);
-        v5161.m[1][3].thread_elements()[1] = v6043;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][3].thread_elements()[1] = v6043;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6044 = iron_frag_coord<64>(24u, iron_lane, true);
         const uint v6045 = iron_frag_coord<64>(24u, iron_lane, false);
         const float v6046 = v5161.m[1][4].thread_elements()[0];
-        const uint v6047 = v43 + v6045;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6048 = v4959 + v6044;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6049 = v6048 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6047 = v43 + v6045;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6048 = v4959 + v6044;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6049 = v6048 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6052 = v6047 + v37;
         const uint v6053 = v6048 + v18;
         const bool v6054 = v6053 <= v6052;
         const bool v6055 = v272 || v6054;
         const bool v6056 = v6049 && v6055;
-        const uint v6059 = v6048 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6059 = v6048 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6060 = v6059 + v18;
         const bool v6062 = v6052 < v6060;
         const bool v6063 = v5205 || v6062;
-        const bool v6064 = v6056 && v6063;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6066 = v6046 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6064 = v6056 && v6063;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6066 = v6046 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6067 = v6064 ? v6066 : as_type<float>(0xff800000u);
-        v5161.m[1][4].thread_elements()[0] = v6067;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][4].thread_elements()[0] = v6067;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6068 = iron_frag_coord<64>(25u, iron_lane, true);
         const uint v6069 = iron_frag_coord<64>(25u, iron_lane, false);
         const float v6070 = v5161.m[1][4].thread_elements()[1];
-        const uint v6071 = v43 + v6069;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6072 = v4959 + v6068;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6073 = v6072 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6071 = v43 + v6069;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6072 = v4959 + v6068;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6073 = v6072 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6076 = v6071 + v37;
         const uint v6077 = v6072 + v18;
         const bool v6078 = v6077 <= v6076;
         const bool v6079 = v272 || v6078;
         const bool v6080 = v6073 && v6079;
-        const uint v6083 = v6072 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6083 = v6072 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6084 = v6083 + v18;
         const bool v6086 = v6076 < v6084;
         const bool v6087 = v5205 || v6086;
-        const bool v6088 = v6080 && v6087;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6090 = v6070 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6088 = v6080 && v6087;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6090 = v6070 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6091 = v6088 ? v6090 : as_type<float>(0xff800000u);
-        v5161.m[1][4].thread_elements()[1] = v6091;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][4].thread_elements()[1] = v6091;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6092 = iron_frag_coord<64>(26u, iron_lane, true);
         const uint v6093 = iron_frag_coord<64>(26u, iron_lane, false);
         const float v6094 = v5161.m[1][5].thread_elements()[0];
-        const uint v6095 = v43 + v6093;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6096 = v4959 + v6092;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6097 = v6096 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6095 = v43 + v6093;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6096 = v4959 + v6092;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6097 = v6096 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6100 = v6095 + v37;
         const uint v6101 = v6096 + v18;
         const bool v6102 = v6101 <= v6100;
         const bool v6103 = v272 || v6102;
         const bool v6104 = v6097 && v6103;
-        const uint v6107 = v6096 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6107 = v6096 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6108 = v6107 + v18;
         const bool v6110 = v6100 < v6108;
         const bool v6111 = v5205 || v6110;
-        const bool v6112 = v6104 && v6111;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6114 = v6094 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6112 = v6104 && v6111;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6114 = v6094 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6115 = v6112 ? v6114 : as_type<float>(0xff800000u);
-        v5161.m[1][5].thread_elements()[0] = v6115;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][5].thread_elements()[0] = v6115;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6116 = iron_frag_coord<64>(27u, iron_lane, true);
         const uint v6117 = iron_frag_coord<64>(27u, iron_lane, false);
         const float v6118 = v5161.m[1][5].thread_elements()[1];
-        const uint v6119 = v43 + v6117;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6120 = v4959 + v6116;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6121 = v6120 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6119 = v43 + v6117;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6120 = v4959 + v6116;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6121 = v6120 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6124 = v6119 + v37;
         const uint v6125 = v6120 + v18;
         const bool v6126 = v6125 <= v6124;
         const bool v6127 = v272 || v6126;
         const bool v6128 = v6121 && v6127;
-        const uint v6131 = v6120 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6131 = v6120 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6132 = v6131 + v18;
         const bool v6134 = v6124 < v6132;
         const bool v6135 = v5205 || v6134;
-        const bool v6136 = v6128 && v6135;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6138 = v6118 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6136 = v6128 && v6135;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6138 = v6118 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6139 = v6136 ? v6138 : as_type<float>(0xff800000u);
-        v5161.m[1][5].thread_elements()[1] = v6139;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][5].thread_elements()[1] = v6139;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6140 = iron_frag_coord<64>(28u, iron_lane, true);
         const uint v6141 = iron_frag_coord<64>(28u, iron_lane, false);
         const float v6142 = v5161.m[1][6].thread_elements()[0];
-        const uint v6143 = v43 + v6141;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6144 = v4959 + v6140;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6145 = v6144 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6143 = v43 + v6141;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6144 = v4959 + v6140;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6145 = v6144 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6148 = v6143 + v37;
         const uint v6149 = v6144 + v18;
         const bool v6150 = v6149 <= v6148;
         const bool v6151 = v272 || v6150;
         const bool v6152 = v6145 && v6151;
-        const uint v6155 = v6144 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6155 = v6144 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6156 = v6155 + v18;
         const bool v6158 = v6148 < v6156;
         const bool v6159 = v5205 || v6158;
-        const bool v6160 = v6152 && v6159;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6162 = v6142 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6160 = v6152 && v6159;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6162 = v6142 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6163 = v6160 ? v6162 : as_type<float>(0xff800000u);
-        v5161.m[1][6].thread_elements()[0] = v6163;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][6].thread_elements()[0] = v6163;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6164 = iron_frag_coord<64>(29u, iron_lane, true);
         const uint v6165 = iron_frag_coord<64>(29u, iron_lane, false);
         const float v6166 = v5161.m[1][6].thread_elements()[1];
-        const uint v6167 = v43 + v6165;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6168 = v4959 + v6164;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6169 = v6168 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6167 = v43 + v6165;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6168 = v4959 + v6164;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6169 = v6168 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6172 = v6167 + v37;
         const uint v6173 = v6168 + v18;
         const bool v6174 = v6173 <= v6172;
         const bool v6175 = v272 || v6174;
         const bool v6176 = v6169 && v6175;
-        const uint v6179 = v6168 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6179 = v6168 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6180 = v6179 + v18;
         const bool v6182 = v6172 < v6180;
         const bool v6183 = v5205 || v6182;
-        const bool v6184 = v6176 && v6183;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6186 = v6166 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6184 = v6176 && v6183;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6186 = v6166 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6187 = v6184 ? v6186 : as_type<float>(0xff800000u);
-        v5161.m[1][6].thread_elements()[1] = v6187;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][6].thread_elements()[1] = v6187;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6188 = iron_frag_coord<64>(30u, iron_lane, true);
         const uint v6189 = iron_frag_coord<64>(30u, iron_lane, false);
         const float v6190 = v5161.m[1][7].thread_elements()[0];
-        const uint v6191 = v43 + v6189;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6192 = v4959 + v6188;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6193 = v6192 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6191 = v43 + v6189;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6192 = v4959 + v6188;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6193 = v6192 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6196 = v6191 + v37;
         const uint v6197 = v6192 + v18;
         const bool v6198 = v6197 <= v6196;
         const bool v6199 = v272 || v6198;
         const bool v6200 = v6193 && v6199;
-        const uint v6203 = v6192 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6203 = v6192 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6204 = v6203 + v18;
         const bool v6206 = v6196 < v6204;
         const bool v6207 = v5205 || v6206;
-        const bool v6208 = v6200 && v6207;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6210 = v6190 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6208 = v6200 && v6207;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6210 = v6190 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6211 = v6208 ? v6210 : as_type<float>(0xff800000u);
-        v5161.m[1][7].thread_elements()[0] = v6211;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][7].thread_elements()[0] = v6211;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6212 = iron_frag_coord<64>(31u, iron_lane, true);
         const uint v6213 = iron_frag_coord<64>(31u, iron_lane, false);
         const float v6214 = v5161.m[1][7].thread_elements()[1];
-        const uint v6215 = v43 + v6213;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6216 = v4959 + v6212;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6217 = v6216 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6215 = v43 + v6213;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6216 = v4959 + v6212;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6217 = v6216 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6220 = v6215 + v37;
         const uint v6221 = v6216 + v18;
         const bool v6222 = v6221 <= v6220;
         const bool v6223 = v272 || v6222;
         const bool v6224 = v6217 && v6223;
-        const uint v6227 = v6216 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6227 = v6216 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6228 = v6227 + v18;
         const bool v6230 = v6220 < v6228;
         const bool v6231 = v5205 || v6230;
-        const bool v6232 = v6224 && v6231;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6234 = v6214 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6232 = v6224 && v6231;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6234 = v6214 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6235 = v6232 ? v6234 : as_type<float>(0xff800000u);
-        v5161.m[1][7].thread_elements()[1] = v6235;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[1][7].thread_elements()[1] = v6235;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6236 = iron_frag_coord<64>(32u, iron_lane, true);
         const uint v6237 = iron_frag_coord<64>(32u, iron_lane, false);
         const float v6238 = v5161.m[2][0].thread_elements()[0];
-        const uint v6239 = v43 + v6237;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6240 = v4959 + v6236;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6241 = v6240 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6239 = v43 + v6237;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6240 = v4959 + v6236;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6241 = v6240 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6244 = v6239 + v37;
         const uint v6245 = v6240 + v18;
         const bool v6246 = v6245 <= v6244;
         const bool v6247 = v272 || v6246;
         const bool v6248 = v6241 && v6247;
-        const uint v6251 = v6240 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6251 = v6240 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6252 = v6251 + v18;
         const bool v6254 = v6244 < v6252;
         const bool v6255 = v5205 || v6254;
-        const bool v6256 = v6248 && v6255;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6258 = v6238 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6256 = v6248 && v6255;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6258 = v6238 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6259 = v6256 ? v6258 : as_type<float>(0xff800000u);
-        v5161.m[2][0].thread_elements()[0] = v6259;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][0].thread_elements()[0] = v6259;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6260 = iron_frag_coord<64>(33u, iron_lane, true);
         const uint v6261 = iron_frag_coord<64>(33u, iron_lane, false);
         const float v6262 = v5161.m[2][0].thread_elements()[1];
-        const uint v6263 = v43 + v6261;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6264 = v4959 + v6260;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6265 = v6264 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6263 = v43 + v6261;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6264 = v4959 + v6260;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6265 = v6264 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6268 = v6263 + v37;
         const uint v6269 = v6264 + v18;
         const bool v6270 = v6269 <= v6268;
         const bool v6271 = v272 || v6270;
         const bool v6272 = v6265 && v6271;
-        const uint v6275 = v6264 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6275 = v6264 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6276 = v6275 + v18;
         const bool v6278 = v6268 < v6276;
         const bool v6279 = v5205 || v6278;
-        const bool v6280 = v6272 && v6279;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6282 = v6262 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6280 = v6272 && v6279;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6282 = v6262 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6283 = v6280 ? v6282 : as_type<float>(0xff800000u);
-        v5161.m[2][0].thread_elements()[1] = v6283;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][0].thread_elements()[1] = v6283;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6284 = iron_frag_coord<64>(34u, iron_lane, true);
         const uint v6285 = iron_frag_coord<64>(34u, iron_lane, false);
         const float v6286 = v5161.m[2][1].thread_elements()[0];
-        const uint v6287 = v43 + v6285;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6288 = v4959 + v6284;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6289 = v6288 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6287 = v43 + v6285;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6288 = v4959 + v6284;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6289 = v6288 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6292 = v6287 + v37;
         const uint v6293 = v6288 + v18;
         const bool v6294 = v6293 <= v6292;
         const bool v6295 = v272 || v6294;
         const bool v6296 = v6289 && v6295;
-        const uint v6299 = v6288 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6299 = v6288 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6300 = v6299 + v18;
         const bool v6302 = v6292 < v6300;
         const bool v6303 = v5205 || v6302;
-        const bool v6304 = v6296 && v6303;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6306 = v6286 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6304 = v6296 && v6303;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6306 = v6286 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6307 = v6304 ? v6306 : as_type<float>(0xff800000u);
-        v5161.m[2][1].thread_elements()[0] = v6307;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][1].thread_elements()[0] = v6307;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6308 = iron_frag_coord<64>(35u, iron_lane, true);
         const uint v6309 = iron_frag_coord<64>(35u, iron_lane, false);
         const float v6310 = v5161.m[2][1].thread_elements()[1];
-        const uint v6311 = v43 + v6309;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6312 = v4959 + v6308;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6313 = v6312 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6311 = v43 + v6309;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6312 = v4959 + v6308;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6313 = v6312 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6316 = v6311 + v37;
         const uint v6317 = v6312 + v18;
         const bool v6318 = v6317 <= v6316;
         const bool v6319 = v272 || v6318;
         const bool v6320 = v6313 && v6319;
-        const uint v6323 = v6312 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6323 = v6312 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6324 = v6323 + v18;
         const bool v6326 = v6316 < v6324;
         const bool v6327 = v5205 || v6326;
-        const bool v6328 = v6320 && v6327;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6330 = v6310 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6328 = v6320 && v6327;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6330 = v6310 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6331 = v6328 ? v6330 : as_type<float>(0xff800000u);
-        v5161.m[2][1].thread_elements()[1] = v6331;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][1].thread_elements()[1] = v6331;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6332 = iron_frag_coord<64>(36u, iron_lane, true);
         const uint v6333 = iron_frag_coord<64>(36u, iron_lane, false);
         const float v6334 = v5161.m[2][2].thread_elements()[0];
-        const uint v6335 = v43 + v6333;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6336 = v4959 + v6332;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6337 = v6336 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6335 = v43 + v6333;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6336 = v4959 + v6332;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6337 = v6336 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6340 = v6335 + v37;
         const uint v6341 = v6336 + v18;
         const bool v6342 = v6341 <= v6340;
         const bool v6343 = v272 || v6342;
         const bool v6344 = v6337 && v6343;
-        const uint v6347 = v6336 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6347 = v6336 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6348 = v6347 + v18;
         const bool v6350 = v6340 < v6348;
         const bool v6351 = v5205 || v6350;
-        const bool v6352 = v6344 && v6351;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6354 = v6334 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6352 = v6344 && v6351;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6354 = v6334 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6355 = v6352 ? v6354 : as_type<float>(0xff800000u);
-        v5161.m[2][2].thread_elements()[0] = v6355;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][2].thread_elements()[0] = v6355;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6356 = iron_frag_coord<64>(37u, iron_lane, true);
         const uint v6357 = iron_frag_coord<64>(37u, iron_lane, false);
         const float v6358 = v5161.m[2][2].thread_elements()[1];
-        const uint v6359 = v43 + v6357;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6360 = v4959 + v6356;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6361 = v6360 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6359 = v43 + v6357;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6360 = v4959 + v6356;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6361 = v6360 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6364 = v6359 + v37;
         const uint v6365 = v6360 + v18;
         const bool v6366 = v6365 <= v6364;
         const bool v6367 = v272 || v6366;
         const bool v6368 = v6361 && v6367;
-        const uint v6371 = v6360 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6371 = v6360 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6372 = v6371 + v18;
         const bool v6374 = v6364 < v6372;
         const bool v6375 = v5205 || v6374;
-        const bool v6376 = v6368 && v6375;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6378 = v6358 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6376 = v6368 && v6375;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6378 = v6358 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6379 = v6376 ? v6378 : as_type<float>(0xff800000u);
-        v5161.m[2][2].thread_elements()[1] = v6379;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][2].thread_elements()[1] = v6379;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6380 = iron_frag_coord<64>(38u, iron_lane, true);
         const uint v6381 = iron_frag_coord<64>(38u, iron_lane, false);
         const float v6382 = v5161.m[2][3].thread_elements()[0];
-        const uint v6383 = v43 + v6381;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6384 = v4959 + v6380;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6385 = v6384 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6383 = v43 + v6381;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6384 = v4959 + v6380;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6385 = v6384 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6388 = v6383 + v37;
         const uint v6389 = v6384 + v18;
         const bool v6390 = v6389 <= v6388;
         const bool v6391 = v272 || v6390;
         const bool v6392 = v6385 && v6391;
-        const uint v6395 = v6384 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6395 = v6384 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6396 = v6395 + v18;
         const bool v6398 = v6388 < v6396;
         const bool v6399 = v5205 || v6398;
-        const bool v6400 = v6392 && v6399;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6402 = v6382 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6400 = v6392 && v6399;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6402 = v6382 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6403 = v6400 ? v6402 : as_type<float>(0xff800000u);
-        v5161.m[2][3].thread_elements()[0] = v6403;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][3].thread_elements()[0] = v6403;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6404 = iron_frag_coord<64>(39u, iron_lane, true);
         const uint v6405 = iron_frag_coord<64>(39u, iron_lane, false);
         const float v6406 = v5161.m[2][3].thread_elements()[1];
-        const uint v6407 = v43 + v6405;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6408 = v4959 + v6404;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6409 = v6408 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6407 = v43 + v6405;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6408 = v4959 + v6404;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6409 = v6408 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6412 = v6407 + v37;
         const uint v6413 = v6408 + v18;
         const bool v6414 = v6413 <= v6412;
         const bool v6415 = v272 || v6414;
         const bool v6416 = v6409 && v6415;
-        const uint v6419 = v6408 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6419 = v6408 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6420 = v6419 + v18;
         const bool v6422 = v6412 < v6420;
         const bool v6423 = v5205 || v6422;
-        const bool v6424 = v6416 && v6423;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6426 = v6406 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6424 = v6416 && v6423;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6426 = v6406 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6427 = v6424 ? v6426 : as_type<float>(0xff800000u);
-        v5161.m[2][3].thread_elements()[1] = v6427;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][3].thread_elements()[1] = v6427;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6428 = iron_frag_coord<64>(40u, iron_lane, true);
         const uint v6429 = iron_frag_coord<64>(40u, iron_lane, false);
         const float v6430 = v5161.m[2][4].thread_elements()[0];
-        const uint v6431 = v43 + v6429;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6432 = v4959 + v6428;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6433 = v6432 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6431 = v43 + v6429;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6432 = v4959 + v6428;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6433 = v6432 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6436 = v6431 + v37;
         const uint v6437 = v6432 + v18;
         const bool v6438 = v6437 <= v6436;
         const bool v6439 = v272 || v6438;
         const bool v6440 = v6433 && v6439;
-        const uint v6443 = v6432 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6443 = v6432 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6444 = v6443 + v18;
         const bool v6446 = v6436 < v6444;
         const bool v6447 = v5205 || v6446;
-        const bool v6448 = v6440 && v6447;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6450 = v6430 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6448 = v6440 && v6447;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6450 = v6430 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6451 = v6448 ? v6450 : as_type<float>(0xff800000u);
-        v5161.m[2][4].thread_elements()[0] = v6451;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][4].thread_elements()[0] = v6451;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6452 = iron_frag_coord<64>(41u, iron_lane, true);
         const uint v6453 = iron_frag_coord<64>(41u, iron_lane, false);
         const float v6454 = v5161.m[2][4].thread_elements()[1];
-        const uint v6455 = v43 + v6453;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6456 = v4959 + v6452;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6457 = v6456 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6455 = v43 + v6453;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6456 = v4959 + v6452;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6457 = v6456 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6460 = v6455 + v37;
         const uint v6461 = v6456 + v18;
         const bool v6462 = v6461 <= v6460;
         const bool v6463 = v272 || v6462;
         const bool v6464 = v6457 && v6463;
-        const uint v6467 = v6456 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6467 = v6456 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6468 = v6467 + v18;
         const bool v6470 = v6460 < v6468;
         const bool v6471 = v5205 || v6470;
-        const bool v6472 = v6464 && v6471;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6474 = v6454 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6472 = v6464 && v6471;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6474 = v6454 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6475 = v6472 ? v6474 : as_type<float>(0xff800000u);
-        v5161.m[2][4].thread_elements()[1] = v6475;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][4].thread_elements()[1] = v6475;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6476 = iron_frag_coord<64>(42u, iron_lane, true);
         const uint v6477 = iron_frag_coord<64>(42u, iron_lane, false);
         const float v6478 = v5161.m[2][5].thread_elements()[0];
-        const uint v6479 = v43 + v6477;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6480 = v4959 + v6476;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6481 = v6480 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6479 = v43 + v6477;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6480 = v4959 + v6476;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6481 = v6480 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6484 = v6479 + v37;
         const uint v6485 = v6480 + v18;
         const bool v6486 = v6485 <= v6484;
         const bool v6487 = v272 || v6486;
         const bool v6488 = v6481 && v6487;
-        const uint v6491 = v6480 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6491 = v6480 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6492 = v6491 + v18;
         const bool v6494 = v6484 < v6492;
         const bool v6495 = v5205 || v6494;
-        const bool v6496 = v6488 && v6495;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6498 = v6478 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6496 = v6488 && v6495;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6498 = v6478 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6499 = v6496 ? v6498 : as_type<float>(0xff800000u);
-        v5161.m[2][5].thread_elements()[0] = v6499;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][5].thread_elements()[0] = v6499;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6500 = iron_frag_coord<64>(43u, iron_lane, true);
         const uint v6501 = iron_frag_coord<64>(43u, iron_lane, false);
         const float v6502 = v5161.m[2][5].thread_elements()[1];
-        const uint v6503 = v43 + v6501;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6504 = v4959 + v6500;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6505 = v6504 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6503 = v43 + v6501;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6504 = v4959 + v6500;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6505 = v6504 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6508 = v6503 + v37;
         const uint v6509 = v6504 + v18;
         const bool v6510 = v6509 <= v6508;
         const bool v6511 = v272 || v6510;
         const bool v6512 = v6505 && v6511;
-        const uint v6515 = v6504 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6515 = v6504 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6516 = v6515 + v18;
         const bool v6518 = v6508 < v6516;
         const bool v6519 = v5205 || v6518;
-        const bool v6520 = v6512 && v6519;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6522 = v6502 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6520 = v6512 && v6519;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6522 = v6502 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6523 = v6520 ? v6522 : as_type<float>(0xff800000u);
-        v5161.m[2][5].thread_elements()[1] = v6523;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][5].thread_elements()[1] = v6523;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6524 = iron_frag_coord<64>(44u, iron_lane, true);
         const uint v6525 = iron_frag_coord<64>(44u, iron_lane, false);
         const float v6526 = v5161.m[2][6].thread_elements()[0];
-        const uint v6527 = v43 + v6525;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6528 = v4959 + v6524;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6529 = v6528 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6527 = v43 + v6525;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6528 = v4959 + v6524;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6529 = v6528 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6532 = v6527 + v37;
         const uint v6533 = v6528 + v18;
         const bool v6534 = v6533 <= v6532;
         const bool v6535 = v272 || v6534;
         const bool v6536 = v6529 && v6535;
-        const uint v6539 = v6528 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6539 = v6528 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6540 = v6539 + v18;
         const bool v6542 = v6532 < v6540;
         const bool v6543 = v5205 || v6542;
-        const bool v6544 = v6536 && v6543;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6546 = v6526 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6544 = v6536 && v6543;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6546 = v6526 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6547 = v6544 ? v6546 : as_type<float>(0xff800000u);
-        v5161.m[2][6].thread_elements()[0] = v6547;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][6].thread_elements()[0] = v6547;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6548 = iron_frag_coord<64>(45u, iron_lane, true);
         const uint v6549 = iron_frag_coord<64>(45u, iron_lane, false);
         const float v6550 = v5161.m[2][6].thread_elements()[1];
-        const uint v6551 = v43 + v6549;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6552 = v4959 + v6548;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6553 = v6552 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6551 = v43 + v6549;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6552 = v4959 + v6548;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6553 = v6552 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6556 = v6551 + v37;
         const uint v6557 = v6552 + v18;
         const bool v6558 = v6557 <= v6556;
         const bool v6559 = v272 || v6558;
         const bool v6560 = v6553 && v6559;
-        const uint v6563 = v6552 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6563 = v6552 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6564 = v6563 + v18;
         const bool v6566 = v6556 < v6564;
         const bool v6567 = v5205 || v6566;
-        const bool v6568 = v6560 && v6567;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6570 = v6550 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6568 = v6560 && v6567;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6570 = v6550 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6571 = v6568 ? v6570 : as_type<float>(0xff800000u);
-        v5161.m[2][6].thread_elements()[1] = v6571;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][6].thread_elements()[1] = v6571;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6572 = iron_frag_coord<64>(46u, iron_lane, true);
         const uint v6573 = iron_frag_coord<64>(46u, iron_lane, false);
         const float v6574 = v5161.m[2][7].thread_elements()[0];
-        const uint v6575 = v43 + v6573;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6576 = v4959 + v6572;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6577 = v6576 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6575 = v43 + v6573;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6576 = v4959 + v6572;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6577 = v6576 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6580 = v6575 + v37;
         const uint v6581 = v6576 + v18;
         const bool v6582 = v6581 <= v6580;
         const bool v6583 = v272 || v6582;
         const bool v6584 = v6577 && v6583;
-        const uint v6587 = v6576 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6587 = v6576 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6588 = v6587 + v18;
         const bool v6590 = v6580 < v6588;
         const bool v6591 = v5205 || v6590;
-        const bool v6592 = v6584 && v6591;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6594 = v6574 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6592 = v6584 && v6591;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6594 = v6574 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6595 = v6592 ? v6594 : as_type<float>(0xff800000u);
-        v5161.m[2][7].thread_elements()[0] = v6595;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][7].thread_elements()[0] = v6595;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6596 = iron_frag_coord<64>(47u, iron_lane, true);
         const uint v6597 = iron_frag_coord<64>(47u, iron_lane, false);
         const float v6598 = v5161.m[2][7].thread_elements()[1];
-        const uint v6599 = v43 + v6597;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6600 = v4959 + v6596;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6601 = v6600 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6599 = v43 + v6597;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6600 = v4959 + v6596;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6601 = v6600 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6604 = v6599 + v37;
         const uint v6605 = v6600 + v18;
         const bool v6606 = v6605 <= v6604;
         const bool v6607 = v272 || v6606;
         const bool v6608 = v6601 && v6607;
-        const uint v6611 = v6600 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6611 = v6600 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6612 = v6611 + v18;
         const bool v6614 = v6604 < v6612;
         const bool v6615 = v5205 || v6614;
-        const bool v6616 = v6608 && v6615;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6618 = v6598 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6616 = v6608 && v6615;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6618 = v6598 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6619 = v6616 ? v6618 : as_type<float>(0xff800000u);
-        v5161.m[2][7].thread_elements()[1] = v6619;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[2][7].thread_elements()[1] = v6619;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6620 = iron_frag_coord<64>(48u, iron_lane, true);
         const uint v6621 = iron_frag_coord<64>(48u, iron_lane, false);
         const float v6622 = v5161.m[3][0].thread_elements()[0];
-        const uint v6623 = v43 + v6621;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6624 = v4959 + v6620;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6625 = v6624 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6623 = v43 + v6621;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6624 = v4959 + v6620;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6625 = v6624 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6628 = v6623 + v37;
         const uint v6629 = v6624 + v18;
         const bool v6630 = v6629 <= v6628;
         const bool v6631 = v272 || v6630;
         const bool v6632 = v6625 && v6631;
-        const uint v6635 = v6624 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6635 = v6624 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6636 = v6635 + v18;
         const bool v6638 = v6628 < v6636;
         const bool v6639 = v5205 || v6638;
-        const bool v6640 = v6632 && v6639;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6642 = v6622 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6640 = v6632 && v6639;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6642 = v6622 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6643 = v6640 ? v6642 : as_type<float>(0xff800000u);
-        v5161.m[3][0].thread_elements()[0] = v6643;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][0].thread_elements()[0] = v6643;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6644 = iron_frag_coord<64>(49u, iron_lane, true);
         const uint v6645 = iron_frag_coord<64>(49u, iron_lane, false);
         const float v6646 = v5161.m[3][0].thread_elements()[1];
-        const uint v6647 = v43 + v6645;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6648 = v4959 + v6644;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6649 = v6648 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6647 = v43 + v6645;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6648 = v4959 + v6644;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6649 = v6648 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6652 = v6647 + v37;
         const uint v6653 = v6648 + v18;
         const bool v6654 = v6653 <= v6652;
         const bool v6655 = v272 || v6654;
         const bool v6656 = v6649 && v6655;
-        const uint v6659 = v6648 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6659 = v6648 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6660 = v6659 + v18;
         const bool v6662 = v6652 < v6660;
         const bool v6663 = v5205 || v6662;
-        const bool v6664 = v6656 && v6663;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6666 = v6646 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6664 = v6656 && v6663;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6666 = v6646 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6667 = v6664 ? v6666 : as_type<float>(0xff800000u);
-        v5161.m[3][0].thread_elements()[1] = v6667;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][0].thread_elements()[1] = v6667;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6668 = iron_frag_coord<64>(50u, iron_lane, true);
         const uint v6669 = iron_frag_coord<64>(50u, iron_lane, false);
         const float v6670 = v5161.m[3][1].thread_elements()[0];
-        const uint v6671 = v43 + v6669;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6672 = v4959 + v6668;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6673 = v6672 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6671 = v43 + v6669;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6672 = v4959 + v6668;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6673 = v6672 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6676 = v6671 + v37;
         const uint v6677 = v6672 + v18;
         const bool v6678 = v6677 <= v6676;
         const bool v6679 = v272 || v6678;
         const bool v6680 = v6673 && v6679;
-        const uint v6683 = v6672 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6683 = v6672 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6684 = v6683 + v18;
         const bool v6686 = v6676 < v6684;
         const bool v6687 = v5205 || v6686;
-        const bool v6688 = v6680 && v6687;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6690 = v6670 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6688 = v6680 && v6687;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6690 = v6670 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6691 = v6688 ? v6690 : as_type<float>(0xff800000u);
-        v5161.m[3][1].thread_elements()[0] = v6691;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][1].thread_elements()[0] = v6691;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6692 = iron_frag_coord<64>(51u, iron_lane, true);
         const uint v6693 = iron_frag_coord<64>(51u, iron_lane, false);
         const float v6694 = v5161.m[3][1].thread_elements()[1];
-        const uint v6695 = v43 + v6693;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6696 = v4959 + v6692;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6697 = v6696 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6695 = v43 + v6693;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6696 = v4959 + v6692;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6697 = v6696 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6700 = v6695 + v37;
         const uint v6701 = v6696 + v18;
         const bool v6702 = v6701 <= v6700;
         const bool v6703 = v272 || v6702;
         const bool v6704 = v6697 && v6703;
-        const uint v6707 = v6696 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6707 = v6696 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6708 = v6707 + v18;
         const bool v6710 = v6700 < v6708;
         const bool v6711 = v5205 || v6710;
-        const bool v6712 = v6704 && v6711;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6714 = v6694 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6712 = v6704 && v6711;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6714 = v6694 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6715 = v6712 ? v6714 : as_type<float>(0xff800000u);
-        v5161.m[3][1].thread_elements()[1] = v6715;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][1].thread_elements()[1] = v6715;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6716 = iron_frag_coord<64>(52u, iron_lane, true);
         const uint v6717 = iron_frag_coord<64>(52u, iron_lane, false);
         const float v6718 = v5161.m[3][2].thread_elements()[0];
-        const uint v6719 = v43 + v6717;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6720 = v4959 + v6716;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6721 = v6720 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6719 = v43 + v6717;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6720 = v4959 + v6716;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6721 = v6720 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6724 = v6719 + v37;
         const uint v6725 = v6720 + v18;
         const bool v6726 = v6725 <= v6724;
         const bool v6727 = v272 || v6726;
         const bool v6728 = v6721 && v6727;
-        const uint v6731 = v6720 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6731 = v6720 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6732 = v6731 + v18;
         const bool v6734 = v6724 < v6732;
         const bool v6735 = v5205 || v6734;
-        const bool v6736 = v6728 && v6735;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6738 = v6718 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6736 = v6728 && v6735;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6738 = v6718 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6739 = v6736 ? v6738 : as_type<float>(0xff800000u);
-        v5161.m[3][2].thread_elements()[0] = v6739;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][2].thread_elements()[0] = v6739;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6740 = iron_frag_coord<64>(53u, iron_lane, true);
         const uint v6741 = iron_frag_coord<64>(53u, iron_lane, false);
         const float v6742 = v5161.m[3][2].thread_elements()[1];
-        const uint v6743 = v43 + v6741;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6744 = v4959 + v6740;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6745 = v6744 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6743 = v43 + v6741;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6744 = v4959 + v6740;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6745 = v6744 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6748 = v6743 + v37;
         const uint v6749 = v6744 + v18;
         const bool v6750 = v6749 <= v6748;
         const bool v6751 = v272 || v6750;
         const bool v6752 = v6745 && v6751;
-        const uint v6755 = v6744 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6755 = v6744 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6756 = v6755 + v18;
         const bool v6758 = v6748 < v6756;
         const bool v6759 = v5205 || v6758;
-        const bool v6760 = v6752 && v6759;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6762 = v6742 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6760 = v6752 && v6759;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6762 = v6742 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6763 = v6760 ? v6762 : as_type<float>(0xff800000u);
-        v5161.m[3][2].thread_elements()[1] = v6763;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][2].thread_elements()[1] = v6763;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6764 = iron_frag_coord<64>(54u, iron_lane, true);
         const uint v6765 = iron_frag_coord<64>(54u, iron_lane, false);
         const float v6766 = v5161.m[3][3].thread_elements()[0];
-        const uint v6767 = v43 + v6765;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6768 = v4959 + v6764;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6769 = v6768 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6767 = v43 + v6765;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6768 = v4959 + v6764;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6769 = v6768 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6772 = v6767 + v37;
         const uint v6773 = v6768 + v18;
         const bool v6774 = v6773 <= v6772;
         const bool v6775 = v272 || v6774;
         const bool v6776 = v6769 && v6775;
-        const uint v6779 = v6768 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6779 = v6768 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6780 = v6779 + v18;
         const bool v6782 = v6772 < v6780;
         const bool v6783 = v5205 || v6782;
-        const bool v6784 = v6776 && v6783;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6786 = v6766 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6784 = v6776 && v6783;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6786 = v6766 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6787 = v6784 ? v6786 : as_type<float>(0xff800000u);
-        v5161.m[3][3].thread_elements()[0] = v6787;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][3].thread_elements()[0] = v6787;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6788 = iron_frag_coord<64>(55u, iron_lane, true);
         const uint v6789 = iron_frag_coord<64>(55u, iron_lane, false);
         const float v6790 = v5161.m[3][3].thread_elements()[1];
-        const uint v6791 = v43 + v6789;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6792 = v4959 + v6788;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6793 = v6792 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6791 = v43 + v6789;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6792 = v4959 + v6788;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6793 = v6792 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6796 = v6791 + v37;
         const uint v6797 = v6792 + v18;
         const bool v6798 = v6797 <= v6796;
         const bool v6799 = v272 || v6798;
         const bool v6800 = v6793 && v6799;
-        const uint v6803 = v6792 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6803 = v6792 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6804 = v6803 + v18;
         const bool v6806 = v6796 < v6804;
         const bool v6807 = v5205 || v6806;
-        const bool v6808 = v6800 && v6807;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6810 = v6790 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6808 = v6800 && v6807;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6810 = v6790 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6811 = v6808 ? v6810 : as_type<float>(0xff800000u);
-        v5161.m[3][3].thread_elements()[1] = v6811;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][3].thread_elements()[1] = v6811;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6812 = iron_frag_coord<64>(56u, iron_lane, true);
         const uint v6813 = iron_frag_coord<64>(56u, iron_lane, false);
         const float v6814 = v5161.m[3][4].thread_elements()[0];
-        const uint v6815 = v43 + v6813;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6816 = v4959 + v6812;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6817 = v6816 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6815 = v43 + v6813;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6816 = v4959 + v6812;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6817 = v6816 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6820 = v6815 + v37;
         const uint v6821 = v6816 + v18;
         const bool v6822 = v6821 <= v6820;
         const bool v6823 = v272 || v6822;
         const bool v6824 = v6817 && v6823;
-        const uint v6827 = v6816 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6827 = v6816 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6828 = v6827 + v18;
         const bool v6830 = v6820 < v6828;
         const bool v6831 = v5205 || v6830;
-        const bool v6832 = v6824 && v6831;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6834 = v6814 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6832 = v6824 && v6831;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6834 = v6814 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6835 = v6832 ? v6834 : as_type<float>(0xff800000u);
-        v5161.m[3][4].thread_elements()[0] = v6835;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][4].thread_elements()[0] = v6835;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6836 = iron_frag_coord<64>(57u, iron_lane, true);
         const uint v6837 = iron_frag_coord<64>(57u, iron_lane, false);
         const float v6838 = v5161.m[3][4].thread_elements()[1];
-        const uint v6839 = v43 + v6837;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6840 = v4959 + v6836;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6841 = v6840 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6839 = v43 + v6837;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6840 = v4959 + v6836;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6841 = v6840 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6844 = v6839 + v37;
         const uint v6845 = v6840 + v18;
         const bool v6846 = v6845 <= v6844;
         const bool v6847 = v272 || v6846;
         const bool v6848 = v6841 && v6847;
-        const uint v6851 = v6840 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6851 = v6840 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6852 = v6851 + v18;
         const bool v6854 = v6844 < v6852;
         const bool v6855 = v5205 || v6854;
-        const bool v6856 = v6848 && v6855;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6858 = v6838 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6856 = v6848 && v6855;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6858 = v6838 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6859 = v6856 ? v6858 : as_type<float>(0xff800000u);
-        v5161.m[3][4].thread_elements()[1] = v6859;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][4].thread_elements()[1] = v6859;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6860 = iron_frag_coord<64>(58u, iron_lane, true);
         const uint v6861 = iron_frag_coord<64>(58u, iron_lane, false);
         const float v6862 = v5161.m[3][5].thread_elements()[0];
-        const uint v6863 = v43 + v6861;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6864 = v4959 + v6860;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6865 = v6864 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6863 = v43 + v6861;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6864 = v4959 + v6860;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6865 = v6864 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6868 = v6863 + v37;
         const uint v6869 = v6864 + v18;
         const bool v6870 = v6869 <= v6868;
         const bool v6871 = v272 || v6870;
         const bool v6872 = v6865 && v6871;
-        const uint v6875 = v6864 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6875 = v6864 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6876 = v6875 + v18;
         const bool v6878 = v6868 < v6876;
         const bool v6879 = v5205 || v6878;
-        const bool v6880 = v6872 && v6879;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6882 = v6862 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6880 = v6872 && v6879;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6882 = v6862 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6883 = v6880 ? v6882 : as_type<float>(0xff800000u);
-        v5161.m[3][5].thread_elements()[0] = v6883;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][5].thread_elements()[0] = v6883;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6884 = iron_frag_coord<64>(59u, iron_lane, true);
         const uint v6885 = iron_frag_coord<64>(59u, iron_lane, false);
         const float v6886 = v5161.m[3][5].thread_elements()[1];
-        const uint v6887 = v43 + v6885;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6888 = v4959 + v6884;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6889 = v6888 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6887 = v43 + v6885;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6888 = v4959 + v6884;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6889 = v6888 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6892 = v6887 + v37;
         const uint v6893 = v6888 + v18;
         const bool v6894 = v6893 <= v6892;
         const bool v6895 = v272 || v6894;
         const bool v6896 = v6889 && v6895;
-        const uint v6899 = v6888 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6899 = v6888 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6900 = v6899 + v18;
         const bool v6902 = v6892 < v6900;
         const bool v6903 = v5205 || v6902;
-        const bool v6904 = v6896 && v6903;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6906 = v6886 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6904 = v6896 && v6903;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6906 = v6886 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6907 = v6904 ? v6906 : as_type<float>(0xff800000u);
-        v5161.m[3][5].thread_elements()[1] = v6907;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][5].thread_elements()[1] = v6907;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6908 = iron_frag_coord<64>(60u, iron_lane, true);
         const uint v6909 = iron_frag_coord<64>(60u, iron_lane, false);
         const float v6910 = v5161.m[3][6].thread_elements()[0];
-        const uint v6911 = v43 + v6909;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6912 = v4959 + v6908;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6913 = v6912 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6911 = v43 + v6909;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6912 = v4959 + v6908;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6913 = v6912 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6916 = v6911 + v37;
         const uint v6917 = v6912 + v18;
         const bool v6918 = v6917 <= v6916;
         const bool v6919 = v272 || v6918;
         const bool v6920 = v6913 && v6919;
-        const uint v6923 = v6912 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6923 = v6912 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6924 = v6923 + v18;
         const bool v6926 = v6916 < v6924;
         const bool v6927 = v5205 || v6926;
-        const bool v6928 = v6920 && v6927;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6930 = v6910 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6928 = v6920 && v6927;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6930 = v6910 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6931 = v6928 ? v6930 : as_type<float>(0xff800000u);
-        v5161.m[3][6].thread_elements()[0] = v6931;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][6].thread_elements()[0] = v6931;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6932 = iron_frag_coord<64>(61u, iron_lane, true);
         const uint v6933 = iron_frag_coord<64>(61u, iron_lane, false);
         const float v6934 = v5161.m[3][6].thread_elements()[1];
-        const uint v6935 = v43 + v6933;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6936 = v4959 + v6932;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6937 = v6936 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6935 = v43 + v6933;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6936 = v4959 + v6932;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6937 = v6936 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6940 = v6935 + v37;
         const uint v6941 = v6936 + v18;
         const bool v6942 = v6941 <= v6940;
         const bool v6943 = v272 || v6942;
         const bool v6944 = v6937 && v6943;
-        const uint v6947 = v6936 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6947 = v6936 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6948 = v6947 + v18;
         const bool v6950 = v6940 < v6948;
         const bool v6951 = v5205 || v6950;
-        const bool v6952 = v6944 && v6951;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6954 = v6934 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6952 = v6944 && v6951;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6954 = v6934 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6955 = v6952 ? v6954 : as_type<float>(0xff800000u);
-        v5161.m[3][6].thread_elements()[1] = v6955;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][6].thread_elements()[1] = v6955;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6956 = iron_frag_coord<64>(62u, iron_lane, true);
         const uint v6957 = iron_frag_coord<64>(62u, iron_lane, false);
         const float v6958 = v5161.m[3][7].thread_elements()[0];
-        const uint v6959 = v43 + v6957;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6960 = v4959 + v6956;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6961 = v6960 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6959 = v43 + v6957;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6960 = v4959 + v6956;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6961 = v6960 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6964 = v6959 + v37;
         const uint v6965 = v6960 + v18;
         const bool v6966 = v6965 <= v6964;
         const bool v6967 = v272 || v6966;
         const bool v6968 = v6961 && v6967;
-        const uint v6971 = v6960 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6971 = v6960 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6972 = v6971 + v18;
         const bool v6974 = v6964 < v6972;
         const bool v6975 = v5205 || v6974;
-        const bool v6976 = v6968 && v6975;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6978 = v6958 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6976 = v6968 && v6975;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6978 = v6958 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v6979 = v6976 ? v6978 : as_type<float>(0xff800000u);
-        v5161.m[3][7].thread_elements()[0] = v6979;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][7].thread_elements()[0] = v6979;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6980 = iron_frag_coord<64>(63u, iron_lane, true);
         const uint v6981 = iron_frag_coord<64>(63u, iron_lane, false);
         const float v6982 = v5161.m[3][7].thread_elements()[1];
-        const uint v6983 = v43 + v6981;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6984 = v4959 + v6980;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6985 = v6984 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6983 = v43 + v6981;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6984 = v4959 + v6980;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6985 = v6984 < v37;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6988 = v6983 + v37;
         const uint v6989 = v6984 + v18;
         const bool v6990 = v6989 <= v6988;
         const bool v6991 = v272 || v6990;
         const bool v6992 = v6985 && v6991;
-        const uint v6995 = v6984 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6995 = v6984 + v7;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6996 = v6995 + v18;
         const bool v6998 = v6988 < v6996;
         const bool v6999 = v5205 || v6998;
-        const bool v7000 = v6992 && v6999;  // kernels/sdpa/flash_tile.hpp:174
-        const float v7002 = v6982 * v291;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v7000 = v6992 && v6999;  // kernels/sdpa/flash_tile.hpp:182
+        const float v7002 = v6982 * v291;  // kernels/sdpa/flash_tile.hpp:184
         const float v7003 = v7000 ? v7002 : as_type<float>(0xff800000u);
-        v5161.m[3][7].thread_elements()[1] = v7003;  // kernels/sdpa/flash_tile.hpp:171
+        v5161.m[3][7].thread_elements()[1] = v7003;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 32, 8> v7005;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag<float, 32, 8> v7005;  // kernels/sdpa/flash_tile.hpp:188
       iron_frag_fill(v7005, float(0.0f));
       iron_frag_row_reduce<false>(v7005, v5161);
-      iron_frag<float, 32, 8> v7007;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag<float, 32, 8> v7007;  // kernels/sdpa/flash_tile.hpp:189
       iron_frag_fill(v7007, float(0.0f));
-      const float v7011 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7012 = v7005.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7011 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7012 = v7005.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v7013 = fmax(v7011, v7012);
-      const bool v7016 = v7013 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7016 = v7013 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7017 = v7016 ? 0.0f : v7013;
-      const float v7018 = v7011 - v7017;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7018 = v7011 - v7017;  // kernels/sdpa/flash_tile.hpp:192
       const float v7019 = fast::exp2(v7018);
-      v7007.m[0][0].thread_elements()[0] = v7019;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7023 = v293.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7024 = v7005.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:184
+      v7007.m[0][0].thread_elements()[0] = v7019;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7023 = v293.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7024 = v7005.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v7025 = fmax(v7023, v7024);
-      const bool v7028 = v7025 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7028 = v7025 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7029 = v7028 ? 0.0f : v7025;
-      const float v7030 = v7023 - v7029;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7030 = v7023 - v7029;  // kernels/sdpa/flash_tile.hpp:192
       const float v7031 = fast::exp2(v7030);
-      v7007.m[0][0].thread_elements()[1] = v7031;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7035 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7036 = v7005.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:184
+      v7007.m[0][0].thread_elements()[1] = v7031;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7035 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7036 = v7005.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v7037 = fmax(v7035, v7036);
-      const bool v7040 = v7037 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7040 = v7037 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7041 = v7040 ? 0.0f : v7037;
-      const float v7042 = v7035 - v7041;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7042 = v7035 - v7041;  // kernels/sdpa/flash_tile.hpp:192
       const float v7043 = fast::exp2(v7042);
-      v7007.m[1][0].thread_elements()[0] = v7043;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7047 = v293.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7048 = v7005.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:184
+      v7007.m[1][0].thread_elements()[0] = v7043;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7047 = v293.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7048 = v7005.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v7049 = fmax(v7047, v7048);
-      const bool v7052 = v7049 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7052 = v7049 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7053 = v7052 ? 0.0f : v7049;
-      const float v7054 = v7047 - v7053;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7054 = v7047 - v7053;  // kernels/sdpa/flash_tile.hpp:192
       const float v7055 = fast::exp2(v7054);
-      v7007.m[1][0].thread_elements()[1] = v7055;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7059 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7060 = v7005.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:184
+      v7007.m[1][0].thread_elements()[1] = v7055;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7059 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7060 = v7005.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v7061 = fmax(v7059, v7060);
-      const bool v7064 = v7061 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7064 = v7061 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7065 = v7064 ? 0.0f : v7061;
-      const float v7066 = v7059 - v7065;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7066 = v7059 - v7065;  // kernels/sdpa/flash_tile.hpp:192
       const float v7067 = fast::exp2(v7066);
-      v7007.m[2][0].thread_elements()[0] = v7067;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7071 = v293.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7072 = v7005.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:184
+      v7007.m[2][0].thread_elements()[0] = v7067;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7071 = v293.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7072 = v7005.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v7073 = fmax(v7071, v7072);
-      const bool v7076 = v7073 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7076 = v7073 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7077 = v7076 ? 0.0f : v7073;
-      const float v7078 = v7071 - v7077;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7078 = v7071 - v7077;  // kernels/sdpa/flash_tile.hpp:192
       const float v7079 = fast::exp2(v7078);
-      v7007.m[2][0].thread_elements()[1] = v7079;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7083 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7084 = v7005.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:184
+      v7007.m[2][0].thread_elements()[1] = v7079;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7083 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7084 = v7005.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v7085 = fmax(v7083, v7084);
-      const bool v7088 = v7085 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7088 = v7085 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7089 = v7088 ? 0.0f : v7085;
-      const float v7090 = v7083 - v7089;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7090 = v7083 - v7089;  // kernels/sdpa/flash_tile.hpp:192
       const float v7091 = fast::exp2(v7090);
-      v7007.m[3][0].thread_elements()[0] = v7091;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7095 = v293.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7096 = v7005.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:184
+      v7007.m[3][0].thread_elements()[0] = v7091;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7095 = v293.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7096 = v7005.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v7097 = fmax(v7095, v7096);
-      const bool v7100 = v7097 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7100 = v7097 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7101 = v7100 ? 0.0f : v7097;
-      const float v7102 = v7095 - v7101;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7102 = v7095 - v7101;  // kernels/sdpa/flash_tile.hpp:192
       const float v7103 = fast::exp2(v7102);
-      v7007.m[3][0].thread_elements()[1] = v7103;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7106 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7107 = v7005.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:187
+      v7007.m[3][0].thread_elements()[1] = v7103;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7106 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7107 = v7005.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v7108 = fmax(v7106, v7107);
-      v293.m[0][0].thread_elements()[0] = v7108;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[0][0].thread_elements()[0] = v7108;  // kernels/sdpa/flash_tile.hpp:194
       const float v7111 = v293.m[0][0].thread_elements()[1];
-      const float v7112 = v7005.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7112 = v7005.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v7113 = fmax(v7111, v7112);
-      v293.m[0][0].thread_elements()[1] = v7113;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[0][0].thread_elements()[1] = v7113;  // kernels/sdpa/flash_tile.hpp:194
       const float v7116 = v293.m[1][0].thread_elements()[0];
-      const float v7117 = v7005.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7117 = v7005.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v7118 = fmax(v7116, v7117);
-      v293.m[1][0].thread_elements()[0] = v7118;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[1][0].thread_elements()[0] = v7118;  // kernels/sdpa/flash_tile.hpp:194
       const float v7121 = v293.m[1][0].thread_elements()[1];
-      const float v7122 = v7005.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7122 = v7005.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v7123 = fmax(v7121, v7122);
-      v293.m[1][0].thread_elements()[1] = v7123;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[1][0].thread_elements()[1] = v7123;  // kernels/sdpa/flash_tile.hpp:194
       const float v7126 = v293.m[2][0].thread_elements()[0];
-      const float v7127 = v7005.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7127 = v7005.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v7128 = fmax(v7126, v7127);
-      v293.m[2][0].thread_elements()[0] = v7128;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[2][0].thread_elements()[0] = v7128;  // kernels/sdpa/flash_tile.hpp:194
       const float v7131 = v293.m[2][0].thread_elements()[1];
-      const float v7132 = v7005.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7132 = v7005.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v7133 = fmax(v7131, v7132);
-      v293.m[2][0].thread_elements()[1] = v7133;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[2][0].thread_elements()[1] = v7133;  // kernels/sdpa/flash_tile.hpp:194
       const float v7136 = v293.m[3][0].thread_elements()[0];
-      const float v7137 = v7005.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7137 = v7005.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v7138 = fmax(v7136, v7137);
-      v293.m[3][0].thread_elements()[0] = v7138;  // kernels/sdpa/flash_tile.hpp:186
+      v293.m[3][0].thread_elements()[0] = v7138;  // kernels/sdpa/flash_tile.hpp:194
       const float v7141 = v293.m[3][0].thread_elements()[1];
-      const float v7142 = v7005.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7142 = v7005.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v7143 = fmax(v7141, v7142);
-      v293.m[3][0].thread_elements()[1] = v7143;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7146 = v5161.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7147 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7150 = v7147 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      v293.m[3][0].thread_elements()[1] = v7143;  // kernels/sdpa/flash_tile.hpp:194
+      const float v7146 = v5161.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v7147 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7150 = v7147 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7151 = v7150 ? 0.0f : v7147;
-      const float v7152 = v7146 - v7151;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7152 = v7146 - v7151;  // kernels/sdpa/flash_tile.hpp:198
       const float v7153 = fast::exp2(v7152);
-      v5161.m[0][0].thread_elements()[0] = v7153;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][0].thread_elements()[0] = v7153;  // kernels/sdpa/flash_tile.hpp:197
       const float v7156 = v5161.m[0][0].thread_elements()[1];
-      const float v7157 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7160 = v7157 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7157 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7160 = v7157 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7161 = v7160 ? 0.0f : v7157;
-      const float v7162 = v7156 - v7161;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7162 = v7156 - v7161;  // kernels/sdpa/flash_tile.hpp:198
       const float v7163 = fast::exp2(v7162);
-      v5161.m[0][0].thread_elements()[1] = v7163;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][0].thread_elements()[1] = v7163;  // kernels/sdpa/flash_tile.hpp:197
       const float v7166 = v5161.m[0][1].thread_elements()[0];
-      const float v7167 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7170 = v7167 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7167 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7170 = v7167 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7171 = v7170 ? 0.0f : v7167;
-      const float v7172 = v7166 - v7171;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7172 = v7166 - v7171;  // kernels/sdpa/flash_tile.hpp:198
       const float v7173 = fast::exp2(v7172);
-      v5161.m[0][1].thread_elements()[0] = v7173;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][1].thread_elements()[0] = v7173;  // kernels/sdpa/flash_tile.hpp:197
       const float v7176 = v5161.m[0][1].thread_elements()[1];
-      const float v7177 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7180 = v7177 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7177 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7180 = v7177 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7181 = v7180 ? 0.0f : v7177;
-      const float v7182 = v7176 - v7181;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7182 = v7176 - v7181;  // kernels/sdpa/flash_tile.hpp:198
       const float v7183 = fast::exp2(v7182);
-      v5161.m[0][1].thread_elements()[1] = v7183;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][1].thread_elements()[1] = v7183;  // kernels/sdpa/flash_tile.hpp:197
       const float v7186 = v5161.m[0][2].thread_elements()[0];
-      const float v7187 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7190 = v7187 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7187 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7190 = v7187 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7191 = v7190 ? 0.0f : v7187;
-      const float v7192 = v7186 - v7191;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7192 = v7186 - v7191;  // kernels/sdpa/flash_tile.hpp:198
       const float v7193 = fast::exp2(v7192);
-      v5161.m[0][2].thread_elements()[0] = v7193;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][2].thread_elements()[0] = v7193;  // kernels/sdpa/flash_tile.hpp:197
       const float v7196 = v5161.m[0][2].thread_elements()[1];
-      const float v7197 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7200 = v7197 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7197 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7200 = v7197 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7201 = v7200 ? 0.0f : v7197;
-      const float v7202 = v7196 - v7201;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7202 = v7196 - v7201;  // kernels/sdpa/flash_tile.hpp:198
       const float v7203 = fast::exp2(v7202);
-      v5161.m[0][2].thread_elements()[1] = v7203;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][2].thread_elements()[1] = v7203;  // kernels/sdpa/flash_tile.hpp:197
       const float v7206 = v5161.m[0][3].thread_elements()[0];
-      const float v7207 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7210 = v7207 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7207 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7210 = v7207 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7211 = v7210 ? 0.0f : v7207;
-      const float v7212 = v7206 - v7211;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7212 = v7206 - v7211;  // kernels/sdpa/flash_tile.hpp:198
       const float v7213 = fast::exp2(v7212);
-      v5161.m[0][3].thread_elements()[0] = v7213;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][3].thread_elements()[0] = v7213;  // kernels/sdpa/flash_tile.hpp:197
       const float v7216 = v5161.m[0][3].thread_elements()[1];
-      const float v7217 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7220 = v7217 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7217 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7220 = v7217 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7221 = v7220 ? 0.0f : v7217;
-      const float v7222 = v7216 - v7221;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7222 = v7216 - v7221;  // kernels/sdpa/flash_tile.hpp:198
       const float v7223 = fast::exp2(v7222);
-      v5161.m[0][3].thread_elements()[1] = v7223;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][3].thread_elements()[1] = v7223;  // kernels/sdpa/flash_tile.hpp:197
       const float v7226 = v5161.m[0][4].thread_elements()[0];
-      const float v7227 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7230 = v7227 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7227 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7230 = v7227 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7231 = v7230 ? 0.0f : v7227;
-      const float v7232 = v7226 - v7231;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7232 = v7226 - v7231;  // kernels/sdpa/flash_tile.hpp:198
       const float v7233 = fast::exp2(v7232);
-      v5161.m[0][4].thread_elements()[0] = v7233;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][4].thread_elements()[0] = v7233;  // kernels/sdpa/flash_tile.hpp:197
       const float v7236 = v5161.m[0][4].thread_elements()[1];
-      const float v7237 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7240 = v7237 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7237 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7240 = v7237 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7241 = v7240 ? 0.0f : v7237;
-      const float v7242 = v7236 - v7241;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7242 = v7236 - v7241;  // kernels/sdpa/flash_tile.hpp:198
       const float v7243 = fast::exp2(v7242);
-      v5161.m[0][4].thread_elements()[1] = v7243;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][4].thread_elements()[1] = v7243;  // kernels/sdpa/flash_tile.hpp:197
       const float v7246 = v5161.m[0][5].thread_elements()[0];
-      const float v7247 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7250 = v7247 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7247 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7250 = v7247 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7251 = v7250 ? 0.0f : v7247;
-      const float v7252 = v7246 - v7251;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7252 = v7246 - v7251;  // kernels/sdpa/flash_tile.hpp:198
       const float v7253 = fast::exp2(v7252);
-      v5161.m[0][5].thread_elements()[0] = v7253;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][5].thread_elements()[0] = v7253;  // kernels/sdpa/flash_tile.hpp:197
       const float v7256 = v5161.m[0][5].thread_elements()[1];
-      const float v7257 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7260 = v7257 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7257 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7260 = v7257 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7261 = v7260 ? 0.0f : v7257;
-      const float v7262 = v7256 - v7261;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7262 = v7256 - v7261;  // kernels/sdpa/flash_tile.hpp:198
       const float v7263 = fast::exp2(v7262);
-      v5161.m[0][5].thread_elements()[1] = v7263;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][5].thread_elements()[1] = v7263;  // kernels/sdpa/flash_tile.hpp:197
       const float v7266 = v5161.m[0][6].thread_elements()[0];
-      const float v7267 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7270 = v7267 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7267 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7270 = v7267 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7271 = v7270 ? 0.0f : v7267;
-      const float v7272 = v7266 - v7271;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7272 = v7266 - v7271;  // kernels/sdpa/flash_tile.hpp:198
       const float v7273 = fast::exp2(v7272);
-      v5161.m[0][6].thread_elements()[0] = v7273;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][6].thread_elements()[0] = v7273;  // kernels/sdpa/flash_tile.hpp:197
       const float v7276 = v5161.m[0][6].thread_elements()[1];
-      const float v7277 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7280 = v7277 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7277 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7280 = v7277 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7281 = v7280 ? 0.0f : v7277;
-      const float v7282 = v7276 - v7281;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7282 = v7276 - v7281;  // kernels/sdpa/flash_tile.hpp:198
       const float v7283 = fast::exp2(v7282);
-      v5161.m[0][6].thread_elements()[1] = v7283;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][6].thread_elements()[1] = v7283;  // kernels/sdpa/flash_tile.hpp:197
       const float v7286 = v5161.m[0][7].thread_elements()[0];
-      const float v7287 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7290 = v7287 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7287 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7290 = v7287 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7291 = v7290 ? 0.0f : v7287;
-      const float v7292 = v7286 - v7291;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7292 = v7286 - v7291;  // kernels/sdpa/flash_tile.hpp:198
       const float v7293 = fast::exp2(v7292);
-      v5161.m[0][7].thread_elements()[0] = v7293;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][7].thread_elements()[0] = v7293;  // kernels/sdpa/flash_tile.hpp:197
       const float v7296 = v5161.m[0][7].thread_elements()[1];
-      const float v7297 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7300 = v7297 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7297 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7300 = v7297 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7301 = v7300 ? 0.0f : v7297;
-      const float v7302 = v7296 - v7301;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7302 = v7296 - v7301;  // kernels/sdpa/flash_tile.hpp:198
       const float v7303 = fast::exp2(v7302);
-      v5161.m[0][7].thread_elements()[1] = v7303;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[0][7].thread_elements()[1] = v7303;  // kernels/sdpa/flash_tile.hpp:197
       const float v7306 = v5161.m[1][0].thread_elements()[0];
-      const float v7307 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7310 = v7307 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7307 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7310 = v7307 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7311 = v7310 ? 0.0f : v7307;
-      const float v7312 = v7306 - v7311;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7312 = v7306 - v7311;  // kernels/sdpa/flash_tile.hpp:198
       const float v7313 = fast::exp2(v7312);
-      v5161.m[1][0].thread_elements()[0] = v7313;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][0].thread_elements()[0] = v7313;  // kernels/sdpa/flash_tile.hpp:197
       const float v7316 = v5161.m[1][0].thread_elements()[1];
-      const float v7317 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7320 = v7317 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7317 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7320 = v7317 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7321 = v7320 ? 0.0f : v7317;
-      const float v7322 = v7316 - v7321;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7322 = v7316 - v7321;  // kernels/sdpa/flash_tile.hpp:198
       const float v7323 = fast::exp2(v7322);
-      v5161.m[1][0].thread_elements()[1] = v7323;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][0].thread_elements()[1] = v7323;  // kernels/sdpa/flash_tile.hpp:197
       const float v7326 = v5161.m[1][1].thread_elements()[0];
-      const float v7327 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7330 = v7327 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7327 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7330 = v7327 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7331 = v7330 ? 0.0f : v7327;
-      const float v7332 = v7326 - v7331;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7332 = v7326 - v7331;  // kernels/sdpa/flash_tile.hpp:198
       const float v7333 = fast::exp2(v7332);
-      v5161.m[1][1].thread_elements()[0] = v7333;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][1].thread_elements()[0] = v7333;  // kernels/sdpa/flash_tile.hpp:197
       const float v7336 = v5161.m[1][1].thread_elements()[1];
-      const float v7337 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7340 = v7337 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7337 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7340 = v7337 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7341 = v7340 ? 0.0f : v7337;
-      const float v7342 = v7336 - v7341;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7342 = v7336 - v7341;  // kernels/sdpa/flash_tile.hpp:198
       const float v7343 = fast::exp2(v7342);
-      v5161.m[1][1].thread_elements()[1] = v7343;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][1].thread_elements()[1] = v7343;  // kernels/sdpa/flash_tile.hpp:197
       const float v7346 = v5161.m[1][2].thread_elements()[0];
-      const float v7347 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7350 = v7347 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7347 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7350 = v7347 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7351 = v7350 ? 0.0f : v7347;
-      const float v7352 = v7346 - v7351;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7352 = v7346 - v7351;  // kernels/sdpa/flash_tile.hpp:198
       const float v7353 = fast::exp2(v7352);
-      v5161.m[1][2].thread_elements()[0] = v7353;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][2].thread_elements()[0] = v7353;  // kernels/sdpa/flash_tile.hpp:197
       const float v7356 = v5161.m[1][2].thread_elements()[1];
-      const float v7357 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7360 = v7357 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7357 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7360 = v7357 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7361 = v7360 ? 0.0f : v7357;
-      const float v7362 = v7356 - v7361;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7362 = v7356 - v7361;  // kernels/sdpa/flash_tile.hpp:198
       const float v7363 = fast::exp2(v7362);
-      v5161.m[1][2].thread_elements()[1] = v7363;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][2].thread_elements()[1] = v7363;  // kernels/sdpa/flash_tile.hpp:197
       const float v7366 = v5161.m[1][3].thread_elements()[0];
-      const float v7367 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7370 = v7367 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7367 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7370 = v7367 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7371 = v7370 ? 0.0f : v7367;
-      const float v7372 = v7366 - v7371;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7372 = v7366 - v7371;  // kernels/sdpa/flash_tile.hpp:198
       const float v7373 = fast::exp2(v7372);
-      v5161.m[1][3].thread_elements()[0] = v7373;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][3].thread_elements()[0] = v7373;  // kernels/sdpa/flash_tile.hpp:197
       const float v7376 = v5161.m[1][3].thread_elements()[1];
-      const float v7377 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7380 = v7377 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7377 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7380 = v7377 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7381 = v7380 ? 0.0f : v7377;
-      const float v7382 = v7376 - v7381;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7382 = v7376 - v7381;  // kernels/sdpa/flash_tile.hpp:198
       const float v7383 = fast::exp2(v7382);
-      v5161.m[1][3].thread_elements()[1] = v7383;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][3].thread_elements()[1] = v7383;  // kernels/sdpa/flash_tile.hpp:197
       const float v7386 = v5161.m[1][4].thread_elements()[0];
-      const float v7387 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7390 = v7387 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7387 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7390 = v7387 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7391 = v7390 ? 0.0f : v7387;
-      const float v7392 = v7386 - v7391;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7392 = v7386 - v7391;  // kernels/sdpa/flash_tile.hpp:198
       const float v7393 = fast::exp2(v7392);
-      v5161.m[1][4].thread_elements()[0] = v7393;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][4].thread_elements()[0] = v7393;  // kernels/sdpa/flash_tile.hpp:197
       const float v7396 = v5161.m[1][4].thread_elements()[1];
-      const float v7397 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7400 = v7397 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7397 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7400 = v7397 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7401 = v7400 ? 0.0f : v7397;
-      const float v7402 = v7396 - v7401;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7402 = v7396 - v7401;  // kernels/sdpa/flash_tile.hpp:198
       const float v7403 = fast::exp2(v7402);
-      v5161.m[1][4].thread_elements()[1] = v7403;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][4].thread_elements()[1] = v7403;  // kernels/sdpa/flash_tile.hpp:197
       const float v7406 = v5161.m[1][5].thread_elements()[0];
-      const float v7407 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7410 = v7407 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7407 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7410 = v7407 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7411 = v7410 ? 0.0f : v7407;
-      const float v7412 = v7406 - v7411;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7412 = v7406 - v7411;  // kernels/sdpa/flash_tile.hpp:198
       const float v7413 = fast::exp2(v7412);
-      v5161.m[1][5].thread_elements()[0] = v7413;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][5].thread_elements()[0] = v7413;  // kernels/sdpa/flash_tile.hpp:197
       const float v7416 = v5161.m[1][5].thread_elements()[1];
-      const float v7417 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7420 = v7417 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7417 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7420 = v7417 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7421 = v7420 ? 0.0f : v7417;
-      const float v7422 = v7416 - v7421;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7422 = v7416 - v7421;  // kernels/sdpa/flash_tile.hpp:198
       const float v7423 = fast::exp2(v7422);
-      v5161.m[1][5].thread_elements()[1] = v7423;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][5].thread_elements()[1] = v7423;  // kernels/sdpa/flash_tile.hpp:197
       const float v7426 = v5161.m[1][6].thread_elements()[0];
-      const float v7427 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7430 = v7427 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7427 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7430 = v7427 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7431 = v7430 ? 0.0f : v7427;
-      const float v7432 = v7426 - v7431;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7432 = v7426 - v7431;  // kernels/sdpa/flash_tile.hpp:198
       const float v7433 = fast::exp2(v7432);
-      v5161.m[1][6].thread_elements()[0] = v7433;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][6].thread_elements()[0] = v7433;  // kernels/sdpa/flash_tile.hpp:197
       const float v7436 = v5161.m[1][6].thread_elements()[1];
-      const float v7437 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7440 = v7437 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7437 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7440 = v7437 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7441 = v7440 ? 0.0f : v7437;
-      const float v7442 = v7436 - v7441;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7442 = v7436 - v7441;  // kernels/sdpa/flash_tile.hpp:198
       const float v7443 = fast::exp2(v7442);
-      v5161.m[1][6].thread_elements()[1] = v7443;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][6].thread_elements()[1] = v7443;  // kernels/sdpa/flash_tile.hpp:197
       const float v7446 = v5161.m[1][7].thread_elements()[0];
-      const float v7447 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7450 = v7447 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7447 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7450 = v7447 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7451 = v7450 ? 0.0f : v7447;
-      const float v7452 = v7446 - v7451;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7452 = v7446 - v7451;  // kernels/sdpa/flash_tile.hpp:198
       const float v7453 = fast::exp2(v7452);
-      v5161.m[1][7].thread_elements()[0] = v7453;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][7].thread_elements()[0] = v7453;  // kernels/sdpa/flash_tile.hpp:197
       const float v7456 = v5161.m[1][7].thread_elements()[1];
-      const float v7457 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7460 = v7457 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7457 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7460 = v7457 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7461 = v7460 ? 0.0f : v7457;
-      const float v7462 = v7456 - v7461;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7462 = v7456 - v7461;  // kernels/sdpa/flash_tile.hpp:198
       const float v7463 = fast::exp2(v7462);
-      v5161.m[1][7].thread_elements()[1] = v7463;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[1][7].thread_elements()[1] = v7463;  // kernels/sdpa/flash_tile.hpp:197
       const float v7466 = v5161.m[2][0].thread_elements()[0];
-      const float v7467 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7470 = v7467 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7467 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7470 = v7467 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7471 = v7470 ? 0.0f : v7467;
-      const float v7472 = v7466 - v7471;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7472 = v7466 - v7471;  // kernels/sdpa/flash_tile.hpp:198
       const float v7473 = fast::exp2(v7472);
-      v5161.m[2][0].thread_elements()[0] = v7473;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][0].thread_elements()[0] = v7473;  // kernels/sdpa/flash_tile.hpp:197
       const float v7476 = v5161.m[2][0].thread_elements()[1];
-      const float v7477 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7480 = v7477 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7477 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7480 = v7477 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7481 = v7480 ? 0.0f : v7477;
-      const float v7482 = v7476 - v7481;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7482 = v7476 - v7481;  // kernels/sdpa/flash_tile.hpp:198
       const float v7483 = fast::exp2(v7482);
-      v5161.m[2][0].thread_elements()[1] = v7483;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][0].thread_elements()[1] = v7483;  // kernels/sdpa/flash_tile.hpp:197
       const float v7486 = v5161.m[2][1].thread_elements()[0];
-      const float v7487 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7490 = v7487 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7487 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7490 = v7487 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7491 = v7490 ? 0.0f : v7487;
-      const float v7492 = v7486 - v7491;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7492 = v7486 - v7491;  // kernels/sdpa/flash_tile.hpp:198
       const float v7493 = fast::exp2(v7492);
-      v5161.m[2][1].thread_elements()[0] = v7493;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][1].thread_elements()[0] = v7493;  // kernels/sdpa/flash_tile.hpp:197
       const float v7496 = v5161.m[2][1].thread_elements()[1];
-      const float v7497 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7500 = v7497 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7497 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7500 = v7497 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7501 = v7500 ? 0.0f : v7497;
-      const float v7502 = v7496 - v7501;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7502 = v7496 - v7501;  // kernels/sdpa/flash_tile.hpp:198
       const float v7503 = fast::exp2(v7502);
-      v5161.m[2][1].thread_elements()[1] = v7503;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][1].thread_elements()[1] = v7503;  // kernels/sdpa/flash_tile.hpp:197
       const float v7506 = v5161.m[2][2].thread_elements()[0];
-      const float v7507 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7510 = v7507 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7507 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7510 = v7507 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7511 = v7510 ? 0.0f : v7507;
-      const float v7512 = v7506 - v7511;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7512 = v7506 - v7511;  // kernels/sdpa/flash_tile.hpp:198
       const float v7513 = fast::exp2(v7512);
-      v5161.m[2][2].thread_elements()[0] = v7513;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][2].thread_elements()[0] = v7513;  // kernels/sdpa/flash_tile.hpp:197
       const float v7516 = v5161.m[2][2].thread_elements()[1];
-      const float v7517 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7520 = v7517 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7517 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7520 = v7517 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7521 = v7520 ? 0.0f : v7517;
-      const float v7522 = v7516 - v7521;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7522 = v7516 - v7521;  // kernels/sdpa/flash_tile.hpp:198
       const float v7523 = fast::exp2(v7522);
-      v5161.m[2][2].thread_elements()[1] = v7523;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][2].thread_elements()[1] = v7523;  // kernels/sdpa/flash_tile.hpp:197
       const float v7526 = v5161.m[2][3].thread_elements()[0];
-      const float v7527 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7530 = v7527 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7527 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7530 = v7527 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7531 = v7530 ? 0.0f : v7527;
-      const float v7532 = v7526 - v7531;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7532 = v7526 - v7531;  // kernels/sdpa/flash_tile.hpp:198
       const float v7533 = fast::exp2(v7532);
-      v5161.m[2][3].thread_elements()[0] = v7533;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][3].thread_elements()[0] = v7533;  // kernels/sdpa/flash_tile.hpp:197
       const float v7536 = v5161.m[2][3].thread_elements()[1];
-      const float v7537 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7540 = v7537 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7537 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7540 = v7537 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7541 = v7540 ? 0.0f : v7537;
-      const float v7542 = v7536 - v7541;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7542 = v7536 - v7541;  // kernels/sdpa/flash_tile.hpp:198
       const float v7543 = fast::exp2(v7542);
-      v5161.m[2][3].thread_elements()[1] = v7543;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][3].thread_elements()[1] = v7543;  // kernels/sdpa/flash_tile.hpp:197
       const float v7546 = v5161.m[2][4].thread_elements()[0];
-      const float v7547 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7550 = v7547 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7547 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7550 = v7547 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7551 = v7550 ? 0.0f : v7547;
-      const float v7552 = v7546 - v7551;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7552 = v7546 - v7551;  // kernels/sdpa/flash_tile.hpp:198
       const float v7553 = fast::exp2(v7552);
-      v5161.m[2][4].thread_elements()[0] = v7553;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][4].thread_elements()[0] = v7553;  // kernels/sdpa/flash_tile.hpp:197
       const float v7556 = v5161.m[2][4].thread_elements()[1];
-      const float v7557 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7560 = v7557 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7557 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7560 = v7557 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7561 = v7560 ? 0.0f : v7557;
-      const float v7562 = v7556 - v7561;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7562 = v7556 - v7561;  // kernels/sdpa/flash_tile.hpp:198
       const float v7563 = fast::exp2(v7562);
-      v5161.m[2][4].thread_elements()[1] = v7563;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][4].thread_elements()[1] = v7563;  // kernels/sdpa/flash_tile.hpp:197
       const float v7566 = v5161.m[2][5].thread_elements()[0];
-      const float v7567 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7570 = v7567 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7567 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7570 = v7567 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7571 = v7570 ? 0.0f : v7567;
-      const float v7572 = v7566 - v7571;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7572 = v7566 - v7571;  // kernels/sdpa/flash_tile.hpp:198
       const float v7573 = fast::exp2(v7572);
-      v5161.m[2][5].thread_elements()[0] = v7573;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][5].thread_elements()[0] = v7573;  // kernels/sdpa/flash_tile.hpp:197
       const float v7576 = v5161.m[2][5].thread_elements()[1];
-      const float v7577 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7580 = v7577 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7577 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7580 = v7577 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7581 = v7580 ? 0.0f : v7577;
-      const float v7582 = v7576 - v7581;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7582 = v7576 - v7581;  // kernels/sdpa/flash_tile.hpp:198
       const float v7583 = fast::exp2(v7582);
-      v5161.m[2][5].thread_elements()[1] = v7583;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][5].thread_elements()[1] = v7583;  // kernels/sdpa/flash_tile.hpp:197
       const float v7586 = v5161.m[2][6].thread_elements()[0];
-      const float v7587 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7590 = v7587 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7587 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7590 = v7587 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7591 = v7590 ? 0.0f : v7587;
-      const float v7592 = v7586 - v7591;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7592 = v7586 - v7591;  // kernels/sdpa/flash_tile.hpp:198
       const float v7593 = fast::exp2(v7592);
-      v5161.m[2][6].thread_elements()[0] = v7593;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][6].thread_elements()[0] = v7593;  // kernels/sdpa/flash_tile.hpp:197
       const float v7596 = v5161.m[2][6].thread_elements()[1];
-      const float v7597 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7600 = v7597 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7597 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7600 = v7597 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7601 = v7600 ? 0.0f : v7597;
-      const float v7602 = v7596 - v7601;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7602 = v7596 - v7601;  // kernels/sdpa/flash_tile.hpp:198
       const float v7603 = fast::exp2(v7602);
-      v5161.m[2][6].thread_elements()[1] = v7603;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][6].thread_elements()[1] = v7603;  // kernels/sdpa/flash_tile.hpp:197
       const float v7606 = v5161.m[2][7].thread_elements()[0];
-      const float v7607 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7610 = v7607 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7607 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7610 = v7607 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7611 = v7610 ? 0.0f : v7607;
-      const float v7612 = v7606 - v7611;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7612 = v7606 - v7611;  // kernels/sdpa/flash_tile.hpp:198
       const float v7613 = fast::exp2(v7612);
-      v5161.m[2][7].thread_elements()[0] = v7613;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][7].thread_elements()[0] = v7613;  // kernels/sdpa/flash_tile.hpp:197
       const float v7616 = v5161.m[2][7].thread_elements()[1];
-      const float v7617 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7620 = v7617 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7617 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7620 = v7617 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7621 = v7620 ? 0.0f : v7617;
-      const float v7622 = v7616 - v7621;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7622 = v7616 - v7621;  // kernels/sdpa/flash_tile.hpp:198
       const float v7623 = fast::exp2(v7622);
-      v5161.m[2][7].thread_elements()[1] = v7623;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[2][7].thread_elements()[1] = v7623;  // kernels/sdpa/flash_tile.hpp:197
       const float v7626 = v5161.m[3][0].thread_elements()[0];
-      const float v7627 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7630 = v7627 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7627 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7630 = v7627 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7631 = v7630 ? 0.0f : v7627;
-      const float v7632 = v7626 - v7631;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7632 = v7626 - v7631;  // kernels/sdpa/flash_tile.hpp:198
       const float v7633 = fast::exp2(v7632);
-      v5161.m[3][0].thread_elements()[0] = v7633;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][0].thread_elements()[0] = v7633;  // kernels/sdpa/flash_tile.hpp:197
       const float v7636 = v5161.m[3][0].thread_elements()[1];
-      const float v7637 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7640 = v7637 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7637 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7640 = v7637 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7641 = v7640 ? 0.0f : v7637;
-      const float v7642 = v7636 - v7641;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7642 = v7636 - v7641;  // kernels/sdpa/flash_tile.hpp:198
       const float v7643 = fast::exp2(v7642);
-      v5161.m[3][0].thread_elements()[1] = v7643;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][0].thread_elements()[1] = v7643;  // kernels/sdpa/flash_tile.hpp:197
       const float v7646 = v5161.m[3][1].thread_elements()[0];
-      const float v7647 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7650 = v7647 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7647 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7650 = v7647 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7651 = v7650 ? 0.0f : v7647;
-      const float v7652 = v7646 - v7651;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7652 = v7646 - v7651;  // kernels/sdpa/flash_tile.hpp:198
       const float v7653 = fast::exp2(v7652);
-      v5161.m[3][1].thread_elements()[0] = v7653;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][1].thread_elements()[0] = v7653;  // kernels/sdpa/flash_tile.hpp:197
       const float v7656 = v5161.m[3][1].thread_elements()[1];
-      const float v7657 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7660 = v7657 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7657 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7660 = v7657 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7661 = v7660 ? 0.0f : v7657;
-      const float v7662 = v7656 - v7661;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7662 = v7656 - v7661;  // kernels/sdpa/flash_tile.hpp:198
       const float v7663 = fast::exp2(v7662);
-      v5161.m[3][1].thread_elements()[1] = v7663;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][1].thread_elements()[1] = v7663;  // kernels/sdpa/flash_tile.hpp:197
       const float v7666 = v5161.m[3][2].thread_elements()[0];
-      const float v7667 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7670 = v7667 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7667 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7670 = v7667 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7671 = v7670 ? 0.0f : v7667;
-      const float v7672 = v7666 - v7671;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7672 = v7666 - v7671;  // kernels/sdpa/flash_tile.hpp:198
       const float v7673 = fast::exp2(v7672);
-      v5161.m[3][2].thread_elements()[0] = v7673;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][2].thread_elements()[0] = v7673;  // kernels/sdpa/flash_tile.hpp:197
       const float v7676 = v5161.m[3][2].thread_elements()[1];
-      const float v7677 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7680 = v7677 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7677 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7680 = v7677 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7681 = v7680 ? 0.0f : v7677;
-      const float v7682 = v7676 - v7681;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7682 = v7676 - v7681;  // kernels/sdpa/flash_tile.hpp:198
       const float v7683 = fast::exp2(v7682);
-      v5161.m[3][2].thread_elements()[1] = v7683;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][2].thread_elements()[1] = v7683;  // kernels/sdpa/flash_tile.hpp:197
       const float v7686 = v5161.m[3][3].thread_elements()[0];
-      const float v7687 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7690 = v7687 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7687 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7690 = v7687 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7691 = v7690 ? 0.0f : v7687;
-      const float v7692 = v7686 - v7691;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7692 = v7686 - v7691;  // kernels/sdpa/flash_tile.hpp:198
       const float v7693 = fast::exp2(v7692);
-      v5161.m[3][3].thread_elements()[0] = v7693;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][3].thread_elements()[0] = v7693;  // kernels/sdpa/flash_tile.hpp:197
       const float v7696 = v5161.m[3][3].thread_elements()[1];
-      const float v7697 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7700 = v7697 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7697 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7700 = v7697 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7701 = v7700 ? 0.0f : v7697;
-      const float v7702 = v7696 - v7701;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7702 = v7696 - v7701;  // kernels/sdpa/flash_tile.hpp:198
       const float v7703 = fast::exp2(v7702);
-      v5161.m[3][3].thread_elements()[1] = v7703;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][3].thread_elements()[1] = v7703;  // kernels/sdpa/flash_tile.hpp:197
       const float v7706 = v5161.m[3][4].thread_elements()[0];
-      const float v7707 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7710 = v7707 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7707 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7710 = v7707 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7711 = v7710 ? 0.0f : v7707;
-      const float v7712 = v7706 - v7711;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7712 = v7706 - v7711;  // kernels/sdpa/flash_tile.hpp:198
       const float v7713 = fast::exp2(v7712);
-      v5161.m[3][4].thread_elements()[0] = v7713;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][4].thread_elements()[0] = v7713;  // kernels/sdpa/flash_tile.hpp:197
       const float v7716 = v5161.m[3][4].thread_elements()[1];
-      const float v7717 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7720 = v7717 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7717 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7720 = v7717 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7721 = v7720 ? 0.0f : v7717;
-      const float v7722 = v7716 - v7721;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7722 = v7716 - v7721;  // kernels/sdpa/flash_tile.hpp:198
       const float v7723 = fast::exp2(v7722);
-      v5161.m[3][4].thread_elements()[1] = v7723;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][4].thread_elements()[1] = v7723;  // kernels/sdpa/flash_tile.hpp:197
       const float v7726 = v5161.m[3][5].thread_elements()[0];
-      const float v7727 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7730 = v7727 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7727 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7730 = v7727 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7731 = v7730 ? 0.0f : v7727;
-      const float v7732 = v7726 - v7731;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7732 = v7726 - v7731;  // kernels/sdpa/flash_tile.hpp:198
       const float v7733 = fast::exp2(v7732);
-      v5161.m[3][5].thread_elements()[0] = v7733;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][5].thread_elements()[0] = v7733;  // kernels/sdpa/flash_tile.hpp:197
       const float v7736 = v5161.m[3][5].thread_elements()[1];
-      const float v7737 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7740 = v7737 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7737 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7740 = v7737 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7741 = v7740 ? 0.0f : v7737;
-      const float v7742 = v7736 - v7741;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7742 = v7736 - v7741;  // kernels/sdpa/flash_tile.hpp:198
       const float v7743 = fast::exp2(v7742);
-      v5161.m[3][5].thread_elements()[1] = v7743;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][5].thread_elements()[1] = v7743;  // kernels/sdpa/flash_tile.hpp:197
       const float v7746 = v5161.m[3][6].thread_elements()[0];
-      const float v7747 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7750 = v7747 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7747 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7750 = v7747 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7751 = v7750 ? 0.0f : v7747;
-      const float v7752 = v7746 - v7751;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7752 = v7746 - v7751;  // kernels/sdpa/flash_tile.hpp:198
       const float v7753 = fast::exp2(v7752);
-      v5161.m[3][6].thread_elements()[0] = v7753;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][6].thread_elements()[0] = v7753;  // kernels/sdpa/flash_tile.hpp:197
       const float v7756 = v5161.m[3][6].thread_elements()[1];
-      const float v7757 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7760 = v7757 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7757 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7760 = v7757 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7761 = v7760 ? 0.0f : v7757;
-      const float v7762 = v7756 - v7761;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7762 = v7756 - v7761;  // kernels/sdpa/flash_tile.hpp:198
       const float v7763 = fast::exp2(v7762);
-      v5161.m[3][6].thread_elements()[1] = v7763;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][6].thread_elements()[1] = v7763;  // kernels/sdpa/flash_tile.hpp:197
       const float v7766 = v5161.m[3][7].thread_elements()[0];
-      const float v7767 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7770 = v7767 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7767 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7770 = v7767 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7771 = v7770 ? 0.0f : v7767;
-      const float v7772 = v7766 - v7771;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7772 = v7766 - v7771;  // kernels/sdpa/flash_tile.hpp:198
       const float v7773 = fast::exp2(v7772);
-      v5161.m[3][7].thread_elements()[0] = v7773;  // kernels/sdpa/flash_tile.hpp:189
+      v5161.m[3][7].thread_elements()[0] = v7773;  // kernels/sdpa/flash_tile.hpp:197
       const float v7776 = v5161.m[3][7].thread_elements()[1];
-      const float v7777 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7780 = v7777 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7777 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7780 = v7777 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7781 = v7780 ? 0.0f : v7777;
-      const float v7782 = v7776 - v7781;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7782 = v7776 - v7781;  // kernels/sdpa/flash_tile.hpp:198
       const float v7783 = fast::exp2(v7782);
-      v5161.m[3][7].thread_elements()[1] = v7783;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 32, 8> v7785;  // kernels/sdpa/flash_tile.hpp:192
+      v5161.m[3][7].thread_elements()[1] = v7783;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<float, 32, 8> v7785;  // kernels/sdpa/flash_tile.hpp:200
       iron_frag_fill(v7785, float(0.0f));
       iron_frag_row_reduce<true>(v7785, v5161);
-      const float v7788 = v295.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v7789 = v7785.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7788 = v295.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:201
+      const float v7789 = v7785.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7790 = v7007.m[0][0].thread_elements()[0];
       const float v7791 = v7788 * v7790;
       const float v7792 = v7791 + v7789;
-      v295.m[0][0].thread_elements()[0] = v7792;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[0][0].thread_elements()[0] = v7792;  // kernels/sdpa/flash_tile.hpp:201
       const float v7795 = v295.m[0][0].thread_elements()[1];
-      const float v7796 = v7785.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7796 = v7785.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7797 = v7007.m[0][0].thread_elements()[1];
       const float v7798 = v7795 * v7797;
       const float v7799 = v7798 + v7796;
-      v295.m[0][0].thread_elements()[1] = v7799;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[0][0].thread_elements()[1] = v7799;  // kernels/sdpa/flash_tile.hpp:201
       const float v7802 = v295.m[1][0].thread_elements()[0];
-      const float v7803 = v7785.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7803 = v7785.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7804 = v7007.m[1][0].thread_elements()[0];
       const float v7805 = v7802 * v7804;
       const float v7806 = v7805 + v7803;
-      v295.m[1][0].thread_elements()[0] = v7806;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[1][0].thread_elements()[0] = v7806;  // kernels/sdpa/flash_tile.hpp:201
       const float v7809 = v295.m[1][0].thread_elements()[1];
-      const float v7810 = v7785.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7810 = v7785.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7811 = v7007.m[1][0].thread_elements()[1];
       const float v7812 = v7809 * v7811;
       const float v7813 = v7812 + v7810;
-      v295.m[1][0].thread_elements()[1] = v7813;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[1][0].thread_elements()[1] = v7813;  // kernels/sdpa/flash_tile.hpp:201
       const float v7816 = v295.m[2][0].thread_elements()[0];
-      const float v7817 = v7785.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7817 = v7785.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7818 = v7007.m[2][0].thread_elements()[0];
       const float v7819 = v7816 * v7818;
       const float v7820 = v7819 + v7817;
-      v295.m[2][0].thread_elements()[0] = v7820;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[2][0].thread_elements()[0] = v7820;  // kernels/sdpa/flash_tile.hpp:201
       const float v7823 = v295.m[2][0].thread_elements()[1];
-      const float v7824 = v7785.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7824 = v7785.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7825 = v7007.m[2][0].thread_elements()[1];
       const float v7826 = v7823 * v7825;
       const float v7827 = v7826 + v7824;
-      v295.m[2][0].thread_elements()[1] = v7827;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[2][0].thread_elements()[1] = v7827;  // kernels/sdpa/flash_tile.hpp:201
       const float v7830 = v295.m[3][0].thread_elements()[0];
-      const float v7831 = v7785.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7831 = v7785.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7832 = v7007.m[3][0].thread_elements()[0];
       const float v7833 = v7830 * v7832;
       const float v7834 = v7833 + v7831;
-      v295.m[3][0].thread_elements()[0] = v7834;  // kernels/sdpa/flash_tile.hpp:193
+      v295.m[3][0].thread_elements()[0] = v7834;  // kernels/sdpa/flash_tile.hpp:201
       const float v7837 = v295.m[3][0].thread_elements()[1];
-      const float v7838 = v7785.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7838 = v7785.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7839 = v7007.m[3][0].thread_elements()[1];
       const float v7840 = v7837 * v7839;
       const float v7841 = v7840 + v7838;
-      v295.m[3][0].thread_elements()[1] = v7841;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7844 = v297.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v7845 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      v295.m[3][0].thread_elements()[1] = v7841;  // kernels/sdpa/flash_tile.hpp:201
+      const float v7844 = v297.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v7845 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7846 = v7844 * v7845;
-      v297.m[0][0].thread_elements()[0] = v7846;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][0].thread_elements()[0] = v7846;  // kernels/sdpa/flash_tile.hpp:205
       const float v7849 = v297.m[0][0].thread_elements()[1];
-      const float v7850 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7850 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7851 = v7849 * v7850;
-      v297.m[0][0].thread_elements()[1] = v7851;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][0].thread_elements()[1] = v7851;  // kernels/sdpa/flash_tile.hpp:205
       const float v7854 = v297.m[0][1].thread_elements()[0];
-      const float v7855 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7855 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7856 = v7854 * v7855;
-      v297.m[0][1].thread_elements()[0] = v7856;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][1].thread_elements()[0] = v7856;  // kernels/sdpa/flash_tile.hpp:205
       const float v7859 = v297.m[0][1].thread_elements()[1];
-      const float v7860 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7860 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7861 = v7859 * v7860;
-      v297.m[0][1].thread_elements()[1] = v7861;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][1].thread_elements()[1] = v7861;  // kernels/sdpa/flash_tile.hpp:205
       const float v7864 = v297.m[0][2].thread_elements()[0];
-      const float v7865 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7865 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7866 = v7864 * v7865;
-      v297.m[0][2].thread_elements()[0] = v7866;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][2].thread_elements()[0] = v7866;  // kernels/sdpa/flash_tile.hpp:205
       const float v7869 = v297.m[0][2].thread_elements()[1];
-      const float v7870 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7870 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7871 = v7869 * v7870;
-      v297.m[0][2].thread_elements()[1] = v7871;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][2].thread_elements()[1] = v7871;  // kernels/sdpa/flash_tile.hpp:205
       const float v7874 = v297.m[0][3].thread_elements()[0];
-      const float v7875 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7875 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7876 = v7874 * v7875;
-      v297.m[0][3].thread_elements()[0] = v7876;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][3].thread_elements()[0] = v7876;  // kernels/sdpa/flash_tile.hpp:205
       const float v7879 = v297.m[0][3].thread_elements()[1];
-      const float v7880 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7880 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7881 = v7879 * v7880;
-      v297.m[0][3].thread_elements()[1] = v7881;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][3].thread_elements()[1] = v7881;  // kernels/sdpa/flash_tile.hpp:205
       const float v7884 = v297.m[1][0].thread_elements()[0];
-      const float v7885 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7885 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7886 = v7884 * v7885;
-      v297.m[1][0].thread_elements()[0] = v7886;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][0].thread_elements()[0] = v7886;  // kernels/sdpa/flash_tile.hpp:205
       const float v7889 = v297.m[1][0].thread_elements()[1];
-      const float v7890 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7890 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7891 = v7889 * v7890;
-      v297.m[1][0].thread_elements()[1] = v7891;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][0].thread_elements()[1] = v7891;  // kernels/sdpa/flash_tile.hpp:205
       const float v7894 = v297.m[1][1].thread_elements()[0];
-      const float v7895 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7895 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7896 = v7894 * v7895;
-      v297.m[1][1].thread_elements()[0] = v7896;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][1].thread_elements()[0] = v7896;  // kernels/sdpa/flash_tile.hpp:205
       const float v7899 = v297.m[1][1].thread_elements()[1];
-      const float v7900 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7900 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7901 = v7899 * v7900;
-      v297.m[1][1].thread_elements()[1] = v7901;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][1].thread_elements()[1] = v7901;  // kernels/sdpa/flash_tile.hpp:205
       const float v7904 = v297.m[1][2].thread_elements()[0];
-      const float v7905 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7905 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7906 = v7904 * v7905;
-      v297.m[1][2].thread_elements()[0] = v7906;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][2].thread_elements()[0] = v7906;  // kernels/sdpa/flash_tile.hpp:205
       const float v7909 = v297.m[1][2].thread_elements()[1];
-      const float v7910 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7910 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7911 = v7909 * v7910;
-      v297.m[1][2].thread_elements()[1] = v7911;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][2].thread_elements()[1] = v7911;  // kernels/sdpa/flash_tile.hpp:205
       const float v7914 = v297.m[1][3].thread_elements()[0];
-      const float v7915 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7915 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7916 = v7914 * v7915;
-      v297.m[1][3].thread_elements()[0] = v7916;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][3].thread_elements()[0] = v7916;  // kernels/sdpa/flash_tile.hpp:205
       const float v7919 = v297.m[1][3].thread_elements()[1];
-      const float v7920 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7920 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7921 = v7919 * v7920;
-      v297.m[1][3].thread_elements()[1] = v7921;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][3].thread_elements()[1] = v7921;  // kernels/sdpa/flash_tile.hpp:205
       const float v7924 = v297.m[2][0].thread_elements()[0];
-      const float v7925 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7925 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7926 = v7924 * v7925;
-      v297.m[2][0].thread_elements()[0] = v7926;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][0].thread_elements()[0] = v7926;  // kernels/sdpa/flash_tile.hpp:205
       const float v7929 = v297.m[2][0].thread_elements()[1];
-      const float v7930 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7930 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7931 = v7929 * v7930;
-      v297.m[2][0].thread_elements()[1] = v7931;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][0].thread_elements()[1] = v7931;  // kernels/sdpa/flash_tile.hpp:205
       const float v7934 = v297.m[2][1].thread_elements()[0];
-      const float v7935 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7935 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7936 = v7934 * v7935;
-      v297.m[2][1].thread_elements()[0] = v7936;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][1].thread_elements()[0] = v7936;  // kernels/sdpa/flash_tile.hpp:205
       const float v7939 = v297.m[2][1].thread_elements()[1];
-      const float v7940 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7940 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7941 = v7939 * v7940;
-      v297.m[2][1].thread_elements()[1] = v7941;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][1].thread_elements()[1] = v7941;  // kernels/sdpa/flash_tile.hpp:205
       const float v7944 = v297.m[2][2].thread_elements()[0];
-      const float v7945 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7945 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7946 = v7944 * v7945;
-      v297.m[2][2].thread_elements()[0] = v7946;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][2].thread_elements()[0] = v7946;  // kernels/sdpa/flash_tile.hpp:205
       const float v7949 = v297.m[2][2].thread_elements()[1];
-      const float v7950 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7950 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7951 = v7949 * v7950;
-      v297.m[2][2].thread_elements()[1] = v7951;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][2].thread_elements()[1] = v7951;  // kernels/sdpa/flash_tile.hpp:205
       const float v7954 = v297.m[2][3].thread_elements()[0];
-      const float v7955 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7955 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7956 = v7954 * v7955;
-      v297.m[2][3].thread_elements()[0] = v7956;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][3].thread_elements()[0] = v7956;  // kernels/sdpa/flash_tile.hpp:205
       const float v7959 = v297.m[2][3].thread_elements()[1];
-      const float v7960 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7960 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7961 = v7959 * v7960;
-      v297.m[2][3].thread_elements()[1] = v7961;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][3].thread_elements()[1] = v7961;  // kernels/sdpa/flash_tile.hpp:205
       const float v7964 = v297.m[3][0].thread_elements()[0];
-      const float v7965 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7965 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7966 = v7964 * v7965;
-      v297.m[3][0].thread_elements()[0] = v7966;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][0].thread_elements()[0] = v7966;  // kernels/sdpa/flash_tile.hpp:205
       const float v7969 = v297.m[3][0].thread_elements()[1];
-      const float v7970 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7970 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7971 = v7969 * v7970;
-      v297.m[3][0].thread_elements()[1] = v7971;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][0].thread_elements()[1] = v7971;  // kernels/sdpa/flash_tile.hpp:205
       const float v7974 = v297.m[3][1].thread_elements()[0];
-      const float v7975 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7975 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7976 = v7974 * v7975;
-      v297.m[3][1].thread_elements()[0] = v7976;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][1].thread_elements()[0] = v7976;  // kernels/sdpa/flash_tile.hpp:205
       const float v7979 = v297.m[3][1].thread_elements()[1];
-      const float v7980 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7980 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7981 = v7979 * v7980;
-      v297.m[3][1].thread_elements()[1] = v7981;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][1].thread_elements()[1] = v7981;  // kernels/sdpa/flash_tile.hpp:205
       const float v7984 = v297.m[3][2].thread_elements()[0];
-      const float v7985 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7985 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7986 = v7984 * v7985;
-      v297.m[3][2].thread_elements()[0] = v7986;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][2].thread_elements()[0] = v7986;  // kernels/sdpa/flash_tile.hpp:205
       const float v7989 = v297.m[3][2].thread_elements()[1];
-      const float v7990 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7990 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7991 = v7989 * v7990;
-      v297.m[3][2].thread_elements()[1] = v7991;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][2].thread_elements()[1] = v7991;  // kernels/sdpa/flash_tile.hpp:205
       const float v7994 = v297.m[3][3].thread_elements()[0];
-      const float v7995 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7995 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7996 = v7994 * v7995;
-      v297.m[3][3].thread_elements()[0] = v7996;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][3].thread_elements()[0] = v7996;  // kernels/sdpa/flash_tile.hpp:205
       const float v7999 = v297.m[3][3].thread_elements()[1];
-      const float v8000 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8000 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8001 = v7999 * v8000;
-      v297.m[3][3].thread_elements()[1] = v8001;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][3].thread_elements()[1] = v8001;  // kernels/sdpa/flash_tile.hpp:205
       const float v8004 = v299.m[0][0].thread_elements()[0];
-      const float v8005 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8005 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8006 = v8004 * v8005;
-      v299.m[0][0].thread_elements()[0] = v8006;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][0].thread_elements()[0] = v8006;  // kernels/sdpa/flash_tile.hpp:205
       const float v8009 = v299.m[0][0].thread_elements()[1];
-      const float v8010 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8010 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8011 = v8009 * v8010;
-      v299.m[0][0].thread_elements()[1] = v8011;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][0].thread_elements()[1] = v8011;  // kernels/sdpa/flash_tile.hpp:205
       const float v8014 = v299.m[0][1].thread_elements()[0];
-      const float v8015 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8015 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8016 = v8014 * v8015;
-      v299.m[0][1].thread_elements()[0] = v8016;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][1].thread_elements()[0] = v8016;  // kernels/sdpa/flash_tile.hpp:205
       const float v8019 = v299.m[0][1].thread_elements()[1];
-      const float v8020 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8020 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8021 = v8019 * v8020;
-      v299.m[0][1].thread_elements()[1] = v8021;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][1].thread_elements()[1] = v8021;  // kernels/sdpa/flash_tile.hpp:205
       const float v8024 = v299.m[0][2].thread_elements()[0];
-      const float v8025 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8025 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8026 = v8024 * v8025;
-      v299.m[0][2].thread_elements()[0] = v8026;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][2].thread_elements()[0] = v8026;  // kernels/sdpa/flash_tile.hpp:205
       const float v8029 = v299.m[0][2].thread_elements()[1];
-      const float v8030 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8030 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8031 = v8029 * v8030;
-      v299.m[0][2].thread_elements()[1] = v8031;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][2].thread_elements()[1] = v8031;  // kernels/sdpa/flash_tile.hpp:205
       const float v8034 = v299.m[0][3].thread_elements()[0];
-      const float v8035 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8035 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8036 = v8034 * v8035;
-      v299.m[0][3].thread_elements()[0] = v8036;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][3].thread_elements()[0] = v8036;  // kernels/sdpa/flash_tile.hpp:205
       const float v8039 = v299.m[0][3].thread_elements()[1];
-      const float v8040 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8040 = v7007.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8041 = v8039 * v8040;
-      v299.m[0][3].thread_elements()[1] = v8041;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[0][3].thread_elements()[1] = v8041;  // kernels/sdpa/flash_tile.hpp:205
       const float v8044 = v299.m[1][0].thread_elements()[0];
-      const float v8045 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8045 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8046 = v8044 * v8045;
-      v299.m[1][0].thread_elements()[0] = v8046;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][0].thread_elements()[0] = v8046;  // kernels/sdpa/flash_tile.hpp:205
       const float v8049 = v299.m[1][0].thread_elements()[1];
-      const float v8050 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8050 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8051 = v8049 * v8050;
-      v299.m[1][0].thread_elements()[1] = v8051;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][0].thread_elements()[1] = v8051;  // kernels/sdpa/flash_tile.hpp:205
       const float v8054 = v299.m[1][1].thread_elements()[0];
-      const float v8055 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8055 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8056 = v8054 * v8055;
-      v299.m[1][1].thread_elements()[0] = v8056;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][1].thread_elements()[0] = v8056;  // kernels/sdpa/flash_tile.hpp:205
       const float v8059 = v299.m[1][1].thread_elements()[1];
-      const float v8060 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8060 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8061 = v8059 * v8060;
-      v299.m[1][1].thread_elements()[1] = v8061;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][1].thread_elements()[1] = v8061;  // kernels/sdpa/flash_tile.hpp:205
       const float v8064 = v299.m[1][2].thread_elements()[0];
-      const float v8065 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8065 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8066 = v8064 * v8065;
-      v299.m[1][2].thread_elements()[0] = v8066;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][2].thread_elements()[0] = v8066;  // kernels/sdpa/flash_tile.hpp:205
       const float v8069 = v299.m[1][2].thread_elements()[1];
-      const float v8070 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8070 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8071 = v8069 * v8070;
-      v299.m[1][2].thread_elements()[1] = v8071;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][2].thread_elements()[1] = v8071;  // kernels/sdpa/flash_tile.hpp:205
       const float v8074 = v299.m[1][3].thread_elements()[0];
-      const float v8075 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8075 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8076 = v8074 * v8075;
-      v299.m[1][3].thread_elements()[0] = v8076;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][3].thread_elements()[0] = v8076;  // kernels/sdpa/flash_tile.hpp:205
       const float v8079 = v299.m[1][3].thread_elements()[1];
-      const float v8080 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8080 = v7007.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8081 = v8079 * v8080;
-      v299.m[1][3].thread_elements()[1] = v8081;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[1][3].thread_elements()[1] = v8081;  // kernels/sdpa/flash_tile.hpp:205
       const float v8084 = v299.m[2][0].thread_elements()[0];
-      const float v8085 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8085 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8086 = v8084 * v8085;
-      v299.m[2][0].thread_elements()[0] = v8086;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][0].thread_elements()[0] = v8086;  // kernels/sdpa/flash_tile.hpp:205
       const float v8089 = v299.m[2][0].thread_elements()[1];
-      const float v8090 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8090 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8091 = v8089 * v8090;
-      v299.m[2][0].thread_elements()[1] = v8091;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][0].thread_elements()[1] = v8091;  // kernels/sdpa/flash_tile.hpp:205
       const float v8094 = v299.m[2][1].thread_elements()[0];
-      const float v8095 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8095 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8096 = v8094 * v8095;
-      v299.m[2][1].thread_elements()[0] = v8096;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][1].thread_elements()[0] = v8096;  // kernels/sdpa/flash_tile.hpp:205
       const float v8099 = v299.m[2][1].thread_elements()[1];
-      const float v8100 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8100 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8101 = v8099 * v8100;
-      v299.m[2][1].thread_elements()[1] = v8101;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][1].thread_elements()[1] = v8101;  // kernels/sdpa/flash_tile.hpp:205
       const float v8104 = v299.m[2][2].thread_elements()[0];
-      const float v8105 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8105 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8106 = v8104 * v8105;
-      v299.m[2][2].thread_elements()[0] = v8106;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][2].thread_elements()[0] = v8106;  // kernels/sdpa/flash_tile.hpp:205
       const float v8109 = v299.m[2][2].thread_elements()[1];
-      const float v8110 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8110 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8111 = v8109 * v8110;
-      v299.m[2][2].thread_elements()[1] = v8111;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][2].thread_elements()[1] = v8111;  // kernels/sdpa/flash_tile.hpp:205
       const float v8114 = v299.m[2][3].thread_elements()[0];
-      const float v8115 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8115 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8116 = v8114 * v8115;
-      v299.m[2][3].thread_elements()[0] = v8116;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][3].thread_elements()[0] = v8116;  // kernels/sdpa/flash_tile.hpp:205
       const float v8119 = v299.m[2][3].thread_elements()[1];
-      const float v8120 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8120 = v7007.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8121 = v8119 * v8120;
-      v299.m[2][3].thread_elements()[1] = v8121;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[2][3].thread_elements()[1] = v8121;  // kernels/sdpa/flash_tile.hpp:205
       const float v8124 = v299.m[3][0].thread_elements()[0];
-      const float v8125 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8125 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8126 = v8124 * v8125;
-      v299.m[3][0].thread_elements()[0] = v8126;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][0].thread_elements()[0] = v8126;  // kernels/sdpa/flash_tile.hpp:205
       const float v8129 = v299.m[3][0].thread_elements()[1];
-      const float v8130 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8130 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8131 = v8129 * v8130;
-      v299.m[3][0].thread_elements()[1] = v8131;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][0].thread_elements()[1] = v8131;  // kernels/sdpa/flash_tile.hpp:205
       const float v8134 = v299.m[3][1].thread_elements()[0];
-      const float v8135 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8135 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8136 = v8134 * v8135;
-      v299.m[3][1].thread_elements()[0] = v8136;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][1].thread_elements()[0] = v8136;  // kernels/sdpa/flash_tile.hpp:205
       const float v8139 = v299.m[3][1].thread_elements()[1];
-      const float v8140 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8140 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8141 = v8139 * v8140;
-      v299.m[3][1].thread_elements()[1] = v8141;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][1].thread_elements()[1] = v8141;  // kernels/sdpa/flash_tile.hpp:205
       const float v8144 = v299.m[3][2].thread_elements()[0];
-      const float v8145 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8145 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8146 = v8144 * v8145;
-      v299.m[3][2].thread_elements()[0] = v8146;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][2].thread_elements()[0] = v8146;  // kernels/sdpa/flash_tile.hpp:205
       const float v8149 = v299.m[3][2].thread_elements()[1];
-      const float v8150 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8150 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8151 = v8149 * v8150;
-      v299.m[3][2].thread_elements()[1] = v8151;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][2].thread_elements()[1] = v8151;  // kernels/sdpa/flash_tile.hpp:205
       const float v8154 = v299.m[3][3].thread_elements()[0];
-      const float v8155 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8155 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8156 = v8154 * v8155;
-      v299.m[3][3].thread_elements()[0] = v8156;  // kernels/sdpa/flash_tile.hpp:197
+      v299.m[3][3].thread_elements()[0] = v8156;  // kernels/sdpa/flash_tile.hpp:205
       const float v8159 = v299.m[3][3].thread_elements()[1];
-      const float v8160 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8160 = v7007.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8161 = v8159 * v8160;
-      v299.m[3][3].thread_elements()[1] = v8161;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<bfloat, 32, 64> v8163;  // kernels/sdpa/flash_tile.hpp:202
+      v299.m[3][3].thread_elements()[1] = v8161;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<bfloat, 32, 64> v8163;  // kernels/sdpa/flash_tile.hpp:210
       iron_frag_fill(v8163, bfloat(bfloat(0.0f)));
       iron_frag_convert(v8163, v5161);
-      iron_frag<bfloat, 64, 32> v8165;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag<bfloat, 64, 32> v8165;  // kernels/sdpa/flash_tile.hpp:212
       iron_frag_fill(v8165, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v8165, shm2, long(v4965), long(64u));  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma(v297, v8163, v8165);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<bfloat, 64, 32> v8172;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_load<false>(v8165, shm2, long(v4965), long(64u));  // kernels/sdpa/flash_tile.hpp:213
+      iron_frag_mma(v297, v8163, v8165);  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<bfloat, 64, 32> v8172;  // kernels/sdpa/flash_tile.hpp:212
       iron_frag_fill(v8172, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v8172, shm2, long(v5182), long(64u));  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma(v299, v8163, v8172);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag_load<false>(v8172, shm2, long(v5182), long(64u));  // kernels/sdpa/flash_tile.hpp:213
+      iron_frag_mma(v299, v8163, v8172);  // kernels/sdpa/flash_tile.hpp:214
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/sdpa/flash_tile.hpp:142
-    const float v3520 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
-    iron_frag<float, 32, 8> v3522;  // kernels/sdpa/flash_tile.hpp:212
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/sdpa/flash_tile.hpp:150
+    const float v3520 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 32, 8> v3522;  // kernels/sdpa/flash_tile.hpp:220
     iron_frag_fill(v3522, float(0.0f));
-    const float v3526 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3526 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3527 = fmax(v3526, v3520);
-    const bool v3530 = v3527 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3530 = v3527 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3531 = v3530 ? 0.0f : v3527;
-    v3522.m[0][0].thread_elements()[0] = v3531;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3535 = v293.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[0][0].thread_elements()[0] = v3531;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3535 = v293.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3536 = fmax(v3535, v3520);
-    const bool v3539 = v3536 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3539 = v3536 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3540 = v3539 ? 0.0f : v3536;
-    v3522.m[0][0].thread_elements()[1] = v3540;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3544 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[0][0].thread_elements()[1] = v3540;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3544 = v293.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3545 = fmax(v3544, v3520);
-    const bool v3548 = v3545 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3548 = v3545 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3549 = v3548 ? 0.0f : v3545;
-    v3522.m[1][0].thread_elements()[0] = v3549;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3553 = v293.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[1][0].thread_elements()[0] = v3549;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3553 = v293.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3554 = fmax(v3553, v3520);
-    const bool v3557 = v3554 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3557 = v3554 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3558 = v3557 ? 0.0f : v3554;
-    v3522.m[1][0].thread_elements()[1] = v3558;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3562 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[1][0].thread_elements()[1] = v3558;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3562 = v293.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3563 = fmax(v3562, v3520);
-    const bool v3566 = v3563 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3566 = v3563 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3567 = v3566 ? 0.0f : v3563;
-    v3522.m[2][0].thread_elements()[0] = v3567;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3571 = v293.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[2][0].thread_elements()[0] = v3567;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3571 = v293.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3572 = fmax(v3571, v3520);
-    const bool v3575 = v3572 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3575 = v3572 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3576 = v3575 ? 0.0f : v3572;
-    v3522.m[2][0].thread_elements()[1] = v3576;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3580 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[2][0].thread_elements()[1] = v3576;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3580 = v293.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3581 = fmax(v3580, v3520);
-    const bool v3584 = v3581 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3584 = v3581 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3585 = v3584 ? 0.0f : v3581;
-    v3522.m[3][0].thread_elements()[0] = v3585;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3589 = v293.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3522.m[3][0].thread_elements()[0] = v3585;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3589 = v293.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3590 = fmax(v3589, v3520);
-    const bool v3593 = v3590 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3593 = v3590 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3594 = v3593 ? 0.0f : v3590;
-    v3522.m[3][0].thread_elements()[1] = v3594;  // kernels/sdpa/flash_tile.hpp:213
-    iron_frag<float, 32, 8> v3596;  // kernels/sdpa/flash_tile.hpp:216
+    v3522.m[3][0].thread_elements()[1] = v3594;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 32, 8> v3596;  // kernels/sdpa/flash_tile.hpp:224
     iron_frag_fill(v3596, float(0.0f));
-    const uint v3597 = iron_frag_coord<8>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:217
+    const uint v3597 = iron_frag_coord<8>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:225
     const uint v3598 = iron_frag_coord<8>(0u, iron_lane, false);
-    const float v3600 = v3522.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3600 = v3522.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3601 = v3520 - v3600;
     const float v3602 = exp2(v3601);
     const float v3604 = v293.m[0][0].thread_elements()[0];
@@ -2925,10 +2925,10 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
     const float v3607 = v295.m[0][0].thread_elements()[0];
     const float v3608 = v3607 * v3606;
     const float v3609 = v3608 + v3602;
-    v3596.m[0][0].thread_elements()[0] = v3609;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.m[0][0].thread_elements()[0] = v3609;  // kernels/sdpa/flash_tile.hpp:225
     const uint v3610 = iron_frag_coord<8>(1u, iron_lane, true);
     const uint v3611 = iron_frag_coord<8>(1u, iron_lane, false);
-    const float v3613 = v3522.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3613 = v3522.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3614 = v3520 - v3613;
     const float v3615 = exp2(v3614);
     const float v3617 = v293.m[0][0].thread_elements()[1];
@@ -2937,10 +2937,10 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
     const float v3620 = v295.m[0][0].thread_elements()[1];
     const float v3621 = v3620 * v3619;
     const float v3622 = v3621 + v3615;
-    v3596.m[0][0].thread_elements()[1] = v3622;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.m[0][0].thread_elements()[1] = v3622;  // kernels/sdpa/flash_tile.hpp:225
     const uint v3623 = iron_frag_coord<8>(2u, iron_lane, true);
     const uint v3624 = iron_frag_coord<8>(2u, iron_lane, false);
-    const float v3626 = v3522.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3626 = v3522.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3627 = v3520 - v3626;
     const float v3628 = exp2(v3627);
     const float v3630 = v293.m[1][0].thread_elements()[0];
@@ -2949,10 +2949,10 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
     const float v3633 = v295.m[1][0].thread_elements()[0];
     const float v3634 = v3633 * v3632;
     const float v3635 = v3634 + v3628;
-    v3596.m[1][0].thread_elements()[0] = v3635;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.m[1][0].thread_elements()[0] = v3635;  // kernels/sdpa/flash_tile.hpp:225
     const uint v3636 = iron_frag_coord<8>(3u, iron_lane, true);
     const uint v3637 = iron_frag_coord<8>(3u, iron_lane, false);
-    const float v3639 = v3522.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3639 = v3522.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3640 = v3520 - v3639;
     const float v3641 = exp2(v3640);
     const float v3643 = v293.m[1][0].thread_elements()[1];
@@ -2961,10 +2961,10 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
     const float v3646 = v295.m[1][0].thread_elements()[1];
     const float v3647 = v3646 * v3645;
     const float v3648 = v3647 + v3641;
-    v3596.m[1][0].thread_elements()[1] = v3648;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.m[1][0].thread_elements()[1] = v3648;  // kernels/sdpa/flash_tile.hpp:225
     const uint v3649 = iron_frag_coord<8>(4u, iron_lane, true);
     const uint v3650 = iron_frag_coord<8>(4u, iron_lane, false);
-    const float v3652 = v3522.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3652 = v3522.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3653 = v3520 - v3652;
     const float v3654 = exp2(v3653);
     const float v3656 = v293.m[2][0].thread_elements()[0];
@@ -2973,10 +2973,10 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
     const float v3659 = v295.m[2][0].thread_elements()[0];
     const float v3660 = v3659 * v3658;
     const float v3661 = v3660 + v3654;
-    v3596.m[2][0].thread_elements()[0] = v3661;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.m[2][0].thread_elements()[0] = v3661;  // kernels/sdpa/flash_tile.hpp:225
     const uint v3662 = iron_frag_coord<8>(5u, iron_lane, true);
     const uint v3663 = iron_frag_coord<8>(5u, iron_lane, false);
-    const float v3665 = v3522.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3665 = v3522.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3666 = v3520 - v3665;
     const float v3667 = exp2(v3666);
     const float v3669 = v293.m[2][0].thread_elements()[1];
@@ -2985,10 +2985,10 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
     const float v3672 = v295.m[2][0].thread_elements()[1];
     const float v3673 = v3672 * v3671;
     const float v3674 = v3673 + v3667;
-    v3596.m[2][0].thread_elements()[1] = v3674;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.m[2][0].thread_elements()[1] = v3674;  // kernels/sdpa/flash_tile.hpp:225
     const uint v3675 = iron_frag_coord<8>(6u, iron_lane, true);
     const uint v3676 = iron_frag_coord<8>(6u, iron_lane, false);
-    const float v3678 = v3522.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3678 = v3522.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3679 = v3520 - v3678;
     const float v3680 = exp2(v3679);
     const float v3682 = v293.m[3][0].thread_elements()[0];
@@ -2997,10 +2997,10 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
     const float v3685 = v295.m[3][0].thread_elements()[0];
     const float v3686 = v3685 * v3684;
     const float v3687 = v3686 + v3680;
-    v3596.m[3][0].thread_elements()[0] = v3687;  // kernels/sdpa/flash_tile.hpp:217
+    v3596.m[3][0].thread_elements()[0] = v3687;  // kernels/sdpa/flash_tile.hpp:225
     const uint v3688 = iron_frag_coord<8>(7u, iron_lane, true);
     const uint v3689 = iron_frag_coord<8>(7u, iron_lane, false);
-    const float v3691 = v3522.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3691 = v3522.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3692 = v3520 - v3691;
     const float v3693 = exp2(v3692);
     const float v3695 = v293.m[3][0].thread_elements()[1];
@@ -3009,86 +3009,86 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
     const float v3698 = v295.m[3][0].thread_elements()[1];
     const float v3699 = v3698 * v3697;
     const float v3700 = v3699 + v3693;
-    v3596.m[3][0].thread_elements()[1] = v3700;  // kernels/sdpa/flash_tile.hpp:217
-    iron_frag<float, 32, 8> v3702;  // kernels/sdpa/flash_tile.hpp:220
+    v3596.m[3][0].thread_elements()[1] = v3700;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 32, 8> v3702;  // kernels/sdpa/flash_tile.hpp:228
     iron_frag_fill(v3702, float(0.0f));
-    const float v3706 = v3596.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3708 = v3522.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3706 = v3596.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3708 = v3522.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3709 = v293.m[0][0].thread_elements()[0];
     const float v3710 = v3709 - v3708;
     const float v3711 = exp2(v3710);
     const float v3712 = v3711 / v3706;
     const bool v3714 = v3706 > 0.0f;
     const float v3715 = v3714 ? v3712 : 0.0f;
-    v3702.m[0][0].thread_elements()[0] = v3715;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3719 = v3596.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3721 = v3522.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[0][0].thread_elements()[0] = v3715;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3719 = v3596.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3721 = v3522.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3722 = v293.m[0][0].thread_elements()[1];
     const float v3723 = v3722 - v3721;
     const float v3724 = exp2(v3723);
     const float v3725 = v3724 / v3719;
     const bool v3727 = v3719 > 0.0f;
     const float v3728 = v3727 ? v3725 : 0.0f;
-    v3702.m[0][0].thread_elements()[1] = v3728;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3732 = v3596.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3734 = v3522.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[0][0].thread_elements()[1] = v3728;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3732 = v3596.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3734 = v3522.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3735 = v293.m[1][0].thread_elements()[0];
     const float v3736 = v3735 - v3734;
     const float v3737 = exp2(v3736);
     const float v3738 = v3737 / v3732;
     const bool v3740 = v3732 > 0.0f;
     const float v3741 = v3740 ? v3738 : 0.0f;
-    v3702.m[1][0].thread_elements()[0] = v3741;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3745 = v3596.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3747 = v3522.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[1][0].thread_elements()[0] = v3741;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3745 = v3596.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3747 = v3522.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3748 = v293.m[1][0].thread_elements()[1];
     const float v3749 = v3748 - v3747;
     const float v3750 = exp2(v3749);
     const float v3751 = v3750 / v3745;
     const bool v3753 = v3745 > 0.0f;
     const float v3754 = v3753 ? v3751 : 0.0f;
-    v3702.m[1][0].thread_elements()[1] = v3754;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3758 = v3596.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3760 = v3522.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[1][0].thread_elements()[1] = v3754;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3758 = v3596.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3760 = v3522.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3761 = v293.m[2][0].thread_elements()[0];
     const float v3762 = v3761 - v3760;
     const float v3763 = exp2(v3762);
     const float v3764 = v3763 / v3758;
     const bool v3766 = v3758 > 0.0f;
     const float v3767 = v3766 ? v3764 : 0.0f;
-    v3702.m[2][0].thread_elements()[0] = v3767;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3771 = v3596.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3773 = v3522.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[2][0].thread_elements()[0] = v3767;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3771 = v3596.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3773 = v3522.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3774 = v293.m[2][0].thread_elements()[1];
     const float v3775 = v3774 - v3773;
     const float v3776 = exp2(v3775);
     const float v3777 = v3776 / v3771;
     const bool v3779 = v3771 > 0.0f;
     const float v3780 = v3779 ? v3777 : 0.0f;
-    v3702.m[2][0].thread_elements()[1] = v3780;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3784 = v3596.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3786 = v3522.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[2][0].thread_elements()[1] = v3780;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3784 = v3596.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3786 = v3522.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3787 = v293.m[3][0].thread_elements()[0];
     const float v3788 = v3787 - v3786;
     const float v3789 = exp2(v3788);
     const float v3790 = v3789 / v3784;
     const bool v3792 = v3784 > 0.0f;
     const float v3793 = v3792 ? v3790 : 0.0f;
-    v3702.m[3][0].thread_elements()[0] = v3793;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3797 = v3596.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3799 = v3522.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3702.m[3][0].thread_elements()[0] = v3793;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3797 = v3596.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3799 = v3522.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3800 = v293.m[3][0].thread_elements()[1];
     const float v3801 = v3800 - v3799;
     const float v3802 = exp2(v3801);
     const float v3803 = v3802 / v3797;
     const bool v3805 = v3797 > 0.0f;
     const float v3806 = v3805 ? v3803 : 0.0f;
-    v3702.m[3][0].thread_elements()[1] = v3806;  // kernels/sdpa/flash_tile.hpp:221
-    const uint v3808 = v43 + v7843;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3809 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    v3702.m[3][0].thread_elements()[1] = v3806;  // kernels/sdpa/flash_tile.hpp:229
+    const uint v3808 = v43 + v7843;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3809 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3810 = v297.m[0][0].thread_elements()[0];
     const float v3811 = v3810 * v3809;
-    const bool v3812 = v3808 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3812 = v3808 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3812) {
       const bfloat v3816 = bfloat(v3811);  // kernels/sdpa/prefill.cpp:98
       const uint v3818 = v11 + v3808;
@@ -3098,11 +3098,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v3822 = v3821 + v7842;
       out[v3822] = v3816;
     }
-    const uint v3824 = v43 + v7848;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3825 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3824 = v43 + v7848;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3825 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3826 = v297.m[0][0].thread_elements()[1];
     const float v3827 = v3826 * v3825;
-    const bool v3828 = v3824 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3828 = v3824 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3828) {
       const bfloat v3832 = bfloat(v3827);  // kernels/sdpa/prefill.cpp:98
       const uint v3834 = v11 + v3824;
@@ -3112,11 +3112,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v3838 = v3837 + v7847;
       out[v3838] = v3832;
     }
-    const uint v3840 = v43 + v7853;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3841 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3840 = v43 + v7853;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3841 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3842 = v297.m[0][1].thread_elements()[0];
     const float v3843 = v3842 * v3841;
-    const bool v3844 = v3840 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3844 = v3840 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3844) {
       const bfloat v3848 = bfloat(v3843);  // kernels/sdpa/prefill.cpp:98
       const uint v3850 = v11 + v3840;
@@ -3126,11 +3126,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v3854 = v3853 + v7852;
       out[v3854] = v3848;
     }
-    const uint v3856 = v43 + v7858;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3857 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3856 = v43 + v7858;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3857 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3858 = v297.m[0][1].thread_elements()[1];
     const float v3859 = v3858 * v3857;
-    const bool v3860 = v3856 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3860 = v3856 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3860) {
       const bfloat v3864 = bfloat(v3859);  // kernels/sdpa/prefill.cpp:98
       const uint v3866 = v11 + v3856;
@@ -3140,11 +3140,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v3870 = v3869 + v7857;
       out[v3870] = v3864;
     }
-    const uint v3872 = v43 + v7863;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3873 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3872 = v43 + v7863;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3873 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3874 = v297.m[0][2].thread_elements()[0];
     const float v3875 = v3874 * v3873;
-    const bool v3876 = v3872 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3876 = v3872 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3876) {
       const bfloat v3880 = bfloat(v3875);  // kernels/sdpa/prefill.cpp:98
       const uint v3882 = v11 + v3872;
@@ -3154,11 +3154,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v3886 = v3885 + v7862;
       out[v3886] = v3880;
     }
-    const uint v3888 = v43 + v7868;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3889 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3888 = v43 + v7868;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3889 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3890 = v297.m[0][2].thread_elements()[1];
     const float v3891 = v3890 * v3889;
-    const bool v3892 = v3888 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3892 = v3888 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3892) {
       const bfloat v3896 = bfloat(v3891);  // kernels/sdpa/prefill.cpp:98
       const uint v3898 = v11 + v3888;
@@ -3168,11 +3168,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v3902 = v3901 + v7867;
       out[v3902] = v3896;
     }
-    const uint v3904 = v43 + v7873;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3905 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3904 = v43 + v7873;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3905 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3906 = v297.m[0][3].thread_elements()[0];
     const float v3907 = v3906 * v3905;
-    const bool v3908 = v3904 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3908 = v3904 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3908) {
       const bfloat v3912 = bfloat(v3907);  // kernels/sdpa/prefill.cpp:98
       const uint v3914 = v11 + v3904;
@@ -3182,11 +3182,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v3918 = v3917 + v7872;
       out[v3918] = v3912;
     }
-    const uint v3920 = v43 + v7878;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3921 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3920 = v43 + v7878;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3921 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3922 = v297.m[0][3].thread_elements()[1];
     const float v3923 = v3922 * v3921;
-    const bool v3924 = v3920 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3924 = v3920 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3924) {
       const bfloat v3928 = bfloat(v3923);  // kernels/sdpa/prefill.cpp:98
       const uint v3930 = v11 + v3920;
@@ -3196,11 +3196,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v3934 = v3933 + v7877;
       out[v3934] = v3928;
     }
-    const uint v3936 = v43 + v7883;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3937 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3936 = v43 + v7883;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3937 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3938 = v297.m[1][0].thread_elements()[0];
     const float v3939 = v3938 * v3937;
-    const bool v3940 = v3936 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3940 = v3936 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3940) {
       const bfloat v3944 = bfloat(v3939);  // kernels/sdpa/prefill.cpp:98
       const uint v3946 = v11 + v3936;
@@ -3210,11 +3210,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v3950 = v3949 + v7882;
       out[v3950] = v3944;
     }
-    const uint v3952 = v43 + v7888;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3953 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3952 = v43 + v7888;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3953 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3954 = v297.m[1][0].thread_elements()[1];
     const float v3955 = v3954 * v3953;
-    const bool v3956 = v3952 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3956 = v3952 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3956) {
       const bfloat v3960 = bfloat(v3955);  // kernels/sdpa/prefill.cpp:98
       const uint v3962 = v11 + v3952;
@@ -3224,11 +3224,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v3966 = v3965 + v7887;
       out[v3966] = v3960;
     }
-    const uint v3968 = v43 + v7893;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3969 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3968 = v43 + v7893;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3969 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3970 = v297.m[1][1].thread_elements()[0];
     const float v3971 = v3970 * v3969;
-    const bool v3972 = v3968 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3972 = v3968 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3972) {
       const bfloat v3976 = bfloat(v3971);  // kernels/sdpa/prefill.cpp:98
       const uint v3978 = v11 + v3968;
@@ -3238,11 +3238,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v3982 = v3981 + v7892;
       out[v3982] = v3976;
     }
-    const uint v3984 = v43 + v7898;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3985 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3984 = v43 + v7898;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3985 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3986 = v297.m[1][1].thread_elements()[1];
     const float v3987 = v3986 * v3985;
-    const bool v3988 = v3984 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3988 = v3984 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v3988) {
       const bfloat v3992 = bfloat(v3987);  // kernels/sdpa/prefill.cpp:98
       const uint v3994 = v11 + v3984;
@@ -3252,11 +3252,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v3998 = v3997 + v7897;
       out[v3998] = v3992;
     }
-    const uint v4000 = v43 + v7903;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4001 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4000 = v43 + v7903;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4001 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4002 = v297.m[1][2].thread_elements()[0];
     const float v4003 = v4002 * v4001;
-    const bool v4004 = v4000 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4004 = v4000 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4004) {
       const bfloat v4008 = bfloat(v4003);  // kernels/sdpa/prefill.cpp:98
       const uint v4010 = v11 + v4000;
@@ -3266,11 +3266,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4014 = v4013 + v7902;
       out[v4014] = v4008;
     }
-    const uint v4016 = v43 + v7908;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4017 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4016 = v43 + v7908;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4017 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4018 = v297.m[1][2].thread_elements()[1];
     const float v4019 = v4018 * v4017;
-    const bool v4020 = v4016 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4020 = v4016 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4020) {
       const bfloat v4024 = bfloat(v4019);  // kernels/sdpa/prefill.cpp:98
       const uint v4026 = v11 + v4016;
@@ -3280,11 +3280,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4030 = v4029 + v7907;
       out[v4030] = v4024;
     }
-    const uint v4032 = v43 + v7913;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4033 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4032 = v43 + v7913;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4033 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4034 = v297.m[1][3].thread_elements()[0];
     const float v4035 = v4034 * v4033;
-    const bool v4036 = v4032 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4036 = v4032 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4036) {
       const bfloat v4040 = bfloat(v4035);  // kernels/sdpa/prefill.cpp:98
       const uint v4042 = v11 + v4032;
@@ -3294,11 +3294,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4046 = v4045 + v7912;
       out[v4046] = v4040;
     }
-    const uint v4048 = v43 + v7918;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4049 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4048 = v43 + v7918;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4049 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4050 = v297.m[1][3].thread_elements()[1];
     const float v4051 = v4050 * v4049;
-    const bool v4052 = v4048 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4052 = v4048 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4052) {
       const bfloat v4056 = bfloat(v4051);  // kernels/sdpa/prefill.cpp:98
       const uint v4058 = v11 + v4048;
@@ -3308,11 +3308,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4062 = v4061 + v7917;
       out[v4062] = v4056;
     }
-    const uint v4064 = v43 + v7923;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4065 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4064 = v43 + v7923;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4065 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4066 = v297.m[2][0].thread_elements()[0];
     const float v4067 = v4066 * v4065;
-    const bool v4068 = v4064 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4068 = v4064 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4068) {
       const bfloat v4072 = bfloat(v4067);  // kernels/sdpa/prefill.cpp:98
       const uint v4074 = v11 + v4064;
@@ -3322,11 +3322,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4078 = v4077 + v7922;
       out[v4078] = v4072;
     }
-    const uint v4080 = v43 + v7928;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4081 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4080 = v43 + v7928;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4081 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4082 = v297.m[2][0].thread_elements()[1];
     const float v4083 = v4082 * v4081;
-    const bool v4084 = v4080 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4084 = v4080 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4084) {
       const bfloat v4088 = bfloat(v4083);  // kernels/sdpa/prefill.cpp:98
       const uint v4090 = v11 + v4080;
@@ -3336,11 +3336,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4094 = v4093 + v7927;
       out[v4094] = v4088;
     }
-    const uint v4096 = v43 + v7933;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4097 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4096 = v43 + v7933;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4097 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4098 = v297.m[2][1].thread_elements()[0];
     const float v4099 = v4098 * v4097;
-    const bool v4100 = v4096 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4100 = v4096 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4100) {
       const bfloat v4104 = bfloat(v4099);  // kernels/sdpa/prefill.cpp:98
       const uint v4106 = v11 + v4096;
@@ -3350,11 +3350,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4110 = v4109 + v7932;
       out[v4110] = v4104;
     }
-    const uint v4112 = v43 + v7938;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4113 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4112 = v43 + v7938;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4113 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4114 = v297.m[2][1].thread_elements()[1];
     const float v4115 = v4114 * v4113;
-    const bool v4116 = v4112 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4116 = v4112 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4116) {
       const bfloat v4120 = bfloat(v4115);  // kernels/sdpa/prefill.cpp:98
       const uint v4122 = v11 + v4112;
@@ -3364,11 +3364,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4126 = v4125 + v7937;
       out[v4126] = v4120;
     }
-    const uint v4128 = v43 + v7943;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4129 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4128 = v43 + v7943;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4129 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4130 = v297.m[2][2].thread_elements()[0];
     const float v4131 = v4130 * v4129;
-    const bool v4132 = v4128 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4132 = v4128 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4132) {
       const bfloat v4136 = bfloat(v4131);  // kernels/sdpa/prefill.cpp:98
       const uint v4138 = v11 + v4128;
@@ -3378,11 +3378,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4142 = v4141 + v7942;
       out[v4142] = v4136;
     }
-    const uint v4144 = v43 + v7948;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4145 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4144 = v43 + v7948;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4145 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4146 = v297.m[2][2].thread_elements()[1];
     const float v4147 = v4146 * v4145;
-    const bool v4148 = v4144 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4148 = v4144 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4148) {
       const bfloat v4152 = bfloat(v4147);  // kernels/sdpa/prefill.cpp:98
       const uint v4154 = v11 + v4144;
@@ -3392,11 +3392,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4158 = v4157 + v7947;
       out[v4158] = v4152;
     }
-    const uint v4160 = v43 + v7953;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4161 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4160 = v43 + v7953;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4161 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4162 = v297.m[2][3].thread_elements()[0];
     const float v4163 = v4162 * v4161;
-    const bool v4164 = v4160 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4164 = v4160 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4164) {
       const bfloat v4168 = bfloat(v4163);  // kernels/sdpa/prefill.cpp:98
       const uint v4170 = v11 + v4160;
@@ -3406,11 +3406,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4174 = v4173 + v7952;
       out[v4174] = v4168;
     }
-    const uint v4176 = v43 + v7958;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4177 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4176 = v43 + v7958;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4177 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4178 = v297.m[2][3].thread_elements()[1];
     const float v4179 = v4178 * v4177;
-    const bool v4180 = v4176 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4180 = v4176 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4180) {
       const bfloat v4184 = bfloat(v4179);  // kernels/sdpa/prefill.cpp:98
       const uint v4186 = v11 + v4176;
@@ -3420,11 +3420,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4190 = v4189 + v7957;
       out[v4190] = v4184;
     }
-    const uint v4192 = v43 + v7963;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4193 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4192 = v43 + v7963;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4193 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4194 = v297.m[3][0].thread_elements()[0];
     const float v4195 = v4194 * v4193;
-    const bool v4196 = v4192 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4196 = v4192 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4196) {
       const bfloat v4200 = bfloat(v4195);  // kernels/sdpa/prefill.cpp:98
       const uint v4202 = v11 + v4192;
@@ -3434,11 +3434,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4206 = v4205 + v7962;
       out[v4206] = v4200;
     }
-    const uint v4208 = v43 + v7968;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4209 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4208 = v43 + v7968;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4209 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4210 = v297.m[3][0].thread_elements()[1];
     const float v4211 = v4210 * v4209;
-    const bool v4212 = v4208 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4212 = v4208 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4212) {
       const bfloat v4216 = bfloat(v4211);  // kernels/sdpa/prefill.cpp:98
       const uint v4218 = v11 + v4208;
@@ -3448,11 +3448,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4222 = v4221 + v7967;
       out[v4222] = v4216;
     }
-    const uint v4224 = v43 + v7973;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4225 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4224 = v43 + v7973;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4225 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4226 = v297.m[3][1].thread_elements()[0];
     const float v4227 = v4226 * v4225;
-    const bool v4228 = v4224 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4228 = v4224 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4228) {
       const bfloat v4232 = bfloat(v4227);  // kernels/sdpa/prefill.cpp:98
       const uint v4234 = v11 + v4224;
@@ -3462,11 +3462,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4238 = v4237 + v7972;
       out[v4238] = v4232;
     }
-    const uint v4240 = v43 + v7978;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4241 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4240 = v43 + v7978;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4241 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4242 = v297.m[3][1].thread_elements()[1];
     const float v4243 = v4242 * v4241;
-    const bool v4244 = v4240 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4244 = v4240 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4244) {
       const bfloat v4248 = bfloat(v4243);  // kernels/sdpa/prefill.cpp:98
       const uint v4250 = v11 + v4240;
@@ -3476,11 +3476,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4254 = v4253 + v7977;
       out[v4254] = v4248;
     }
-    const uint v4256 = v43 + v7983;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4257 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4256 = v43 + v7983;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4257 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4258 = v297.m[3][2].thread_elements()[0];
     const float v4259 = v4258 * v4257;
-    const bool v4260 = v4256 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4260 = v4256 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4260) {
       const bfloat v4264 = bfloat(v4259);  // kernels/sdpa/prefill.cpp:98
       const uint v4266 = v11 + v4256;
@@ -3490,11 +3490,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4270 = v4269 + v7982;
       out[v4270] = v4264;
     }
-    const uint v4272 = v43 + v7988;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4273 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4272 = v43 + v7988;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4273 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4274 = v297.m[3][2].thread_elements()[1];
     const float v4275 = v4274 * v4273;
-    const bool v4276 = v4272 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4276 = v4272 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4276) {
       const bfloat v4280 = bfloat(v4275);  // kernels/sdpa/prefill.cpp:98
       const uint v4282 = v11 + v4272;
@@ -3504,11 +3504,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4286 = v4285 + v7987;
       out[v4286] = v4280;
     }
-    const uint v4288 = v43 + v7993;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4289 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4288 = v43 + v7993;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4289 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4290 = v297.m[3][3].thread_elements()[0];
     const float v4291 = v4290 * v4289;
-    const bool v4292 = v4288 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4292 = v4288 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4292) {
       const bfloat v4296 = bfloat(v4291);  // kernels/sdpa/prefill.cpp:98
       const uint v4298 = v11 + v4288;
@@ -3518,11 +3518,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4302 = v4301 + v7992;
       out[v4302] = v4296;
     }
-    const uint v4304 = v43 + v7998;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4305 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4304 = v43 + v7998;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4305 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4306 = v297.m[3][3].thread_elements()[1];
     const float v4307 = v4306 * v4305;
-    const bool v4308 = v4304 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4308 = v4304 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4308) {
       const bfloat v4312 = bfloat(v4307);  // kernels/sdpa/prefill.cpp:98
       const uint v4314 = v11 + v4304;
@@ -3532,11 +3532,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4318 = v4317 + v7997;
       out[v4318] = v4312;
     }
-    const uint v4320 = v43 + v8003;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4321 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4320 = v43 + v8003;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4321 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4322 = v299.m[0][0].thread_elements()[0];
     const float v4323 = v4322 * v4321;
-    const bool v4324 = v4320 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4324 = v4320 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4324) {
       const uint v4327 = 32u + v8002;
       const bfloat v4328 = bfloat(v4323);  // kernels/sdpa/prefill.cpp:98
@@ -3547,11 +3547,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4334 = v4333 + v4327;
       out[v4334] = v4328;
     }
-    const uint v4336 = v43 + v8008;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4337 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4336 = v43 + v8008;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4337 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4338 = v299.m[0][0].thread_elements()[1];
     const float v4339 = v4338 * v4337;
-    const bool v4340 = v4336 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4340 = v4336 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4340) {
       const uint v4343 = 32u + v8007;
       const bfloat v4344 = bfloat(v4339);  // kernels/sdpa/prefill.cpp:98
@@ -3562,11 +3562,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4350 = v4349 + v4343;
       out[v4350] = v4344;
     }
-    const uint v4352 = v43 + v8013;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4353 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4352 = v43 + v8013;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4353 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4354 = v299.m[0][1].thread_elements()[0];
     const float v4355 = v4354 * v4353;
-    const bool v4356 = v4352 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4356 = v4352 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4356) {
       const uint v4359 = 32u + v8012;
       const bfloat v4360 = bfloat(v4355);  // kernels/sdpa/prefill.cpp:98
@@ -3577,11 +3577,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4366 = v4365 + v4359;
       out[v4366] = v4360;
     }
-    const uint v4368 = v43 + v8018;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4369 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4368 = v43 + v8018;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4369 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4370 = v299.m[0][1].thread_elements()[1];
     const float v4371 = v4370 * v4369;
-    const bool v4372 = v4368 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4372 = v4368 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4372) {
       const uint v4375 = 32u + v8017;
       const bfloat v4376 = bfloat(v4371);  // kernels/sdpa/prefill.cpp:98
@@ -3592,11 +3592,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4382 = v4381 + v4375;
       out[v4382] = v4376;
     }
-    const uint v4384 = v43 + v8023;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4385 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4384 = v43 + v8023;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4385 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4386 = v299.m[0][2].thread_elements()[0];
     const float v4387 = v4386 * v4385;
-    const bool v4388 = v4384 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4388 = v4384 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4388) {
       const uint v4391 = 32u + v8022;
       const bfloat v4392 = bfloat(v4387);  // kernels/sdpa/prefill.cpp:98
@@ -3607,11 +3607,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4398 = v4397 + v4391;
       out[v4398] = v4392;
     }
-    const uint v4400 = v43 + v8028;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4401 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4400 = v43 + v8028;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4401 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4402 = v299.m[0][2].thread_elements()[1];
     const float v4403 = v4402 * v4401;
-    const bool v4404 = v4400 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4404 = v4400 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4404) {
       const uint v4407 = 32u + v8027;
       const bfloat v4408 = bfloat(v4403);  // kernels/sdpa/prefill.cpp:98
@@ -3622,11 +3622,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4414 = v4413 + v4407;
       out[v4414] = v4408;
     }
-    const uint v4416 = v43 + v8033;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4417 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4416 = v43 + v8033;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4417 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4418 = v299.m[0][3].thread_elements()[0];
     const float v4419 = v4418 * v4417;
-    const bool v4420 = v4416 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4420 = v4416 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4420) {
       const uint v4423 = 32u + v8032;
       const bfloat v4424 = bfloat(v4419);  // kernels/sdpa/prefill.cpp:98
@@ -3637,11 +3637,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4430 = v4429 + v4423;
       out[v4430] = v4424;
     }
-    const uint v4432 = v43 + v8038;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4433 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4432 = v43 + v8038;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4433 = v3702.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4434 = v299.m[0][3].thread_elements()[1];
     const float v4435 = v4434 * v4433;
-    const bool v4436 = v4432 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4436 = v4432 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4436) {
       const uint v4439 = 32u + v8037;
       const bfloat v4440 = bfloat(v4435);  // kernels/sdpa/prefill.cpp:98
@@ -3652,11 +3652,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4446 = v4445 + v4439;
       out[v4446] = v4440;
     }
-    const uint v4448 = v43 + v8043;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4449 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4448 = v43 + v8043;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4449 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4450 = v299.m[1][0].thread_elements()[0];
     const float v4451 = v4450 * v4449;
-    const bool v4452 = v4448 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4452 = v4448 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4452) {
       const uint v4455 = 32u + v8042;
       const bfloat v4456 = bfloat(v4451);  // kernels/sdpa/prefill.cpp:98
@@ -3667,11 +3667,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4462 = v4461 + v4455;
       out[v4462] = v4456;
     }
-    const uint v4464 = v43 + v8048;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4465 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4464 = v43 + v8048;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4465 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4466 = v299.m[1][0].thread_elements()[1];
     const float v4467 = v4466 * v4465;
-    const bool v4468 = v4464 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4468 = v4464 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4468) {
       const uint v4471 = 32u + v8047;
       const bfloat v4472 = bfloat(v4467);  // kernels/sdpa/prefill.cpp:98
@@ -3682,11 +3682,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4478 = v4477 + v4471;
       out[v4478] = v4472;
     }
-    const uint v4480 = v43 + v8053;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4481 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4480 = v43 + v8053;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4481 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4482 = v299.m[1][1].thread_elements()[0];
     const float v4483 = v4482 * v4481;
-    const bool v4484 = v4480 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4484 = v4480 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4484) {
       const uint v4487 = 32u + v8052;
       const bfloat v4488 = bfloat(v4483);  // kernels/sdpa/prefill.cpp:98
@@ -3697,11 +3697,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4494 = v4493 + v4487;
       out[v4494] = v4488;
     }
-    const uint v4496 = v43 + v8058;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4497 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4496 = v43 + v8058;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4497 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4498 = v299.m[1][1].thread_elements()[1];
     const float v4499 = v4498 * v4497;
-    const bool v4500 = v4496 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4500 = v4496 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4500) {
       const uint v4503 = 32u + v8057;
       const bfloat v4504 = bfloat(v4499);  // kernels/sdpa/prefill.cpp:98
@@ -3712,11 +3712,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4510 = v4509 + v4503;
       out[v4510] = v4504;
     }
-    const uint v4512 = v43 + v8063;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4513 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4512 = v43 + v8063;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4513 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4514 = v299.m[1][2].thread_elements()[0];
     const float v4515 = v4514 * v4513;
-    const bool v4516 = v4512 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4516 = v4512 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4516) {
       const uint v4519 = 32u + v8062;
       const bfloat v4520 = bfloat(v4515);  // kernels/sdpa/prefill.cpp:98
@@ -3727,11 +3727,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4526 = v4525 + v4519;
       out[v4526] = v4520;
     }
-    const uint v4528 = v43 + v8068;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4529 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4528 = v43 + v8068;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4529 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4530 = v299.m[1][2].thread_elements()[1];
     const float v4531 = v4530 * v4529;
-    const bool v4532 = v4528 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4532 = v4528 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4532) {
       const uint v4535 = 32u + v8067;
       const bfloat v4536 = bfloat(v4531);  // kernels/sdpa/prefill.cpp:98
@@ -3742,11 +3742,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4542 = v4541 + v4535;
       out[v4542] = v4536;
     }
-    const uint v4544 = v43 + v8073;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4545 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4544 = v43 + v8073;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4545 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4546 = v299.m[1][3].thread_elements()[0];
     const float v4547 = v4546 * v4545;
-    const bool v4548 = v4544 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4548 = v4544 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4548) {
       const uint v4551 = 32u + v8072;
       const bfloat v4552 = bfloat(v4547);  // kernels/sdpa/prefill.cpp:98
@@ -3757,11 +3757,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4558 = v4557 + v4551;
       out[v4558] = v4552;
     }
-    const uint v4560 = v43 + v8078;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4561 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4560 = v43 + v8078;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4561 = v3702.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4562 = v299.m[1][3].thread_elements()[1];
     const float v4563 = v4562 * v4561;
-    const bool v4564 = v4560 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4564 = v4560 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4564) {
       const uint v4567 = 32u + v8077;
       const bfloat v4568 = bfloat(v4563);  // kernels/sdpa/prefill.cpp:98
@@ -3772,11 +3772,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4574 = v4573 + v4567;
       out[v4574] = v4568;
     }
-    const uint v4576 = v43 + v8083;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4577 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4576 = v43 + v8083;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4577 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4578 = v299.m[2][0].thread_elements()[0];
     const float v4579 = v4578 * v4577;
-    const bool v4580 = v4576 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4580 = v4576 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4580) {
       const uint v4583 = 32u + v8082;
       const bfloat v4584 = bfloat(v4579);  // kernels/sdpa/prefill.cpp:98
@@ -3787,11 +3787,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4590 = v4589 + v4583;
       out[v4590] = v4584;
     }
-    const uint v4592 = v43 + v8088;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4593 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4592 = v43 + v8088;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4593 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4594 = v299.m[2][0].thread_elements()[1];
     const float v4595 = v4594 * v4593;
-    const bool v4596 = v4592 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4596 = v4592 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4596) {
       const uint v4599 = 32u + v8087;
       const bfloat v4600 = bfloat(v4595);  // kernels/sdpa/prefill.cpp:98
@@ -3802,11 +3802,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4606 = v4605 + v4599;
       out[v4606] = v4600;
     }
-    const uint v4608 = v43 + v8093;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4609 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4608 = v43 + v8093;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4609 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4610 = v299.m[2][1].thread_elements()[0];
     const float v4611 = v4610 * v4609;
-    const bool v4612 = v4608 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4612 = v4608 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4612) {
       const uint v4615 = 32u + v8092;
       const bfloat v4616 = bfloat(v4611);  // kernels/sdpa/prefill.cpp:98
@@ -3817,11 +3817,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4622 = v4621 + v4615;
       out[v4622] = v4616;
     }
-    const uint v4624 = v43 + v8098;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4625 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4624 = v43 + v8098;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4625 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4626 = v299.m[2][1].thread_elements()[1];
     const float v4627 = v4626 * v4625;
-    const bool v4628 = v4624 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4628 = v4624 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4628) {
       const uint v4631 = 32u + v8097;
       const bfloat v4632 = bfloat(v4627);  // kernels/sdpa/prefill.cpp:98
@@ -3832,11 +3832,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4638 = v4637 + v4631;
       out[v4638] = v4632;
     }
-    const uint v4640 = v43 + v8103;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4641 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4640 = v43 + v8103;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4641 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4642 = v299.m[2][2].thread_elements()[0];
     const float v4643 = v4642 * v4641;
-    const bool v4644 = v4640 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4644 = v4640 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4644) {
       const uint v4647 = 32u + v8102;
       const bfloat v4648 = bfloat(v4643);  // kernels/sdpa/prefill.cpp:98
@@ -3847,11 +3847,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4654 = v4653 + v4647;
       out[v4654] = v4648;
     }
-    const uint v4656 = v43 + v8108;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4657 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4656 = v43 + v8108;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4657 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4658 = v299.m[2][2].thread_elements()[1];
     const float v4659 = v4658 * v4657;
-    const bool v4660 = v4656 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4660 = v4656 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4660) {
       const uint v4663 = 32u + v8107;
       const bfloat v4664 = bfloat(v4659);  // kernels/sdpa/prefill.cpp:98
@@ -3862,11 +3862,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4670 = v4669 + v4663;
       out[v4670] = v4664;
     }
-    const uint v4672 = v43 + v8113;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4673 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4672 = v43 + v8113;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4673 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4674 = v299.m[2][3].thread_elements()[0];
     const float v4675 = v4674 * v4673;
-    const bool v4676 = v4672 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4676 = v4672 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4676) {
       const uint v4679 = 32u + v8112;
       const bfloat v4680 = bfloat(v4675);  // kernels/sdpa/prefill.cpp:98
@@ -3877,11 +3877,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4686 = v4685 + v4679;
       out[v4686] = v4680;
     }
-    const uint v4688 = v43 + v8118;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4689 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4688 = v43 + v8118;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4689 = v3702.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4690 = v299.m[2][3].thread_elements()[1];
     const float v4691 = v4690 * v4689;
-    const bool v4692 = v4688 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4692 = v4688 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4692) {
       const uint v4695 = 32u + v8117;
       const bfloat v4696 = bfloat(v4691);  // kernels/sdpa/prefill.cpp:98
@@ -3892,11 +3892,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4702 = v4701 + v4695;
       out[v4702] = v4696;
     }
-    const uint v4704 = v43 + v8123;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4705 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4704 = v43 + v8123;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4705 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4706 = v299.m[3][0].thread_elements()[0];
     const float v4707 = v4706 * v4705;
-    const bool v4708 = v4704 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4708 = v4704 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4708) {
       const uint v4711 = 32u + v8122;
       const bfloat v4712 = bfloat(v4707);  // kernels/sdpa/prefill.cpp:98
@@ -3907,11 +3907,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4718 = v4717 + v4711;
       out[v4718] = v4712;
     }
-    const uint v4720 = v43 + v8128;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4721 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4720 = v43 + v8128;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4721 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4722 = v299.m[3][0].thread_elements()[1];
     const float v4723 = v4722 * v4721;
-    const bool v4724 = v4720 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4724 = v4720 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4724) {
       const uint v4727 = 32u + v8127;
       const bfloat v4728 = bfloat(v4723);  // kernels/sdpa/prefill.cpp:98
@@ -3922,11 +3922,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4734 = v4733 + v4727;
       out[v4734] = v4728;
     }
-    const uint v4736 = v43 + v8133;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4737 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4736 = v43 + v8133;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4737 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4738 = v299.m[3][1].thread_elements()[0];
     const float v4739 = v4738 * v4737;
-    const bool v4740 = v4736 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4740 = v4736 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4740) {
       const uint v4743 = 32u + v8132;
       const bfloat v4744 = bfloat(v4739);  // kernels/sdpa/prefill.cpp:98
@@ -3937,11 +3937,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4750 = v4749 + v4743;
       out[v4750] = v4744;
     }
-    const uint v4752 = v43 + v8138;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4753 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4752 = v43 + v8138;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4753 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4754 = v299.m[3][1].thread_elements()[1];
     const float v4755 = v4754 * v4753;
-    const bool v4756 = v4752 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4756 = v4752 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4756) {
       const uint v4759 = 32u + v8137;
       const bfloat v4760 = bfloat(v4755);  // kernels/sdpa/prefill.cpp:98
@@ -3952,11 +3952,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4766 = v4765 + v4759;
       out[v4766] = v4760;
     }
-    const uint v4768 = v43 + v8143;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4769 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4768 = v43 + v8143;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4769 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4770 = v299.m[3][2].thread_elements()[0];
     const float v4771 = v4770 * v4769;
-    const bool v4772 = v4768 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4772 = v4768 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4772) {
       const uint v4775 = 32u + v8142;
       const bfloat v4776 = bfloat(v4771);  // kernels/sdpa/prefill.cpp:98
@@ -3967,11 +3967,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4782 = v4781 + v4775;
       out[v4782] = v4776;
     }
-    const uint v4784 = v43 + v8148;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4785 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4784 = v43 + v8148;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4785 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4786 = v299.m[3][2].thread_elements()[1];
     const float v4787 = v4786 * v4785;
-    const bool v4788 = v4784 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4788 = v4784 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4788) {
       const uint v4791 = 32u + v8147;
       const bfloat v4792 = bfloat(v4787);  // kernels/sdpa/prefill.cpp:98
@@ -3982,11 +3982,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4798 = v4797 + v4791;
       out[v4798] = v4792;
     }
-    const uint v4800 = v43 + v8153;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4801 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4800 = v43 + v8153;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4801 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4802 = v299.m[3][3].thread_elements()[0];
     const float v4803 = v4802 * v4801;
-    const bool v4804 = v4800 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4804 = v4800 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4804) {
       const uint v4807 = 32u + v8152;
       const bfloat v4808 = bfloat(v4803);  // kernels/sdpa/prefill.cpp:98
@@ -3997,11 +3997,11 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4814 = v4813 + v4807;
       out[v4814] = v4808;
     }
-    const uint v4816 = v43 + v8158;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4817 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4816 = v43 + v8158;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4817 = v3702.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4818 = v299.m[3][3].thread_elements()[1];
     const float v4819 = v4818 * v4817;
-    const bool v4820 = v4816 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4820 = v4816 < v18;  // kernels/sdpa/flash_tile.hpp:237
     if (v4820) {
       const uint v4823 = 32u + v8157;
       const bfloat v4824 = bfloat(v4819);  // kernels/sdpa/prefill.cpp:98
@@ -4012,13 +4012,13 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4830 = v4829 + v4823;
       out[v4830] = v4824;
     }
-    const uint v4832 = v43 + v3598;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4834 = v3522.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:235
+    const uint v4832 = v43 + v3598;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4834 = v3522.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:243
     const float v4835 = v3596.m[0][0].thread_elements()[0];
     const float v4836 = log2(v4835);
     const float v4837 = v4836 + v4834;
     const float v4838 = v4837 * 0.6931472f;
-    const bool v4841 = v3597 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4841 = v3597 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4842 = v4832 < v18;
     const bool v4843 = v4841 && v4842;
     if (v4843) {
@@ -4027,13 +4027,13 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4846 = v4845 + v4832;
       lse[v4846] = v4838;
     }
-    const uint v4848 = v43 + v3611;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4850 = v3522.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:235
+    const uint v4848 = v43 + v3611;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4850 = v3522.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:243
     const float v4851 = v3596.m[0][0].thread_elements()[1];
     const float v4852 = log2(v4851);
     const float v4853 = v4852 + v4850;
     const float v4854 = v4853 * 0.6931472f;
-    const bool v4857 = v3610 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4857 = v3610 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4858 = v4848 < v18;
     const bool v4859 = v4857 && v4858;
     if (v4859) {
@@ -4042,13 +4042,13 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4862 = v4861 + v4848;
       lse[v4862] = v4854;
     }
-    const uint v4864 = v43 + v3624;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4866 = v3522.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:235
+    const uint v4864 = v43 + v3624;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4866 = v3522.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:243
     const float v4867 = v3596.m[1][0].thread_elements()[0];
     const float v4868 = log2(v4867);
     const float v4869 = v4868 + v4866;
     const float v4870 = v4869 * 0.6931472f;
-    const bool v4873 = v3623 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4873 = v3623 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4874 = v4864 < v18;
     const bool v4875 = v4873 && v4874;
     if (v4875) {
@@ -4057,13 +4057,13 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4878 = v4877 + v4864;
       lse[v4878] = v4870;
     }
-    const uint v4880 = v43 + v3637;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4882 = v3522.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:235
+    const uint v4880 = v43 + v3637;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4882 = v3522.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:243
     const float v4883 = v3596.m[1][0].thread_elements()[1];
     const float v4884 = log2(v4883);
     const float v4885 = v4884 + v4882;
     const float v4886 = v4885 * 0.6931472f;
-    const bool v4889 = v3636 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4889 = v3636 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4890 = v4880 < v18;
     const bool v4891 = v4889 && v4890;
     if (v4891) {
@@ -4072,13 +4072,13 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4894 = v4893 + v4880;
       lse[v4894] = v4886;
     }
-    const uint v4896 = v43 + v3650;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4898 = v3522.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:235
+    const uint v4896 = v43 + v3650;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4898 = v3522.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:243
     const float v4899 = v3596.m[2][0].thread_elements()[0];
     const float v4900 = log2(v4899);
     const float v4901 = v4900 + v4898;
     const float v4902 = v4901 * 0.6931472f;
-    const bool v4905 = v3649 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4905 = v3649 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4906 = v4896 < v18;
     const bool v4907 = v4905 && v4906;
     if (v4907) {
@@ -4087,13 +4087,13 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4910 = v4909 + v4896;
       lse[v4910] = v4902;
     }
-    const uint v4912 = v43 + v3663;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4914 = v3522.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:235
+    const uint v4912 = v43 + v3663;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4914 = v3522.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:243
     const float v4915 = v3596.m[2][0].thread_elements()[1];
     const float v4916 = log2(v4915);
     const float v4917 = v4916 + v4914;
     const float v4918 = v4917 * 0.6931472f;
-    const bool v4921 = v3662 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4921 = v3662 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4922 = v4912 < v18;
     const bool v4923 = v4921 && v4922;
     if (v4923) {
@@ -4102,13 +4102,13 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4926 = v4925 + v4912;
       lse[v4926] = v4918;
     }
-    const uint v4928 = v43 + v3676;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4930 = v3522.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:235
+    const uint v4928 = v43 + v3676;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4930 = v3522.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:243
     const float v4931 = v3596.m[3][0].thread_elements()[0];
     const float v4932 = log2(v4931);
     const float v4933 = v4932 + v4930;
     const float v4934 = v4933 * 0.6931472f;
-    const bool v4937 = v3675 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4937 = v3675 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4938 = v4928 < v18;
     const bool v4939 = v4937 && v4938;
     if (v4939) {
@@ -4117,13 +4117,13 @@ kernel void iron_sdpa_prefill_lse_d64_bf16(
       const uint v4942 = v4941 + v4928;
       lse[v4942] = v4934;
     }
-    const uint v4944 = v43 + v3689;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4946 = v3522.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:235
+    const uint v4944 = v43 + v3689;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4946 = v3522.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:243
     const float v4947 = v3596.m[3][0].thread_elements()[1];
     const float v4948 = log2(v4947);
     const float v4949 = v4948 + v4946;
     const float v4950 = v4949 * 0.6931472f;
-    const bool v4953 = v3688 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v4953 = v3688 == v44;  // kernels/sdpa/flash_tile.hpp:244
     const bool v4954 = v4944 < v18;
     const bool v4955 = v4953 && v4954;
     if (v4955) {

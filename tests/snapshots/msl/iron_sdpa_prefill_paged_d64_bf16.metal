@@ -169,150 +169,150 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
   const bool v36 = v27 < v20;  // kernels/sdpa/prefill.cpp:93
   if (v36) {
     const float v37 = sinks[v28];  // kernels/sdpa/prefill.cpp:96
-    const uint v39 = iron_sg;  // kernels/sdpa/flash_tile.hpp:114
+    const uint v39 = iron_sg;  // kernels/sdpa/flash_tile.hpp:122
     const uint v40 = v39 << 5u;
     const uint v41 = v27 + v40;
-    uint v42 = 0u;  // kernels/sdpa/flash_tile.hpp:118
-    const uint v44 = iron_tid.x;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v47 = v44 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v50 = v44 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    uint v42 = 0u;  // kernels/sdpa/flash_tile.hpp:126
+    const uint v44 = iron_tid.x;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v47 = v44 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v50 = v44 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v51 = v50 << 3u;
-    const uint v52 = v27 + v47;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v52 = v27 + v47;  // kernels/sdpa/flash_tile.hpp:82
     const bool v53 = v52 < v20;
-    const uint v56 = v53 ? v52 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v56 = v53 ? v52 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const uint v58 = v13 + v56;  // kernels/sdpa/prefill.cpp:95
     const uint v59 = v58 * v1;
     const uint v60 = v59 + v28;
     const uint v61 = v60 << 6u;
-    const uint v62 = v61 + v51;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v64 = v47 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v62 = v61 + v51;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v64 = v47 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v66 = v64 + v51;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v66 + e] = v53 ? q[v62 + e] : bfloat(0);
     }
-    const uint v69 = v44 + 128u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v71 = v69 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v74 = v69 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v69 = v44 + 128u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v71 = v69 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v74 = v69 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v75 = v74 << 3u;
-    const uint v76 = v27 + v71;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v76 = v27 + v71;  // kernels/sdpa/flash_tile.hpp:82
     const bool v77 = v76 < v20;
-    const uint v80 = v77 ? v76 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v80 = v77 ? v76 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const uint v82 = v13 + v80;  // kernels/sdpa/prefill.cpp:95
     const uint v83 = v82 * v1;
     const uint v84 = v83 + v28;
     const uint v85 = v84 << 6u;
-    const uint v86 = v85 + v75;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v88 = v71 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v86 = v85 + v75;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v88 = v71 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v90 = v88 + v75;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v90 + e] = v77 ? q[v86 + e] : bfloat(0);
     }
-    const uint v93 = v44 + 256u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v95 = v93 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v98 = v93 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v93 = v44 + 256u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v95 = v93 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v98 = v93 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v99 = v98 << 3u;
-    const uint v100 = v27 + v95;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v100 = v27 + v95;  // kernels/sdpa/flash_tile.hpp:82
     const bool v101 = v100 < v20;
-    const uint v104 = v101 ? v100 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v104 = v101 ? v100 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const uint v106 = v13 + v104;  // kernels/sdpa/prefill.cpp:95
     const uint v107 = v106 * v1;
     const uint v108 = v107 + v28;
     const uint v109 = v108 << 6u;
-    const uint v110 = v109 + v99;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v112 = v95 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v110 = v109 + v99;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v112 = v95 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v114 = v112 + v99;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v114 + e] = v101 ? q[v110 + e] : bfloat(0);
     }
-    const uint v117 = v44 + 384u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v119 = v117 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v122 = v117 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v117 = v44 + 384u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v119 = v117 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v122 = v117 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v123 = v122 << 3u;
-    const uint v124 = v27 + v119;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v124 = v27 + v119;  // kernels/sdpa/flash_tile.hpp:82
     const bool v125 = v124 < v20;
-    const uint v128 = v125 ? v124 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v128 = v125 ? v124 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const uint v130 = v13 + v128;  // kernels/sdpa/prefill.cpp:95
     const uint v131 = v130 * v1;
     const uint v132 = v131 + v28;
     const uint v133 = v132 << 6u;
-    const uint v134 = v133 + v123;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v136 = v119 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v134 = v133 + v123;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v136 = v119 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v138 = v136 + v123;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v138 + e] = v125 ? q[v134 + e] : bfloat(0);
     }
-    const uint v141 = v44 + 512u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v143 = v141 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v146 = v141 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v141 = v44 + 512u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v143 = v141 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v146 = v141 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v147 = v146 << 3u;
-    const uint v148 = v27 + v143;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v148 = v27 + v143;  // kernels/sdpa/flash_tile.hpp:82
     const bool v149 = v148 < v20;
-    const uint v152 = v149 ? v148 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v152 = v149 ? v148 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const uint v154 = v13 + v152;  // kernels/sdpa/prefill.cpp:95
     const uint v155 = v154 * v1;
     const uint v156 = v155 + v28;
     const uint v157 = v156 << 6u;
-    const uint v158 = v157 + v147;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v160 = v143 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v158 = v157 + v147;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v160 = v143 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v162 = v160 + v147;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v162 + e] = v149 ? q[v158 + e] : bfloat(0);
     }
-    const uint v165 = v44 + 640u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v167 = v165 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v170 = v165 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v165 = v44 + 640u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v167 = v165 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v170 = v165 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v171 = v170 << 3u;
-    const uint v172 = v27 + v167;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v172 = v27 + v167;  // kernels/sdpa/flash_tile.hpp:82
     const bool v173 = v172 < v20;
-    const uint v176 = v173 ? v172 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v176 = v173 ? v172 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const uint v178 = v13 + v176;  // kernels/sdpa/prefill.cpp:95
     const uint v179 = v178 * v1;
     const uint v180 = v179 + v28;
     const uint v181 = v180 << 6u;
-    const uint v182 = v181 + v171;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v184 = v167 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v182 = v181 + v171;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v184 = v167 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v186 = v184 + v171;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v186 + e] = v173 ? q[v182 + e] : bfloat(0);
     }
-    const uint v189 = v44 + 768u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v191 = v189 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v194 = v189 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v189 = v44 + 768u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v191 = v189 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v194 = v189 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v195 = v194 << 3u;
-    const uint v196 = v27 + v191;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v196 = v27 + v191;  // kernels/sdpa/flash_tile.hpp:82
     const bool v197 = v196 < v20;
-    const uint v200 = v197 ? v196 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v200 = v197 ? v196 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const uint v202 = v13 + v200;  // kernels/sdpa/prefill.cpp:95
     const uint v203 = v202 * v1;
     const uint v204 = v203 + v28;
     const uint v205 = v204 << 6u;
-    const uint v206 = v205 + v195;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v208 = v191 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v206 = v205 + v195;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v208 = v191 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v210 = v208 + v195;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v210 + e] = v197 ? q[v206 + e] : bfloat(0);
     }
-    const uint v213 = v44 + 896u;  // kernels/sdpa/flash_tile.hpp:72
-    const uint v215 = v213 >> 3u;  // kernels/sdpa/flash_tile.hpp:73
-    const uint v218 = v213 & 7u;  // kernels/sdpa/flash_tile.hpp:74
+    const uint v213 = v44 + 896u;  // kernels/sdpa/flash_tile.hpp:79
+    const uint v215 = v213 >> 3u;  // kernels/sdpa/flash_tile.hpp:80
+    const uint v218 = v213 & 7u;  // kernels/sdpa/flash_tile.hpp:81
     const uint v219 = v218 << 3u;
-    const uint v220 = v27 + v215;  // kernels/sdpa/flash_tile.hpp:75
+    const uint v220 = v27 + v215;  // kernels/sdpa/flash_tile.hpp:82
     const bool v221 = v220 < v20;
-    const uint v224 = v221 ? v220 : v42;  // kernels/sdpa/flash_tile.hpp:76
+    const uint v224 = v221 ? v220 : v42;  // kernels/sdpa/flash_tile.hpp:83
     const uint v226 = v13 + v224;  // kernels/sdpa/prefill.cpp:95
     const uint v227 = v226 * v1;
     const uint v228 = v227 + v28;
     const uint v229 = v228 << 6u;
-    const uint v230 = v229 + v219;  // kernels/sdpa/flash_tile.hpp:76
-    const uint v232 = v215 << 6u;  // kernels/sdpa/flash_tile.hpp:77
+    const uint v230 = v229 + v219;  // kernels/sdpa/flash_tile.hpp:83
+    const uint v232 = v215 << 6u;  // kernels/sdpa/flash_tile.hpp:84
     const uint v234 = v232 + v219;
     for (uint e = 0; e < 8u; ++e) {
       shm0[v234 + e] = v221 ? q[v230 + e] : bfloat(0);
     }
-    // async.commit: the copies above are done  // kernels/sdpa/flash_tile.hpp:119
-    // async.wait 0: the copies above are done  // kernels/sdpa/flash_tile.hpp:120
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/sdpa/flash_tile.hpp:121
-    const uint v239 = v40 << 6u;  // kernels/sdpa/flash_tile.hpp:122
+    // async.commit: the copies above are done  // kernels/sdpa/flash_tile.hpp:127
+    // async.wait 0: the copies above are done  // kernels/sdpa/flash_tile.hpp:128
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/sdpa/flash_tile.hpp:129
+    const uint v239 = v40 << 6u;  // kernels/sdpa/flash_tile.hpp:130
     iron_frag<bfloat, 32, 16> v241;  // /usr/include/c++/12/array:99
     iron_frag_fill(v241, bfloat(bfloat(0.0f)));
     iron_frag<bfloat, 32, 16> v243;
@@ -321,44 +321,44 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
     iron_frag_fill(v245, bfloat(bfloat(0.0f)));
     iron_frag<bfloat, 32, 16> v247;
     iron_frag_fill(v247, bfloat(bfloat(0.0f)));
-    iron_frag_load<false>(v241, shm0, long(v239), long(64u));  // kernels/sdpa/flash_tile.hpp:124
+    iron_frag_load<false>(v241, shm0, long(v239), long(64u));  // kernels/sdpa/flash_tile.hpp:132
     const uint v253 = v239 + 16u;
     iron_frag_load<false>(v243, shm0, long(v253), long(64u));
     const uint v256 = v239 + 32u;
     iron_frag_load<false>(v245, shm0, long(v256), long(64u));
     const uint v259 = v239 + 48u;
     iron_frag_load<false>(v247, shm0, long(v259), long(64u));
-    const uint v261 = v27 + 128u;  // kernels/sdpa/flash_tile.hpp:128
+    const uint v261 = v27 + 128u;  // kernels/sdpa/flash_tile.hpp:136
     const uint v262 = min(v261, v20);
-    const uint v263 = v262 + v35;  // kernels/sdpa/flash_tile.hpp:129
-    const uint v265 = v263 - v20;  // kernels/sdpa/flash_tile.hpp:131
+    const uint v263 = v262 + v35;  // kernels/sdpa/flash_tile.hpp:137
+    const uint v265 = v263 - v20;  // kernels/sdpa/flash_tile.hpp:139
     const uint v266 = min(v35, v265);
     const bool v267 = v263 > v20;
     const uint v268 = v267 ? v266 : v42;
-    const bool v270 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:130
+    const bool v270 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:138
     const uint v271 = v270 ? v35 : v268;
-    const uint v273 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:132
+    const uint v273 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:140
     const uint v274 = v273 + 1u;
-    const uint v278 = v274 - v20;  // kernels/sdpa/flash_tile.hpp:134
+    const uint v278 = v274 - v20;  // kernels/sdpa/flash_tile.hpp:142
     const uint v279 = v278 - v9;
     const uint v280 = v279 >> 6u;
     const uint v281 = v280 << 6u;
-    const bool v283 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:133
+    const bool v283 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:141
     const uint v284 = v20 + v9;
     const bool v285 = v274 > v284;
     const bool v286 = v283 && v285;
     const uint v287 = v286 ? v281 : v42;
-    const float v289 = v10 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:135
-    iron_frag<float, 32, 8> v291;  // kernels/sdpa/flash_tile.hpp:137
+    const float v289 = v10 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:143
+    iron_frag<float, 32, 8> v291;  // kernels/sdpa/flash_tile.hpp:145
     iron_frag_fill(v291, float(as_type<float>(0xff800000u)));
-    iron_frag<float, 32, 8> v293;  // kernels/sdpa/flash_tile.hpp:138
+    iron_frag<float, 32, 8> v293;  // kernels/sdpa/flash_tile.hpp:146
     iron_frag_fill(v293, float(0.0f));
     iron_frag<float, 32, 32> v295;  // /usr/include/c++/12/array:99
     iron_frag_fill(v295, float(0.0f));
     iron_frag<float, 32, 32> v297;
     iron_frag_fill(v297, float(0.0f));
-    const bool v5155 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:166
-    const uint v7792 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:197
+    const bool v5155 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:174
+    const uint v7792 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:205
     const uint v7793 = iron_frag_coord<32>(0u, iron_lane, false);
     const uint v7797 = iron_frag_coord<32>(1u, iron_lane, true);
     const uint v7798 = iron_frag_coord<32>(1u, iron_lane, false);
@@ -487,15 +487,15 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
     const uint v8107 = iron_frag_coord<32>(31u, iron_lane, true);
     const uint v8108 = iron_frag_coord<32>(31u, iron_lane, false);
 
-    for (uint v4869 = v287; v4869 < v271; v4869 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
+    for (uint v4869 = v287; v4869 < v271; v4869 += 64u) {  // kernels/sdpa/flash_tile.hpp:150
       const uint v4870 = v4869 - v287;
       const uint v4871 = v4870 >> 6u;
       const uint v4873 = v4871 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4875 = v4873 << 12u;  // kernels/sdpa/flash_tile.hpp:146
-      const uint v4885 = v4869 + v47;  // kernels/sdpa/flash_tile.hpp:75
+      const uint v4875 = v4873 << 12u;  // kernels/sdpa/flash_tile.hpp:154
+      const uint v4885 = v4869 + v47;  // kernels/sdpa/flash_tile.hpp:82
       const bool v4886 = v4885 < v35;
-      const uint v4889 = v4886 ? v4885 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const uint v4889 = v4886 ? v4885 : v42;  // kernels/sdpa/flash_tile.hpp:83
       const uint v4890 = v4889 / v6;  // kernels/sdpa/kv_sources.hpp:66
       const uint v4891 = v32 + v4890;
       const uint v4892 = block_table[v4891];
@@ -505,15 +505,15 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4897 = v4896 * v6;
       const uint v4898 = v4897 + v4894;
       const uint v4899 = v4898 << 6u;
-      const uint v4900 = v4899 + v51;  // kernels/sdpa/flash_tile.hpp:76
-      const uint v4903 = v4875 + v64;  // kernels/sdpa/flash_tile.hpp:77
+      const uint v4900 = v4899 + v51;  // kernels/sdpa/flash_tile.hpp:83
+      const uint v4903 = v4875 + v64;  // kernels/sdpa/flash_tile.hpp:84
       const uint v4904 = v4903 + v51;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4904 + e] = v4886 ? k_pages[v4900 + e] : bfloat(0);
       }
-      const uint v4914 = v4869 + v71;  // kernels/sdpa/flash_tile.hpp:75
+      const uint v4914 = v4869 + v71;  // kernels/sdpa/flash_tile.hpp:82
       const bool v4915 = v4914 < v35;
-      const uint v4918 = v4915 ? v4914 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const uint v4918 = v4915 ? v4914 : v42;  // kernels/sdpa/flash_tile.hpp:83
       const uint v4919 = v4918 / v6;  // kernels/sdpa/kv_sources.hpp:66
       const uint v4920 = v32 + v4919;
       const uint v4921 = block_table[v4920];
@@ -523,15 +523,15 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4926 = v4925 * v6;
       const uint v4927 = v4926 + v4923;
       const uint v4928 = v4927 << 6u;
-      const uint v4929 = v4928 + v75;  // kernels/sdpa/flash_tile.hpp:76
-      const uint v4932 = v4875 + v88;  // kernels/sdpa/flash_tile.hpp:77
+      const uint v4929 = v4928 + v75;  // kernels/sdpa/flash_tile.hpp:83
+      const uint v4932 = v4875 + v88;  // kernels/sdpa/flash_tile.hpp:84
       const uint v4933 = v4932 + v75;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4933 + e] = v4915 ? k_pages[v4929 + e] : bfloat(0);
       }
-      const uint v4943 = v4869 + v95;  // kernels/sdpa/flash_tile.hpp:75
+      const uint v4943 = v4869 + v95;  // kernels/sdpa/flash_tile.hpp:82
       const bool v4944 = v4943 < v35;
-      const uint v4947 = v4944 ? v4943 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const uint v4947 = v4944 ? v4943 : v42;  // kernels/sdpa/flash_tile.hpp:83
       const uint v4948 = v4947 / v6;  // kernels/sdpa/kv_sources.hpp:66
       const uint v4949 = v32 + v4948;
       const uint v4950 = block_table[v4949];
@@ -541,15 +541,15 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4955 = v4954 * v6;
       const uint v4956 = v4955 + v4952;
       const uint v4957 = v4956 << 6u;
-      const uint v4958 = v4957 + v99;  // kernels/sdpa/flash_tile.hpp:76
-      const uint v4961 = v4875 + v112;  // kernels/sdpa/flash_tile.hpp:77
+      const uint v4958 = v4957 + v99;  // kernels/sdpa/flash_tile.hpp:83
+      const uint v4961 = v4875 + v112;  // kernels/sdpa/flash_tile.hpp:84
       const uint v4962 = v4961 + v99;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4962 + e] = v4944 ? k_pages[v4958 + e] : bfloat(0);
       }
-      const uint v4972 = v4869 + v119;  // kernels/sdpa/flash_tile.hpp:75
+      const uint v4972 = v4869 + v119;  // kernels/sdpa/flash_tile.hpp:82
       const bool v4973 = v4972 < v35;
-      const uint v4976 = v4973 ? v4972 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const uint v4976 = v4973 ? v4972 : v42;  // kernels/sdpa/flash_tile.hpp:83
       const uint v4977 = v4976 / v6;  // kernels/sdpa/kv_sources.hpp:66
       const uint v4978 = v32 + v4977;
       const uint v4979 = block_table[v4978];
@@ -559,8 +559,8 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4984 = v4983 * v6;
       const uint v4985 = v4984 + v4981;
       const uint v4986 = v4985 << 6u;
-      const uint v4987 = v4986 + v123;  // kernels/sdpa/flash_tile.hpp:76
-      const uint v4990 = v4875 + v136;  // kernels/sdpa/flash_tile.hpp:77
+      const uint v4987 = v4986 + v123;  // kernels/sdpa/flash_tile.hpp:83
+      const uint v4990 = v4875 + v136;  // kernels/sdpa/flash_tile.hpp:84
       const uint v4991 = v4990 + v123;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4991 + e] = v4973 ? k_pages[v4987 + e] : bfloat(0);
@@ -571,8 +571,8 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v5015 = v5014 * v6;
       const uint v5016 = v5015 + v4894;
       const uint v5017 = v5016 << 6u;
-      const uint v5018 = v5017 + v51;  // kernels/sdpa/flash_tile.hpp:76
-      for (uint e = 0; e < 8u; ++e) {  // kernels/sdpa/flash_tile.hpp:77
+      const uint v5018 = v5017 + v51;  // kernels/sdpa/flash_tile.hpp:83
+      for (uint e = 0; e < 8u; ++e) {  // kernels/sdpa/flash_tile.hpp:84
         shm2[v4904 + e] = v4886 ? v_pages[v5018 + e] : bfloat(0);
       }
       const uint v5039 = block_table[v4920];  // kernels/sdpa/kv_sources.hpp:66
@@ -581,8 +581,8 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v5044 = v5043 * v6;
       const uint v5045 = v5044 + v4923;
       const uint v5046 = v5045 << 6u;
-      const uint v5047 = v5046 + v75;  // kernels/sdpa/flash_tile.hpp:76
-      for (uint e = 0; e < 8u; ++e) {  // kernels/sdpa/flash_tile.hpp:77
+      const uint v5047 = v5046 + v75;  // kernels/sdpa/flash_tile.hpp:83
+      for (uint e = 0; e < 8u; ++e) {  // kernels/sdpa/flash_tile.hpp:84
         shm2[v4933 + e] = v4915 ? v_pages[v5047 + e] : bfloat(0);
       }
       const uint v5068 = block_table[v4949];  // kernels/sdpa/kv_sources.hpp:66
@@ -591,8 +591,8 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v5073 = v5072 * v6;
       const uint v5074 = v5073 + v4952;
       const uint v5075 = v5074 << 6u;
-      const uint v5076 = v5075 + v99;  // kernels/sdpa/flash_tile.hpp:76
-      for (uint e = 0; e < 8u; ++e) {  // kernels/sdpa/flash_tile.hpp:77
+      const uint v5076 = v5075 + v99;  // kernels/sdpa/flash_tile.hpp:83
+      for (uint e = 0; e < 8u; ++e) {  // kernels/sdpa/flash_tile.hpp:84
         shm2[v4962 + e] = v4944 ? v_pages[v5076 + e] : bfloat(0);
       }
       const uint v5097 = block_table[v4978];  // kernels/sdpa/kv_sources.hpp:66
@@ -601,47 +601,47 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v5102 = v5101 * v6;
       const uint v5103 = v5102 + v4981;
       const uint v5104 = v5103 << 6u;
-      const uint v5105 = v5104 + v123;  // kernels/sdpa/flash_tile.hpp:76
-      for (uint e = 0; e < 8u; ++e) {  // kernels/sdpa/flash_tile.hpp:77
+      const uint v5105 = v5104 + v123;  // kernels/sdpa/flash_tile.hpp:83
+      for (uint e = 0; e < 8u; ++e) {  // kernels/sdpa/flash_tile.hpp:84
         shm2[v4991 + e] = v4973 ? v_pages[v5105 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/sdpa/flash_tile.hpp:142
+      // async.commit: the copies above are done  // kernels/sdpa/flash_tile.hpp:150
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      iron_frag<float, 32, 64> v5111;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag<float, 32, 64> v5111;  // kernels/sdpa/flash_tile.hpp:159
       iron_frag_fill(v5111, float(0.0f));
-      iron_frag<bfloat, 16, 64> v5113;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag<bfloat, 16, 64> v5113;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5113, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v5113, shm1, long(v4875), long(64u));  // kernels/sdpa/flash_tile.hpp:154
-      iron_frag_mma(v5111, v241, v5113);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<bfloat, 16, 64> v5120;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_load<true>(v5113, shm1, long(v4875), long(64u));  // kernels/sdpa/flash_tile.hpp:162
+      iron_frag_mma(v5111, v241, v5113);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<bfloat, 16, 64> v5120;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5120, bfloat(bfloat(0.0f)));
-      const uint v5125 = v4875 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      const uint v5125 = v4875 + 16u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load<true>(v5120, shm1, long(v5125), long(64u));
-      iron_frag_mma(v5111, v243, v5120);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<bfloat, 16, 64> v5127;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma(v5111, v243, v5120);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<bfloat, 16, 64> v5127;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5127, bfloat(bfloat(0.0f)));
-      const uint v5132 = v4875 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      const uint v5132 = v4875 + 32u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load<true>(v5127, shm1, long(v5132), long(64u));
-      iron_frag_mma(v5111, v245, v5127);  // kernels/sdpa/flash_tile.hpp:156
-      iron_frag<bfloat, 16, 64> v5134;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_mma(v5111, v245, v5127);  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag<bfloat, 16, 64> v5134;  // kernels/sdpa/flash_tile.hpp:161
       iron_frag_fill(v5134, bfloat(bfloat(0.0f)));
-      const uint v5139 = v4875 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      const uint v5139 = v4875 + 48u;  // kernels/sdpa/flash_tile.hpp:162
       iron_frag_load<true>(v5134, shm1, long(v5139), long(64u));
-      iron_frag_mma(v5111, v247, v5134);  // kernels/sdpa/flash_tile.hpp:156
-      const uint v5141 = v4869 + 64u;  // kernels/sdpa/flash_tile.hpp:164
+      iron_frag_mma(v5111, v247, v5134);  // kernels/sdpa/flash_tile.hpp:164
+      const uint v5141 = v4869 + 64u;  // kernels/sdpa/flash_tile.hpp:172
       const bool v5142 = v5141 <= v35;
-      const uint v5150 = v5141 + v20;  // kernels/sdpa/flash_tile.hpp:165
+      const uint v5150 = v5141 + v20;  // kernels/sdpa/flash_tile.hpp:173
       const bool v5151 = v5150 <= v274;
       const bool v5152 = v270 || v5151;
-      const bool v5153 = v5142 && v5152;  // kernels/sdpa/flash_tile.hpp:164
-      const uint v5156 = v4869 + v9;  // kernels/sdpa/flash_tile.hpp:166
+      const bool v5153 = v5142 && v5152;  // kernels/sdpa/flash_tile.hpp:172
+      const uint v5156 = v4869 + v9;  // kernels/sdpa/flash_tile.hpp:174
       const uint v5157 = v5156 + v20;
       const bool v5159 = v263 <= v5157;
       const bool v5160 = v5155 || v5159;
-      const bool v5161 = v5153 && v5160;  // kernels/sdpa/flash_tile.hpp:165
-      if (v5161) {  // kernels/sdpa/flash_tile.hpp:167
-        const float v5164 = v5111.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:168
+      const bool v5161 = v5153 && v5160;  // kernels/sdpa/flash_tile.hpp:173
+      if (v5161) {  // kernels/sdpa/flash_tile.hpp:175
+        const float v5164 = v5111.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:176
         const float v5165 = v5164 * v289;
         v5111.m[0][0].thread_elements()[0] = v5165;
         const float v5168 = v5111.m[0][0].thread_elements()[1];
@@ -834,2138 +834,2138 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
         const float v5417 = v5416 * v289;
         v5111.m[3][7].thread_elements()[1] = v5417;
       } else {
-        const uint v5418 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:171
+        const uint v5418 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/sdpa/flash_tile.hpp:179
         const uint v5419 = iron_frag_coord<64>(0u, iron_lane, false);
         const float v5420 = v5111.m[0][0].thread_elements()[0];
-        const uint v5421 = v41 + v5419;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5422 = v4869 + v5418;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5423 = v5422 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5421 = v41 + v5419;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5422 = v4869 + v5418;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5423 = v5422 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5426 = v5421 + v35;
         const uint v5427 = v5422 + v20;
         const bool v5428 = v5427 <= v5426;
         const bool v5429 = v270 || v5428;
         const bool v5430 = v5423 && v5429;
-        const uint v5433 = v5422 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5433 = v5422 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5434 = v5433 + v20;
         const bool v5436 = v5426 < v5434;
         const bool v5437 = v5155 || v5436;
-        const bool v5438 = v5430 && v5437;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5440 = v5420 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5438 = v5430 && v5437;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5440 = v5420 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5441 = v5438 ? v5440 : as_type<float>(0xff800000u);
-        v5111.m[0][0].thread_elements()[0] = v5441;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][0].thread_elements()[0] = v5441;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5442 = iron_frag_coord<64>(1u, iron_lane, true);
         const uint v5443 = iron_frag_coord<64>(1u, iron_lane, false);
         const float v5444 = v5111.m[0][0].thread_elements()[1];
-        const uint v5445 = v41 + v5443;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5446 = v4869 + v5442;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5447 = v5446 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5445 = v41 + v5443;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5446 = v4869 + v5442;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5447 = v5446 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5450 = v5445 + v35;
         const uint v5451 = v5446 + v20;
         const bool v5452 = v5451 <= v5450;
         const bool v5453 = v270 || v5452;
         const bool v5454 = v5447 && v5453;
-        const uint v5457 = v5446 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5457 = v5446 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5458 = v5457 + v20;
         const bool v5460 = v5450 < v5458;
         const bool v5461 = v5155 || v5460;
-        const bool v5462 = v5454 && v5461;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5464 = v5444 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5462 = v5454 && v5461;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5464 = v5444 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5465 = v5462 ? v5464 : as_type<float>(0xff800000u);
-        v5111.m[0][0].thread_elements()[1] = v5465;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][0].thread_elements()[1] = v5465;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5466 = iron_frag_coord<64>(2u, iron_lane, true);
         const uint v5467 = iron_frag_coord<64>(2u, iron_lane, false);
         const float v5468 = v5111.m[0][1].thread_elements()[0];
-        const uint v5469 = v41 + v5467;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5470 = v4869 + v5466;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5471 = v5470 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5469 = v41 + v5467;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5470 = v4869 + v5466;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5471 = v5470 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5474 = v5469 + v35;
         const uint v5475 = v5470 + v20;
         const bool v5476 = v5475 <= v5474;
         const bool v5477 = v270 || v5476;
         const bool v5478 = v5471 && v5477;
-        const uint v5481 = v5470 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5481 = v5470 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5482 = v5481 + v20;
         const bool v5484 = v5474 < v5482;
         const bool v5485 = v5155 || v5484;
-        const bool v5486 = v5478 && v5485;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5488 = v5468 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5486 = v5478 && v5485;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5488 = v5468 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5489 = v5486 ? v5488 : as_type<float>(0xff800000u);
-        v5111.m[0][1].thread_elements()[0] = v5489;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][1].thread_elements()[0] = v5489;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5490 = iron_frag_coord<64>(3u, iron_lane, true);
         const uint v5491 = iron_frag_coord<64>(3u, iron_lane, false);
         const float v5492 = v5111.m[0][1].thread_elements()[1];
-        const uint v5493 = v41 + v5491;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5494 = v4869 + v5490;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5495 = v5494 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5493 = v41 + v5491;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5494 = v4869 + v5490;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5495 = v5494 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5498 = v5493 + v35;
         const uint v5499 = v5494 + v20;
         const bool v5500 = v5499 <= v5498;
         const bool v5501 = v270 || v5500;
         const bool v5502 = v5495 && v5501;
-        const uint v5505 = v5494 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5505 = v5494 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5506 = v5505 + v20;
         const bool v5508 = v5498 < v5506;
         const bool v5509 = v5155 || v5508;
-        const bool v5510 = v5502 && v5509;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5512 = v5492 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5510 = v5502 && v5509;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5512 = v5492 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5513 = v5510 ? v5512 : as_type<float>(0xff800000u);
-        v5111.m[0][1].thread_elements()[1] = v5513;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][1].thread_elements()[1] = v5513;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5514 = iron_frag_coord<64>(4u, iron_lane, true);
         const uint v5515 = iron_frag_coord<64>(4u, iron_lane, false);
         const float v5516 = v5111.m[0][2].thread_elements()[0];
-        const uint v5517 = v41 + v5515;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5518 = v4869 + v5514;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5519 = v5518 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5517 = v41 + v5515;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5518 = v4869 + v5514;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5519 = v5518 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5522 = v5517 + v35;
         const uint v5523 = v5518 + v20;
         const bool v5524 = v5523 <= v5522;
         const bool v5525 = v270 || v5524;
         const bool v5526 = v5519 && v5525;
-        const uint v5529 = v5518 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5529 = v5518 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5530 = v5529 + v20;
         const bool v5532 = v5522 < v5530;
         const bool v5533 = v5155 || v5532;
-        const bool v5534 = v5526 && v5533;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5536 = v5516 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5534 = v5526 && v5533;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5536 = v5516 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5537 = v5534 ? v5536 : as_type<float>(0xff800000u);
-        v5111.m[0][2].thread_elements()[0] = v5537;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][2].thread_elements()[0] = v5537;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5538 = iron_frag_coord<64>(5u, iron_lane, true);
         const uint v5539 = iron_frag_coord<64>(5u, iron_lane, false);
         const float v5540 = v5111.m[0][2].thread_elements()[1];
-        const uint v5541 = v41 + v5539;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5542 = v4869 + v5538;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5543 = v5542 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5541 = v41 + v5539;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5542 = v4869 + v5538;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5543 = v5542 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5546 = v5541 + v35;
         const uint v5547 = v5542 + v20;
         const bool v5548 = v5547 <= v5546;
         const bool v5549 = v270 || v5548;
         const bool v5550 = v5543 && v5549;
-        const uint v5553 = v5542 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5553 = v5542 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5554 = v5553 + v20;
         const bool v5556 = v5546 < v5554;
         const bool v5557 = v5155 || v5556;
-        const bool v5558 = v5550 && v5557;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5560 = v5540 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5558 = v5550 && v5557;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5560 = v5540 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5561 = v5558 ? v5560 : as_type<float>(0xff800000u);
-        v5111.m[0][2].thread_elements()[1] = v5561;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][2].thread_elements()[1] = v5561;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5562 = iron_frag_coord<64>(6u, iron_lane, true);
         const uint v5563 = iron_frag_coord<64>(6u, iron_lane, false);
         const float v5564 = v5111.m[0][3].thread_elements()[0];
-        const uint v5565 = v41 + v5563;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5566 = v4869 + v5562;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5567 = v5566 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5565 = v41 + v5563;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5566 = v4869 + v5562;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5567 = v5566 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5570 = v5565 + v35;
         const uint v5571 = v5566 + v20;
         const bool v5572 = v5571 <= v5570;
         const bool v5573 = v270 || v5572;
         const bool v5574 = v5567 && v5573;
-        const uint v5577 = v5566 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5577 = v5566 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5578 = v5577 + v20;
         const bool v5580 = v5570 < v5578;
         const bool v5581 = v5155 || v5580;
-        const bool v5582 = v5574 && v5581;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5584 = v5564 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5582 = v5574 && v5581;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5584 = v5564 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5585 = v5582 ? v5584 : as_type<float>(0xff800000u);
-        v5111.m[0][3].thread_elements()[0] = v5585;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][3].thread_elements()[0] = v5585;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5586 = iron_frag_coord<64>(7u, iron_lane, true);
         const uint v5587 = iron_frag_coord<64>(7u, iron_lane, false);
         const float v5588 = v5111.m[0][3].thread_elements()[1];
-        const uint v5589 = v41 + v5587;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5590 = v4869 + v5586;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5591 = v5590 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5589 = v41 + v5587;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5590 = v4869 + v5586;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5591 = v5590 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5594 = v5589 + v35;
         const uint v5595 = v5590 + v20;
         const bool v5596 = v5595 <= v5594;
         const bool v5597 = v270 || v5596;
         const bool v5598 = v5591 && v5597;
-        const uint v5601 = v5590 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5601 = v5590 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5602 = v5601 + v20;
         const bool v5604 = v5594 < v5602;
         const bool v5605 = v5155 || v5604;
-        const bool v5606 = v5598 && v5605;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5608 = v5588 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5606 = v5598 && v5605;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5608 = v5588 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5609 = v5606 ? v5608 : as_type<float>(0xff800000u);
-        v5111.m[0][3].thread_elements()[1] = v5609;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][3].thread_elements()[1] = v5609;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5610 = iron_frag_coord<64>(8u, iron_lane, true);
         const uint v5611 = iron_frag_coord<64>(8u, iron_lane, false);
         const float v5612 = v5111.m[0][4].thread_elements()[0];
-        const uint v5613 = v41 + v5611;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5614 = v4869 + v5610;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5615 = v5614 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5613 = v41 + v5611;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5614 = v4869 + v5610;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5615 = v5614 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5618 = v5613 + v35;
         const uint v5619 = v5614 + v20;
         const bool v5620 = v5619 <= v5618;
         const bool v5621 = v270 || v5620;
         const bool v5622 = v5615 && v5621;
-        const uint v5625 = v5614 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5625 = v5614 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5626 = v5625 + v20;
         const bool v5628 = v5618 < v5626;
         const bool v5629 = v5155 || v5628;
-        const bool v5630 = v5622 && v5629;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5632 = v5612 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5630 = v5622 && v5629;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5632 = v5612 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5633 = v5630 ? v5632 : as_type<float>(0xff800000u);
-        v5111.m[0][4].thread_elements()[0] = v5633;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][4].thread_elements()[0] = v5633;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5634 = iron_frag_coord<64>(9u, iron_lane, true);
         const uint v5635 = iron_frag_coord<64>(9u, iron_lane, false);
         const float v5636 = v5111.m[0][4].thread_elements()[1];
-        const uint v5637 = v41 + v5635;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5638 = v4869 + v5634;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5639 = v5638 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5637 = v41 + v5635;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5638 = v4869 + v5634;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5639 = v5638 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5642 = v5637 + v35;
         const uint v5643 = v5638 + v20;
         const bool v5644 = v5643 <= v5642;
         const bool v5645 = v270 || v5644;
         const bool v5646 = v5639 && v5645;
-        const uint v5649 = v5638 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5649 = v5638 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5650 = v5649 + v20;
         const bool v5652 = v5642 < v5650;
         const bool v5653 = v5155 || v5652;
-        const bool v5654 = v5646 && v5653;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5656 = v5636 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5654 = v5646 && v5653;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5656 = v5636 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5657 = v5654 ? v5656 : as_type<float>(0xff800000u);
-        v5111.m[0][4].thread_elements()[1] = v5657;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][4].thread_elements()[1] = v5657;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5658 = iron_frag_coord<64>(10u, iron_lane, true);
         const uint v5659 = iron_frag_coord<64>(10u, iron_lane, false);
         const float v5660 = v5111.m[0][5].thread_elements()[0];
-        const uint v5661 = v41 + v5659;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5662 = v4869 + v5658;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5663 = v5662 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5661 = v41 + v5659;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5662 = v4869 + v5658;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5663 = v5662 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5666 = v5661 + v35;
         const uint v5667 = v5662 + v20;
         const bool v5668 = v5667 <= v5666;
         const bool v5669 = v270 || v5668;
         const bool v5670 = v5663 && v5669;
-        const uint v5673 = v5662 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5673 = v5662 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5674 = v5673 + v20;
         const bool v5676 = v5666 < v5674;
         const bool v5677 = v5155 || v5676;
-        const bool v5678 = v5670 && v5677;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5680 = v5660 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5678 = v5670 && v5677;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5680 = v5660 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5681 = v5678 ? v5680 : as_type<float>(0xff800000u);
-        v5111.m[0][5].thread_elements()[0] = v5681;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][5].thread_elements()[0] = v5681;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5682 = iron_frag_coord<64>(11u, iron_lane, true);
         const uint v5683 = iron_frag_coord<64>(11u, iron_lane, false);
         const float v5684 = v5111.m[0][5].thread_elements()[1];
-        const uint v5685 = v41 + v5683;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5686 = v4869 + v5682;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5687 = v5686 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5685 = v41 + v5683;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5686 = v4869 + v5682;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5687 = v5686 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5690 = v5685 + v35;
         const uint v5691 = v5686 + v20;
         const bool v5692 = v5691 <= v5690;
         const bool v5693 = v270 || v5692;
         const bool v5694 = v5687 && v5693;
-        const uint v5697 = v5686 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5697 = v5686 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5698 = v5697 + v20;
         const bool v5700 = v5690 < v5698;
         const bool v5701 = v5155 || v5700;
-        const bool v5702 = v5694 && v5701;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5704 = v5684 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5702 = v5694 && v5701;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5704 = v5684 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5705 = v5702 ? v5704 : as_type<float>(0xff800000u);
-        v5111.m[0][5].thread_elements()[1] = v5705;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][5].thread_elements()[1] = v5705;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5706 = iron_frag_coord<64>(12u, iron_lane, true);
         const uint v5707 = iron_frag_coord<64>(12u, iron_lane, false);
         const float v5708 = v5111.m[0][6].thread_elements()[0];
-        const uint v5709 = v41 + v5707;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5710 = v4869 + v5706;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5711 = v5710 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5709 = v41 + v5707;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5710 = v4869 + v5706;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5711 = v5710 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5714 = v5709 + v35;
         const uint v5715 = v5710 + v20;
         const bool v5716 = v5715 <= v5714;
         const bool v5717 = v270 || v5716;
         const bool v5718 = v5711 && v5717;
-        const uint v5721 = v5710 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5721 = v5710 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5722 = v5721 + v20;
         const bool v5724 = v5714 < v5722;
         const bool v5725 = v5155 || v5724;
-        const bool v5726 = v5718 && v5725;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5728 = v5708 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5726 = v5718 && v5725;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5728 = v5708 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5729 = v5726 ? v5728 : as_type<float>(0xff800000u);
-        v5111.m[0][6].thread_elements()[0] = v5729;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][6].thread_elements()[0] = v5729;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5730 = iron_frag_coord<64>(13u, iron_lane, true);
         const uint v5731 = iron_frag_coord<64>(13u, iron_lane, false);
         const float v5732 = v5111.m[0][6].thread_elements()[1];
-        const uint v5733 = v41 + v5731;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5734 = v4869 + v5730;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5735 = v5734 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5733 = v41 + v5731;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5734 = v4869 + v5730;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5735 = v5734 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5738 = v5733 + v35;
         const uint v5739 = v5734 + v20;
         const bool v5740 = v5739 <= v5738;
         const bool v5741 = v270 || v5740;
         const bool v5742 = v5735 && v5741;
-        const uint v5745 = v5734 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5745 = v5734 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5746 = v5745 + v20;
         const bool v5748 = v5738 < v5746;
         const bool v5749 = v5155 || v5748;
-        const bool v5750 = v5742 && v5749;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5752 = v5732 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5750 = v5742 && v5749;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5752 = v5732 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5753 = v5750 ? v5752 : as_type<float>(0xff800000u);
-        v5111.m[0][6].thread_elements()[1] = v5753;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][6].thread_elements()[1] = v5753;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5754 = iron_frag_coord<64>(14u, iron_lane, true);
         const uint v5755 = iron_frag_coord<64>(14u, iron_lane, false);
         const float v5756 = v5111.m[0][7].thread_elements()[0];
-        const uint v5757 = v41 + v5755;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5758 = v4869 + v5754;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5759 = v5758 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5757 = v41 + v5755;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5758 = v4869 + v5754;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5759 = v5758 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5762 = v5757 + v35;
         const uint v5763 = v5758 + v20;
         const bool v5764 = v5763 <= v5762;
         const bool v5765 = v270 || v5764;
         const bool v5766 = v5759 && v5765;
-        const uint v5769 = v5758 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5769 = v5758 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5770 = v5769 + v20;
         const bool v5772 = v5762 < v5770;
         const bool v5773 = v5155 || v5772;
-        const bool v5774 = v5766 && v5773;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5776 = v5756 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5774 = v5766 && v5773;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5776 = v5756 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5777 = v5774 ? v5776 : as_type<float>(0xff800000u);
-        v5111.m[0][7].thread_elements()[0] = v5777;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][7].thread_elements()[0] = v5777;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5778 = iron_frag_coord<64>(15u, iron_lane, true);
         const uint v5779 = iron_frag_coord<64>(15u, iron_lane, false);
         const float v5780 = v5111.m[0][7].thread_elements()[1];
-        const uint v5781 = v41 + v5779;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5782 = v4869 + v5778;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5783 = v5782 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5781 = v41 + v5779;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5782 = v4869 + v5778;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5783 = v5782 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5786 = v5781 + v35;
         const uint v5787 = v5782 + v20;
         const bool v5788 = v5787 <= v5786;
         const bool v5789 = v270 || v5788;
         const bool v5790 = v5783 && v5789;
-        const uint v5793 = v5782 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5793 = v5782 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5794 = v5793 + v20;
         const bool v5796 = v5786 < v5794;
         const bool v5797 = v5155 || v5796;
-        const bool v5798 = v5790 && v5797;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5800 = v5780 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5798 = v5790 && v5797;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5800 = v5780 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5801 = v5798 ? v5800 : as_type<float>(0xff800000u);
-        v5111.m[0][7].thread_elements()[1] = v5801;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[0][7].thread_elements()[1] = v5801;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5802 = iron_frag_coord<64>(16u, iron_lane, true);
         const uint v5803 = iron_frag_coord<64>(16u, iron_lane, false);
         const float v5804 = v5111.m[1][0].thread_elements()[0];
-        const uint v5805 = v41 + v5803;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5806 = v4869 + v5802;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5807 = v5806 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5805 = v41 + v5803;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5806 = v4869 + v5802;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5807 = v5806 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5810 = v5805 + v35;
         const uint v5811 = v5806 + v20;
         const bool v5812 = v5811 <= v5810;
         const bool v5813 = v270 || v5812;
         const bool v5814 = v5807 && v5813;
-        const uint v5817 = v5806 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5817 = v5806 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5818 = v5817 + v20;
         const bool v5820 = v5810 < v5818;
         const bool v5821 = v5155 || v5820;
-        const bool v5822 = v5814 && v5821;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5824 = v5804 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5822 = v5814 && v5821;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5824 = v5804 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5825 = v5822 ? v5824 : as_type<float>(0xff800000u);
-        v5111.m[1][0].thread_elements()[0] = v5825;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][0].thread_elements()[0] = v5825;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5826 = iron_frag_coord<64>(17u, iron_lane, true);
         const uint v5827 = iron_frag_coord<64>(17u, iron_lane, false);
         const float v5828 = v5111.m[1][0].thread_elements()[1];
-        const uint v5829 = v41 + v5827;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5830 = v4869 + v5826;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5831 = v5830 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5829 = v41 + v5827;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5830 = v4869 + v5826;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5831 = v5830 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5834 = v5829 + v35;
         const uint v5835 = v5830 + v20;
         const bool v5836 = v5835 <= v5834;
         const bool v5837 = v270 || v5836;
         const bool v5838 = v5831 && v5837;
-        const uint v5841 = v5830 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5841 = v5830 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5842 = v5841 + v20;
         const bool v5844 = v5834 < v5842;
         const bool v5845 = v5155 || v5844;
-        const bool v5846 = v5838 && v5845;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5848 = v5828 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5846 = v5838 && v5845;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5848 = v5828 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5849 = v5846 ? v5848 : as_type<float>(0xff800000u);
-        v5111.m[1][0].thread_elements()[1] = v5849;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][0].thread_elements()[1] = v5849;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5850 = iron_frag_coord<64>(18u, iron_lane, true);
         const uint v5851 = iron_frag_coord<64>(18u, iron_lane, false);
         const float v5852 = v5111.m[1][1].thread_elements()[0];
-        const uint v5853 = v41 + v5851;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5854 = v4869 + v5850;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5855 = v5854 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5853 = v41 + v5851;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5854 = v4869 + v5850;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5855 = v5854 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5858 = v5853 + v35;
         const uint v5859 = v5854 + v20;
         const bool v5860 = v5859 <= v5858;
         const bool v5861 = v270 || v5860;
         const bool v5862 = v5855 && v5861;
-        const uint v5865 = v5854 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5865 = v5854 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5866 = v5865 + v20;
         const bool v5868 = v5858 < v5866;
         const bool v5869 = v5155 || v5868;
-        const bool v5870 = v5862 && v5869;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5872 = v5852 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5870 = v5862 && v5869;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5872 = v5852 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5873 = v5870 ? v5872 : as_type<float>(0xff800000u);
-        v5111.m[1][1].thread_elements()[0] = v5873;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][1].thread_elements()[0] = v5873;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5874 = iron_frag_coord<64>(19u, iron_lane, true);
         const uint v5875 = iron_frag_coord<64>(19u, iron_lane, false);
         const float v5876 = v5111.m[1][1].thread_elements()[1];
-        const uint v5877 = v41 + v5875;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5878 = v4869 + v5874;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5879 = v5878 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5877 = v41 + v5875;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5878 = v4869 + v5874;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5879 = v5878 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5882 = v5877 + v35;
         const uint v5883 = v5878 + v20;
         const bool v5884 = v5883 <= v5882;
         const bool v5885 = v270 || v5884;
         const bool v5886 = v5879 && v5885;
-        const uint v5889 = v5878 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5889 = v5878 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5890 = v5889 + v20;
         const bool v5892 = v5882 < v5890;
         const bool v5893 = v5155 || v5892;
-        const bool v5894 = v5886 && v5893;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5896 = v5876 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5894 = v5886 && v5893;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5896 = v5876 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5897 = v5894 ? v5896 : as_type<float>(0xff800000u);
-        v5111.m[1][1].thread_elements()[1] = v5897;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][1].thread_elements()[1] = v5897;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5898 = iron_frag_coord<64>(20u, iron_lane, true);
         const uint v5899 = iron_frag_coord<64>(20u, iron_lane, false);
         const float v5900 = v5111.m[1][2].thread_elements()[0];
-        const uint v5901 = v41 + v5899;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5902 = v4869 + v5898;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5903 = v5902 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5901 = v41 + v5899;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5902 = v4869 + v5898;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5903 = v5902 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5906 = v5901 + v35;
         const uint v5907 = v5902 + v20;
         const bool v5908 = v5907 <= v5906;
         const bool v5909 = v270 || v5908;
         const bool v5910 = v5903 && v5909;
-        const uint v5913 = v5902 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5913 = v5902 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5914 = v5913 + v20;
         const bool v5916 = v5906 < v5914;
         const bool v5917 = v5155 || v5916;
-        const bool v5918 = v5910 && v5917;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5920 = v5900 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5918 = v5910 && v5917;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5920 = v5900 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5921 = v5918 ? v5920 : as_type<float>(0xff800000u);
-        v5111.m[1][2].thread_elements()[0] = v5921;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][2].thread_elements()[0] = v5921;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5922 = iron_frag_coord<64>(21u, iron_lane, true);
         const uint v5923 = iron_frag_coord<64>(21u, iron_lane, false);
         const float v5924 = v5111.m[1][2].thread_elements()[1];
-        const uint v5925 = v41 + v5923;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5926 = v4869 + v5922;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5927 = v5926 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5925 = v41 + v5923;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5926 = v4869 + v5922;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5927 = v5926 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5930 = v5925 + v35;
         const uint v5931 = v5926 + v20;
         const bool v5932 = v5931 <= v5930;
         const bool v5933 = v270 || v5932;
         const bool v5934 = v5927 && v5933;
-        const uint v5937 = v5926 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5937 = v5926 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5938 = v5937 + v20;
         const bool v5940 = v5930 < v5938;
         const bool v5941 = v5155 || v5940;
-        const bool v5942 = v5934 && v5941;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5944 = v5924 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5942 = v5934 && v5941;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5944 = v5924 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5945 = v5942 ? v5944 : as_type<float>(0xff800000u);
-        v5111.m[1][2].thread_elements()[1] = v5945;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][2].thread_elements()[1] = v5945;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5946 = iron_frag_coord<64>(22u, iron_lane, true);
         const uint v5947 = iron_frag_coord<64>(22u, iron_lane, false);
         const float v5948 = v5111.m[1][3].thread_elements()[0];
-        const uint v5949 = v41 + v5947;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5950 = v4869 + v5946;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5951 = v5950 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5949 = v41 + v5947;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5950 = v4869 + v5946;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5951 = v5950 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5954 = v5949 + v35;
         const uint v5955 = v5950 + v20;
         const bool v5956 = v5955 <= v5954;
         const bool v5957 = v270 || v5956;
         const bool v5958 = v5951 && v5957;
-        const uint v5961 = v5950 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5961 = v5950 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5962 = v5961 + v20;
         const bool v5964 = v5954 < v5962;
         const bool v5965 = v5155 || v5964;
-        const bool v5966 = v5958 && v5965;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5968 = v5948 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5966 = v5958 && v5965;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5968 = v5948 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5969 = v5966 ? v5968 : as_type<float>(0xff800000u);
-        v5111.m[1][3].thread_elements()[0] = v5969;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][3].thread_elements()[0] = v5969;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5970 = iron_frag_coord<64>(23u, iron_lane, true);
         const uint v5971 = iron_frag_coord<64>(23u, iron_lane, false);
         const float v5972 = v5111.m[1][3].thread_elements()[1];
-        const uint v5973 = v41 + v5971;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5974 = v4869 + v5970;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5975 = v5974 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5973 = v41 + v5971;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5974 = v4869 + v5970;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5975 = v5974 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v5978 = v5973 + v35;
         const uint v5979 = v5974 + v20;
         const bool v5980 = v5979 <= v5978;
         const bool v5981 = v270 || v5980;
         const bool v5982 = v5975 && v5981;
-        const uint v5985 = v5974 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v5985 = v5974 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v5986 = v5985 + v20;
         const bool v5988 = v5978 < v5986;
         const bool v5989 = v5155 || v5988;
-        const bool v5990 = v5982 && v5989;  // kernels/sdpa/flash_tile.hpp:174
-        const float v5992 = v5972 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v5990 = v5982 && v5989;  // kernels/sdpa/flash_tile.hpp:182
+        const float v5992 = v5972 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v5993 = v5990 ? v5992 : as_type<float>(0xff800000u);
-        v5111.m[1][3].thread_elements()[1] = v5993;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][3].thread_elements()[1] = v5993;  // kernels/sdpa/flash_tile.hpp:179
         const uint v5994 = iron_frag_coord<64>(24u, iron_lane, true);
         const uint v5995 = iron_frag_coord<64>(24u, iron_lane, false);
         const float v5996 = v5111.m[1][4].thread_elements()[0];
-        const uint v5997 = v41 + v5995;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v5998 = v4869 + v5994;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v5999 = v5998 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v5997 = v41 + v5995;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v5998 = v4869 + v5994;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v5999 = v5998 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6002 = v5997 + v35;
         const uint v6003 = v5998 + v20;
         const bool v6004 = v6003 <= v6002;
         const bool v6005 = v270 || v6004;
         const bool v6006 = v5999 && v6005;
-        const uint v6009 = v5998 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6009 = v5998 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6010 = v6009 + v20;
         const bool v6012 = v6002 < v6010;
         const bool v6013 = v5155 || v6012;
-        const bool v6014 = v6006 && v6013;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6016 = v5996 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6014 = v6006 && v6013;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6016 = v5996 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6017 = v6014 ? v6016 : as_type<float>(0xff800000u);
-        v5111.m[1][4].thread_elements()[0] = v6017;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][4].thread_elements()[0] = v6017;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6018 = iron_frag_coord<64>(25u, iron_lane, true);
         const uint v6019 = iron_frag_coord<64>(25u, iron_lane, false);
         const float v6020 = v5111.m[1][4].thread_elements()[1];
-        const uint v6021 = v41 + v6019;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6022 = v4869 + v6018;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6023 = v6022 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6021 = v41 + v6019;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6022 = v4869 + v6018;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6023 = v6022 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6026 = v6021 + v35;
         const uint v6027 = v6022 + v20;
         const bool v6028 = v6027 <= v6026;
         const bool v6029 = v270 || v6028;
         const bool v6030 = v6023 && v6029;
-        const uint v6033 = v6022 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6033 = v6022 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6034 = v6033 + v20;
         const bool v6036 = v6026 < v6034;
         const bool v6037 = v5155 || v6036;
-        const bool v6038 = v6030 && v6037;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6040 = v6020 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6038 = v6030 && v6037;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6040 = v6020 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6041 = v6038 ? v6040 : as_type<float>(0xff800000u);
-        v5111.m[1][4].thread_elements()[1] = v6041;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][4].thread_elements()[1] = v6041;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6042 = iron_frag_coord<64>(26u, iron_lane, true);
         const uint v6043 = iron_frag_coord<64>(26u, iron_lane, false);
         const float v6044 = v5111.m[1][5].thread_elements()[0];
-        const uint v6045 = v41 + v6043;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6046 = v4869 + v6042;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6047 = v6046 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6045 = v41 + v6043;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6046 = v4869 + v6042;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6047 = v6046 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6050 = v6045 + v35;
         const uint v6051 = v6046 + v20;
         const bool v6052 = v6051 <= v6050;
         const bool v6053 = v270 || v6052;
         const bool v6054 = v6047 && v6053;
-        const uint v6057 = v6046 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6057 = v6046 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6058 = v6057 + v20;
         const bool v6060 = v6050 < v6058;
         const bool v6061 = v5155 || v6060;
-        const bool v6062 = v6054 && v6061;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6064 = v6044 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6062 = v6054 && v6061;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6064 = v6044 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6065 = v6062 ? v6064 : as_type<float>(0xff800000u);
-        v5111.m[1][5].thread_elements()[0] = v6065;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][5].thread_elements()[0] = v6065;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6066 = iron_frag_coord<64>(27u, iron_lane, true);
         const uint v6067 = iron_frag_coord<64>(27u, iron_lane, false);
         const float v6068 = v5111.m[1][5].thread_elements()[1];
-        const uint v6069 = v41 + v6067;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6070 = v4869 + v6066;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6071 = v6070 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6069 = v41 + v6067;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6070 = v4869 + v6066;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6071 = v6070 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6074 = v6069 + v35;
         const uint v6075 = v6070 + v20;
         const bool v6076 = v6075 <= v6074;
         const bool v6077 = v270 || v6076;
         const bool v6078 = v6071 && v6077;
-        const uint v6081 = v6070 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6081 = v6070 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6082 = v6081 + v20;
         const bool v6084 = v6074 < v6082;
         const bool v6085 = v5155 || v6084;
-        const bool v6086 = v6078 && v6085;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6088 = v6068 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6086 = v6078 && v6085;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6088 = v6068 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6089 = v6086 ? v6088 : as_type<float>(0xff800000u);
-        v5111.m[1][5].thread_elements()[1] = v6089;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][5].thread_elements()[1] = v6089;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6090 = iron_frag_coord<64>(28u, iron_lane, true);
         const uint v6091 = iron_frag_coord<64>(28u, iron_lane, false);
         const float v6092 = v5111.m[1][6].thread_elements()[0];
-        const uint v6093 = v41 + v6091;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6094 = v4869 + v6090;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6095 = v6094 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6093 = v41 + v6091;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6094 = v4869 + v6090;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6095 = v6094 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6098 = v6093 + v35;
         const uint v6099 = v6094 + v20;
         const bool v6100 = v6099 <= v6098;
         const bool v6101 = v270 || v6100;
         const bool v6102 = v6095 && v6101;
-        const uint v6105 = v6094 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6105 = v6094 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6106 = v6105 + v20;
         const bool v6108 = v6098 < v6106;
         const bool v6109 = v5155 || v6108;
-        const bool v6110 = v6102 && v6109;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6112 = v6092 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6110 = v6102 && v6109;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6112 = v6092 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6113 = v6110 ? v6112 : as_type<float>(0xff800000u);
-        v5111.m[1][6].thread_elements()[0] = v6113;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][6].thread_elements()[0] = v6113;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6114 = iron_frag_coord<64>(29u, iron_lane, true);
         const uint v6115 = iron_frag_coord<64>(29u, iron_lane, false);
         const float v6116 = v5111.m[1][6].thread_elements()[1];
-        const uint v6117 = v41 + v6115;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6118 = v4869 + v6114;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6119 = v6118 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6117 = v41 + v6115;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6118 = v4869 + v6114;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6119 = v6118 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6122 = v6117 + v35;
         const uint v6123 = v6118 + v20;
         const bool v6124 = v6123 <= v6122;
         const bool v6125 = v270 || v6124;
         const bool v6126 = v6119 && v6125;
-        const uint v6129 = v6118 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6129 = v6118 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6130 = v6129 + v20;
         const bool v6132 = v6122 < v6130;
         const bool v6133 = v5155 || v6132;
-        const bool v6134 = v6126 && v6133;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6136 = v6116 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6134 = v6126 && v6133;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6136 = v6116 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6137 = v6134 ? v6136 : as_type<float>(0xff800000u);
-        v5111.m[1][6].thread_elements()[1] = v6137;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][6].thread_elements()[1] = v6137;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6138 = iron_frag_coord<64>(30u, iron_lane, true);
         const uint v6139 = iron_frag_coord<64>(30u, iron_lane, false);
         const float v6140 = v5111.m[1][7].thread_elements()[0];
-        const uint v6141 = v41 + v6139;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6142 = v4869 + v6138;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6143 = v6142 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6141 = v41 + v6139;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6142 = v4869 + v6138;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6143 = v6142 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6146 = v6141 + v35;
         const uint v6147 = v6142 + v20;
         const bool v6148 = v6147 <= v6146;
         const bool v6149 = v270 || v6148;
         const bool v6150 = v6143 && v6149;
-        const uint v6153 = v6142 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6153 = v6142 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6154 = v6153 + v20;
         const bool v6156 = v6146 < v6154;
         const bool v6157 = v5155 || v6156;
-        const bool v6158 = v6150 && v6157;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6160 = v6140 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6158 = v6150 && v6157;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6160 = v6140 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6161 = v6158 ? v6160 : as_type<float>(0xff800000u);
-        v5111.m[1][7].thread_elements()[0] = v6161;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][7].thread_elements()[0] = v6161;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6162 = iron_frag_coord<64>(31u, iron_lane, true);
         const uint v6163 = iron_frag_coord<64>(31u, iron_lane, false);
         const float v6164 = v5111.m[1][7].thread_elements()[1];
-        const uint v6165 = v41 + v6163;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6166 = v4869 + v6162;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6167 = v6166 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6165 = v41 + v6163;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6166 = v4869 + v6162;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6167 = v6166 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6170 = v6165 + v35;
         const uint v6171 = v6166 + v20;
         const bool v6172 = v6171 <= v6170;
         const bool v6173 = v270 || v6172;
         const bool v6174 = v6167 && v6173;
-        const uint v6177 = v6166 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6177 = v6166 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6178 = v6177 + v20;
         const bool v6180 = v6170 < v6178;
         const bool v6181 = v5155 || v6180;
-        const bool v6182 = v6174 && v6181;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6184 = v6164 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6182 = v6174 && v6181;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6184 = v6164 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6185 = v6182 ? v6184 : as_type<float>(0xff800000u);
-        v5111.m[1][7].thread_elements()[1] = v6185;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[1][7].thread_elements()[1] = v6185;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6186 = iron_frag_coord<64>(32u, iron_lane, true);
         const uint v6187 = iron_frag_coord<64>(32u, iron_lane, false);
         const float v6188 = v5111.m[2][0].thread_elements()[0];
-        const uint v6189 = v41 + v6187;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6190 = v4869 + v6186;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6191 = v6190 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6189 = v41 + v6187;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6190 = v4869 + v6186;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6191 = v6190 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6194 = v6189 + v35;
         const uint v6195 = v6190 + v20;
         const bool v6196 = v6195 <= v6194;
         const bool v6197 = v270 || v6196;
         const bool v6198 = v6191 && v6197;
-        const uint v6201 = v6190 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6201 = v6190 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6202 = v6201 + v20;
         const bool v6204 = v6194 < v6202;
         const bool v6205 = v5155 || v6204;
-        const bool v6206 = v6198 && v6205;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6208 = v6188 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6206 = v6198 && v6205;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6208 = v6188 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6209 = v6206 ? v6208 : as_type<float>(0xff800000u);
-        v5111.m[2][0].thread_elements()[0] = v6209;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][0].thread_elements()[0] = v6209;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6210 = iron_frag_coord<64>(33u, iron_lane, true);
         const uint v6211 = iron_frag_coord<64>(33u, iron_lane, false);
         const float v6212 = v5111.m[2][0].thread_elements()[1];
-        const uint v6213 = v41 + v6211;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6214 = v4869 + v6210;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6215 = v6214 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6213 = v41 + v6211;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6214 = v4869 + v6210;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6215 = v6214 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6218 = v6213 + v35;
         const uint v6219 = v6214 + v20;
         const bool v6220 = v6219 <= v6218;
         const bool v6221 = v270 || v6220;
         const bool v6222 = v6215 && v6221;
-        const uint v6225 = v6214 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6225 = v6214 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6226 = v6225 + v20;
         const bool v6228 = v6218 < v6226;
         const bool v6229 = v5155 || v6228;
-        const bool v6230 = v6222 && v6229;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6232 = v6212 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6230 = v6222 && v6229;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6232 = v6212 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6233 = v6230 ? v6232 : as_type<float>(0xff800000u);
-        v5111.m[2][0].thread_elements()[1] = v6233;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][0].thread_elements()[1] = v6233;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6234 = iron_frag_coord<64>(34u, iron_lane, true);
         const uint v6235 = iron_frag_coord<64>(34u, iron_lane, false);
         const float v6236 = v5111.m[2][1].thread_elements()[0];
-        const uint v6237 = v41 + v6235;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6238 = v4869 + v6234;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6239 = v6238 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6237 = v41 + v6235;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6238 = v4869 + v6234;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6239 = v6238 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6242 = v6237 + v35;
         const uint v6243 = v6238 + v20;
         const bool v6244 = v6243 <= v6242;
         const bool v6245 = v270 || v6244;
         const bool v6246 = v6239 && v6245;
-        const uint v6249 = v6238 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6249 = v6238 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6250 = v6249 + v20;
         const bool v6252 = v6242 < v6250;
         const bool v6253 = v5155 || v6252;
-        const bool v6254 = v6246 && v6253;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6256 = v6236 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6254 = v6246 && v6253;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6256 = v6236 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6257 = v6254 ? v6256 : as_type<float>(0xff800000u);
-        v5111.m[2][1].thread_elements()[0] = v6257;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][1].thread_elements()[0] = v6257;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6258 = iron_frag_coord<64>(35u, iron_lane, true);
         const uint v6259 = iron_frag_coord<64>(35u, iron_lane, false);
         const float v6260 = v5111.m[2][1].thread_elements()[1];
-        const uint v6261 = v41 + v6259;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6262 = v4869 + v6258;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6263 = v6262 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6261 = v41 + v6259;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6262 = v4869 + v6258;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6263 = v6262 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6266 = v6261 + v35;
         const uint v6267 = v6262 + v20;
         const bool v6268 = v6267 <= v6266;
         const bool v6269 = v270 || v6268;
         const bool v6270 = v6263 && v6269;
-        const uint v6273 = v6262 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6273 = v6262 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6274 = v6273 + v20;
         const bool v6276 = v6266 < v6274;
         const bool v6277 = v5155 || v6276;
-        const bool v6278 = v6270 && v6277;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6280 = v6260 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6278 = v6270 && v6277;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6280 = v6260 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6281 = v6278 ? v6280 : as_type<float>(0xff800000u);
-        v5111.m[2][1].thread_elements()[1] = v6281;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][1].thread_elements()[1] = v6281;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6282 = iron_frag_coord<64>(36u, iron_lane, true);
         const uint v6283 = iron_frag_coord<64>(36u, iron_lane, false);
         const float v6284 = v5111.m[2][2].thread_elements()[0];
-        const uint v6285 = v41 + v6283;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6286 = v4869 + v6282;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6287 = v6286 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6285 = v41 + v6283;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6286 = v4869 + v6282;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6287 = v6286 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6290 = v6285 + v35;
         const uint v6291 = v6286 + v20;
         const bool v6292 = v6291 <= v6290;
         const bool v6293 = v270 || v6292;
         const bool v6294 = v6287 && v6293;
-        const uint v6297 = v6286 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6297 = v6286 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6298 = v6297 + v20;
         const bool v6300 = v6290 < v6298;
         const bool v6301 = v5155 || v6300;
-        const bool v6302 = v6294 && v6301;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6304 = v6284 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6302 = v6294 && v6301;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6304 = v6284 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6305 = v6302 ? v6304 : as_type<float>(0xff800000u);
-        v5111.m[2][2].thread_elements()[0] = v6305;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][2].thread_elements()[0] = v6305;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6306 = iron_frag_coord<64>(37u, iron_lane, true);
         const uint v6307 = iron_frag_coord<64>(37u, iron_lane, false);
         const float v6308 = v5111.m[2][2].thread_elements()[1];
-        const uint v6309 = v41 + v6307;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6310 = v4869 + v6306;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6311 = v6310 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6309 = v41 + v6307;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6310 = v4869 + v6306;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6311 = v6310 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6314 = v6309 + v35;
         const uint v6315 = v6310 + v20;
         const bool v6316 = v6315 <= v6314;
         const bool v6317 = v270 || v6316;
         const bool v6318 = v6311 && v6317;
-        const uint v6321 = v6310 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6321 = v6310 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6322 = v6321 + v20;
         const bool v6324 = v6314 < v6322;
         const bool v6325 = v5155 || v6324;
-        const bool v6326 = v6318 && v6325;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6328 = v6308 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6326 = v6318 && v6325;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6328 = v6308 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6329 = v6326 ? v6328 : as_type<float>(0xff800000u);
-        v5111.m[2][2].thread_elements()[1] = v6329;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][2].thread_elements()[1] = v6329;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6330 = iron_frag_coord<64>(38u, iron_lane, true);
         const uint v6331 = iron_frag_coord<64>(38u, iron_lane, false);
         const float v6332 = v5111.m[2][3].thread_elements()[0];
-        const uint v6333 = v41 + v6331;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6334 = v4869 + v6330;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6335 = v6334 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6333 = v41 + v6331;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6334 = v4869 + v6330;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6335 = v6334 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6338 = v6333 + v35;
         const uint v6339 = v6334 + v20;
         const bool v6340 = v6339 <= v6338;
         const bool v6341 = v270 || v6340;
         const bool v6342 = v6335 && v6341;
-        const uint v6345 = v6334 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6345 = v6334 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6346 = v6345 + v20;
         const bool v6348 = v6338 < v6346;
         const bool v6349 = v5155 || v6348;
-        const bool v6350 = v6342 && v6349;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6352 = v6332 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6350 = v6342 && v6349;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6352 = v6332 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6353 = v6350 ? v6352 : as_type<float>(0xff800000u);
-        v5111.m[2][3].thread_elements()[0] = v6353;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][3].thread_elements()[0] = v6353;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6354 = iron_frag_coord<64>(39u, iron_lane, true);
         const uint v6355 = iron_frag_coord<64>(39u, iron_lane, false);
         const float v6356 = v5111.m[2][3].thread_elements()[1];
-        const uint v6357 = v41 + v6355;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6358 = v4869 + v6354;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6359 = v6358 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6357 = v41 + v6355;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6358 = v4869 + v6354;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6359 = v6358 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6362 = v6357 + v35;
         const uint v6363 = v6358 + v20;
         const bool v6364 = v6363 <= v6362;
         const bool v6365 = v270 || v6364;
         const bool v6366 = v6359 && v6365;
-        const uint v6369 = v6358 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6369 = v6358 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6370 = v6369 + v20;
         const bool v6372 = v6362 < v6370;
         const bool v6373 = v5155 || v6372;
-        const bool v6374 = v6366 && v6373;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6376 = v6356 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6374 = v6366 && v6373;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6376 = v6356 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6377 = v6374 ? v6376 : as_type<float>(0xff800000u);
-        v5111.m[2][3].thread_elements()[1] = v6377;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][3].thread_elements()[1] = v6377;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6378 = iron_frag_coord<64>(40u, iron_lane, true);
         const uint v6379 = iron_frag_coord<64>(40u, iron_lane, false);
         const float v6380 = v5111.m[2][4].thread_elements()[0];
-        const uint v6381 = v41 + v6379;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6382 = v4869 + v6378;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6383 = v6382 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6381 = v41 + v6379;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6382 = v4869 + v6378;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6383 = v6382 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6386 = v6381 + v35;
         const uint v6387 = v6382 + v20;
         const bool v6388 = v6387 <= v6386;
         const bool v6389 = v270 || v6388;
         const bool v6390 = v6383 && v6389;
-        const uint v6393 = v6382 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6393 = v6382 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6394 = v6393 + v20;
         const bool v6396 = v6386 < v6394;
         const bool v6397 = v5155 || v6396;
-        const bool v6398 = v6390 && v6397;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6400 = v6380 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6398 = v6390 && v6397;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6400 = v6380 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6401 = v6398 ? v6400 : as_type<float>(0xff800000u);
-        v5111.m[2][4].thread_elements()[0] = v6401;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][4].thread_elements()[0] = v6401;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6402 = iron_frag_coord<64>(41u, iron_lane, true);
         const uint v6403 = iron_frag_coord<64>(41u, iron_lane, false);
         const float v6404 = v5111.m[2][4].thread_elements()[1];
-        const uint v6405 = v41 + v6403;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6406 = v4869 + v6402;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6407 = v6406 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6405 = v41 + v6403;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6406 = v4869 + v6402;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6407 = v6406 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6410 = v6405 + v35;
         const uint v6411 = v6406 + v20;
         const bool v6412 = v6411 <= v6410;
         const bool v6413 = v270 || v6412;
         const bool v6414 = v6407 && v6413;
-        const uint v6417 = v6406 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6417 = v6406 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6418 = v6417 + v20;
         const bool v6420 = v6410 < v6418;
         const bool v6421 = v5155 || v6420;
-        const bool v6422 = v6414 && v6421;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6424 = v6404 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6422 = v6414 && v6421;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6424 = v6404 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6425 = v6422 ? v6424 : as_type<float>(0xff800000u);
-        v5111.m[2][4].thread_elements()[1] = v6425;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][4].thread_elements()[1] = v6425;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6426 = iron_frag_coord<64>(42u, iron_lane, true);
         const uint v6427 = iron_frag_coord<64>(42u, iron_lane, false);
         const float v6428 = v5111.m[2][5].thread_elements()[0];
-        const uint v6429 = v41 + v6427;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6430 = v4869 + v6426;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6431 = v6430 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6429 = v41 + v6427;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6430 = v4869 + v6426;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6431 = v6430 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6434 = v6429 + v35;
         const uint v6435 = v6430 + v20;
         const bool v6436 = v6435 <= v6434;
         const bool v6437 = v270 || v6436;
         const bool v6438 = v6431 && v6437;
-        const uint v6441 = v6430 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6441 = v6430 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6442 = v6441 + v20;
         const bool v6444 = v6434 < v6442;
         const bool v6445 = v5155 || v6444;
-        const bool v6446 = v6438 && v6445;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6448 = v6428 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6446 = v6438 && v6445;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6448 = v6428 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6449 = v6446 ? v6448 : as_type<float>(0xff800000u);
-        v5111.m[2][5].thread_elements()[0] = v6449;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][5].thread_elements()[0] = v6449;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6450 = iron_frag_coord<64>(43u, iron_lane, true);
         const uint v6451 = iron_frag_coord<64>(43u, iron_lane, false);
         const float v6452 = v5111.m[2][5].thread_elements()[1];
-        const uint v6453 = v41 + v6451;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6454 = v4869 + v6450;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6455 = v6454 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6453 = v41 + v6451;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6454 = v4869 + v6450;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6455 = v6454 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6458 = v6453 + v35;
         const uint v6459 = v6454 + v20;
         const bool v6460 = v6459 <= v6458;
         const bool v6461 = v270 || v6460;
         const bool v6462 = v6455 && v6461;
-        const uint v6465 = v6454 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6465 = v6454 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6466 = v6465 + v20;
         const bool v6468 = v6458 < v6466;
         const bool v6469 = v5155 || v6468;
-        const bool v6470 = v6462 && v6469;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6472 = v6452 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6470 = v6462 && v6469;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6472 = v6452 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6473 = v6470 ? v6472 : as_type<float>(0xff800000u);
-        v5111.m[2][5].thread_elements()[1] = v6473;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][5].thread_elements()[1] = v6473;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6474 = iron_frag_coord<64>(44u, iron_lane, true);
         const uint v6475 = iron_frag_coord<64>(44u, iron_lane, false);
         const float v6476 = v5111.m[2][6].thread_elements()[0];
-        const uint v6477 = v41 + v6475;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6478 = v4869 + v6474;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6479 = v6478 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6477 = v41 + v6475;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6478 = v4869 + v6474;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6479 = v6478 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6482 = v6477 + v35;
         const uint v6483 = v6478 + v20;
         const bool v6484 = v6483 <= v6482;
         const bool v6485 = v270 || v6484;
         const bool v6486 = v6479 && v6485;
-        const uint v6489 = v6478 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6489 = v6478 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6490 = v6489 + v20;
         const bool v6492 = v6482 < v6490;
         const bool v6493 = v5155 || v6492;
-        const bool v6494 = v6486 && v6493;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6496 = v6476 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6494 = v6486 && v6493;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6496 = v6476 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6497 = v6494 ? v6496 : as_type<float>(0xff800000u);
-        v5111.m[2][6].thread_elements()[0] = v6497;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][6].thread_elements()[0] = v6497;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6498 = iron_frag_coord<64>(45u, iron_lane, true);
         const uint v6499 = iron_frag_coord<64>(45u, iron_lane, false);
         const float v6500 = v5111.m[2][6].thread_elements()[1];
-        const uint v6501 = v41 + v6499;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6502 = v4869 + v6498;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6503 = v6502 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6501 = v41 + v6499;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6502 = v4869 + v6498;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6503 = v6502 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6506 = v6501 + v35;
         const uint v6507 = v6502 + v20;
         const bool v6508 = v6507 <= v6506;
         const bool v6509 = v270 || v6508;
         const bool v6510 = v6503 && v6509;
-        const uint v6513 = v6502 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6513 = v6502 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6514 = v6513 + v20;
         const bool v6516 = v6506 < v6514;
         const bool v6517 = v5155 || v6516;
-        const bool v6518 = v6510 && v6517;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6520 = v6500 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6518 = v6510 && v6517;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6520 = v6500 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6521 = v6518 ? v6520 : as_type<float>(0xff800000u);
-        v5111.m[2][6].thread_elements()[1] = v6521;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][6].thread_elements()[1] = v6521;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6522 = iron_frag_coord<64>(46u, iron_lane, true);
         const uint v6523 = iron_frag_coord<64>(46u, iron_lane, false);
         const float v6524 = v5111.m[2][7].thread_elements()[0];
-        const uint v6525 = v41 + v6523;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6526 = v4869 + v6522;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6527 = v6526 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6525 = v41 + v6523;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6526 = v4869 + v6522;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6527 = v6526 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6530 = v6525 + v35;
         const uint v6531 = v6526 + v20;
         const bool v6532 = v6531 <= v6530;
         const bool v6533 = v270 || v6532;
         const bool v6534 = v6527 && v6533;
-        const uint v6537 = v6526 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6537 = v6526 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6538 = v6537 + v20;
         const bool v6540 = v6530 < v6538;
         const bool v6541 = v5155 || v6540;
-        const bool v6542 = v6534 && v6541;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6544 = v6524 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6542 = v6534 && v6541;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6544 = v6524 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6545 = v6542 ? v6544 : as_type<float>(0xff800000u);
-        v5111.m[2][7].thread_elements()[0] = v6545;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][7].thread_elements()[0] = v6545;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6546 = iron_frag_coord<64>(47u, iron_lane, true);
         const uint v6547 = iron_frag_coord<64>(47u, iron_lane, false);
         const float v6548 = v5111.m[2][7].thread_elements()[1];
-        const uint v6549 = v41 + v6547;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6550 = v4869 + v6546;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6551 = v6550 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6549 = v41 + v6547;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6550 = v4869 + v6546;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6551 = v6550 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6554 = v6549 + v35;
         const uint v6555 = v6550 + v20;
         const bool v6556 = v6555 <= v6554;
         const bool v6557 = v270 || v6556;
         const bool v6558 = v6551 && v6557;
-        const uint v6561 = v6550 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6561 = v6550 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6562 = v6561 + v20;
         const bool v6564 = v6554 < v6562;
         const bool v6565 = v5155 || v6564;
-        const bool v6566 = v6558 && v6565;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6568 = v6548 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6566 = v6558 && v6565;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6568 = v6548 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6569 = v6566 ? v6568 : as_type<float>(0xff800000u);
-        v5111.m[2][7].thread_elements()[1] = v6569;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[2][7].thread_elements()[1] = v6569;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6570 = iron_frag_coord<64>(48u, iron_lane, true);
         const uint v6571 = iron_frag_coord<64>(48u, iron_lane, false);
         const float v6572 = v5111.m[3][0].thread_elements()[0];
-        const uint v6573 = v41 + v6571;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6574 = v4869 + v6570;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6575 = v6574 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6573 = v41 + v6571;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6574 = v4869 + v6570;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6575 = v6574 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6578 = v6573 + v35;
         const uint v6579 = v6574 + v20;
         const bool v6580 = v6579 <= v6578;
         const bool v6581 = v270 || v6580;
         const bool v6582 = v6575 && v6581;
-        const uint v6585 = v6574 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6585 = v6574 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6586 = v6585 + v20;
         const bool v6588 = v6578 < v6586;
         const bool v6589 = v5155 || v6588;
-        const bool v6590 = v6582 && v6589;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6592 = v6572 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6590 = v6582 && v6589;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6592 = v6572 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6593 = v6590 ? v6592 : as_type<float>(0xff800000u);
-        v5111.m[3][0].thread_elements()[0] = v6593;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][0].thread_elements()[0] = v6593;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6594 = iron_frag_coord<64>(49u, iron_lane, true);
         const uint v6595 = iron_frag_coord<64>(49u, iron_lane, false);
         const float v6596 = v5111.m[3][0].thread_elements()[1];
-        const uint v6597 = v41 + v6595;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6598 = v4869 + v6594;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6599 = v6598 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6597 = v41 + v6595;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6598 = v4869 + v6594;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6599 = v6598 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6602 = v6597 + v35;
         const uint v6603 = v6598 + v20;
         const bool v6604 = v6603 <= v6602;
         const bool v6605 = v270 || v6604;
         const bool v6606 = v6599 && v6605;
-        const uint v6609 = v6598 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6609 = v6598 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6610 = v6609 + v20;
         const bool v6612 = v6602 < v6610;
         const bool v6613 = v5155 || v6612;
-        const bool v6614 = v6606 && v6613;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6616 = v6596 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6614 = v6606 && v6613;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6616 = v6596 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6617 = v6614 ? v6616 : as_type<float>(0xff800000u);
-        v5111.m[3][0].thread_elements()[1] = v6617;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][0].thread_elements()[1] = v6617;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6618 = iron_frag_coord<64>(50u, iron_lane, true);
         const uint v6619 = iron_frag_coord<64>(50u, iron_lane, false);
         const float v6620 = v5111.m[3][1].thread_elements()[0];
-        const uint v6621 = v41 + v6619;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6622 = v4869 + v6618;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6623 = v6622 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6621 = v41 + v6619;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6622 = v4869 + v6618;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6623 = v6622 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6626 = v6621 + v35;
         const uint v6627 = v6622 + v20;
         const bool v6628 = v6627 <= v6626;
         const bool v6629 = v270 || v6628;
         const bool v6630 = v6623 && v6629;
-        const uint v6633 = v6622 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6633 = v6622 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6634 = v6633 + v20;
         const bool v6636 = v6626 < v6634;
         const bool v6637 = v5155 || v6636;
-        const bool v6638 = v6630 && v6637;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6640 = v6620 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6638 = v6630 && v6637;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6640 = v6620 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6641 = v6638 ? v6640 : as_type<float>(0xff800000u);
-        v5111.m[3][1].thread_elements()[0] = v6641;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][1].thread_elements()[0] = v6641;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6642 = iron_frag_coord<64>(51u, iron_lane, true);
         const uint v6643 = iron_frag_coord<64>(51u, iron_lane, false);
         const float v6644 = v5111.m[3][1].thread_elements()[1];
-        const uint v6645 = v41 + v6643;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6646 = v4869 + v6642;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6647 = v6646 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6645 = v41 + v6643;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6646 = v4869 + v6642;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6647 = v6646 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6650 = v6645 + v35;
         const uint v6651 = v6646 + v20;
         const bool v6652 = v6651 <= v6650;
         const bool v6653 = v270 || v6652;
         const bool v6654 = v6647 && v6653;
-        const uint v6657 = v6646 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6657 = v6646 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6658 = v6657 + v20;
         const bool v6660 = v6650 < v6658;
         const bool v6661 = v5155 || v6660;
-        const bool v6662 = v6654 && v6661;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6664 = v6644 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6662 = v6654 && v6661;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6664 = v6644 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6665 = v6662 ? v6664 : as_type<float>(0xff800000u);
-        v5111.m[3][1].thread_elements()[1] = v6665;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][1].thread_elements()[1] = v6665;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6666 = iron_frag_coord<64>(52u, iron_lane, true);
         const uint v6667 = iron_frag_coord<64>(52u, iron_lane, false);
         const float v6668 = v5111.m[3][2].thread_elements()[0];
-        const uint v6669 = v41 + v6667;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6670 = v4869 + v6666;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6671 = v6670 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6669 = v41 + v6667;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6670 = v4869 + v6666;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6671 = v6670 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6674 = v6669 + v35;
         const uint v6675 = v6670 + v20;
         const bool v6676 = v6675 <= v6674;
         const bool v6677 = v270 || v6676;
         const bool v6678 = v6671 && v6677;
-        const uint v6681 = v6670 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6681 = v6670 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6682 = v6681 + v20;
         const bool v6684 = v6674 < v6682;
         const bool v6685 = v5155 || v6684;
-        const bool v6686 = v6678 && v6685;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6688 = v6668 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6686 = v6678 && v6685;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6688 = v6668 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6689 = v6686 ? v6688 : as_type<float>(0xff800000u);
-        v5111.m[3][2].thread_elements()[0] = v6689;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][2].thread_elements()[0] = v6689;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6690 = iron_frag_coord<64>(53u, iron_lane, true);
         const uint v6691 = iron_frag_coord<64>(53u, iron_lane, false);
         const float v6692 = v5111.m[3][2].thread_elements()[1];
-        const uint v6693 = v41 + v6691;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6694 = v4869 + v6690;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6695 = v6694 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6693 = v41 + v6691;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6694 = v4869 + v6690;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6695 = v6694 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6698 = v6693 + v35;
         const uint v6699 = v6694 + v20;
         const bool v6700 = v6699 <= v6698;
         const bool v6701 = v270 || v6700;
         const bool v6702 = v6695 && v6701;
-        const uint v6705 = v6694 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6705 = v6694 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6706 = v6705 + v20;
         const bool v6708 = v6698 < v6706;
         const bool v6709 = v5155 || v6708;
-        const bool v6710 = v6702 && v6709;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6712 = v6692 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6710 = v6702 && v6709;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6712 = v6692 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6713 = v6710 ? v6712 : as_type<float>(0xff800000u);
-        v5111.m[3][2].thread_elements()[1] = v6713;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][2].thread_elements()[1] = v6713;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6714 = iron_frag_coord<64>(54u, iron_lane, true);
         const uint v6715 = iron_frag_coord<64>(54u, iron_lane, false);
         const float v6716 = v5111.m[3][3].thread_elements()[0];
-        const uint v6717 = v41 + v6715;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6718 = v4869 + v6714;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6719 = v6718 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6717 = v41 + v6715;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6718 = v4869 + v6714;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6719 = v6718 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6722 = v6717 + v35;
         const uint v6723 = v6718 + v20;
         const bool v6724 = v6723 <= v6722;
         const bool v6725 = v270 || v6724;
         const bool v6726 = v6719 && v6725;
-        const uint v6729 = v6718 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6729 = v6718 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6730 = v6729 + v20;
         const bool v6732 = v6722 < v6730;
         const bool v6733 = v5155 || v6732;
-        const bool v6734 = v6726 && v6733;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6736 = v6716 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6734 = v6726 && v6733;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6736 = v6716 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6737 = v6734 ? v6736 : as_type<float>(0xff800000u);
-        v5111.m[3][3].thread_elements()[0] = v6737;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][3].thread_elements()[0] = v6737;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6738 = iron_frag_coord<64>(55u, iron_lane, true);
         const uint v6739 = iron_frag_coord<64>(55u, iron_lane, false);
         const float v6740 = v5111.m[3][3].thread_elements()[1];
-        const uint v6741 = v41 + v6739;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6742 = v4869 + v6738;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6743 = v6742 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6741 = v41 + v6739;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6742 = v4869 + v6738;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6743 = v6742 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6746 = v6741 + v35;
         const uint v6747 = v6742 + v20;
         const bool v6748 = v6747 <= v6746;
         const bool v6749 = v270 || v6748;
         const bool v6750 = v6743 && v6749;
-        const uint v6753 = v6742 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6753 = v6742 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6754 = v6753 + v20;
         const bool v6756 = v6746 < v6754;
         const bool v6757 = v5155 || v6756;
-        const bool v6758 = v6750 && v6757;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6760 = v6740 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6758 = v6750 && v6757;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6760 = v6740 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6761 = v6758 ? v6760 : as_type<float>(0xff800000u);
-        v5111.m[3][3].thread_elements()[1] = v6761;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][3].thread_elements()[1] = v6761;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6762 = iron_frag_coord<64>(56u, iron_lane, true);
         const uint v6763 = iron_frag_coord<64>(56u, iron_lane, false);
         const float v6764 = v5111.m[3][4].thread_elements()[0];
-        const uint v6765 = v41 + v6763;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6766 = v4869 + v6762;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6767 = v6766 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6765 = v41 + v6763;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6766 = v4869 + v6762;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6767 = v6766 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6770 = v6765 + v35;
         const uint v6771 = v6766 + v20;
         const bool v6772 = v6771 <= v6770;
         const bool v6773 = v270 || v6772;
         const bool v6774 = v6767 && v6773;
-        const uint v6777 = v6766 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6777 = v6766 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6778 = v6777 + v20;
         const bool v6780 = v6770 < v6778;
         const bool v6781 = v5155 || v6780;
-        const bool v6782 = v6774 && v6781;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6784 = v6764 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6782 = v6774 && v6781;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6784 = v6764 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6785 = v6782 ? v6784 : as_type<float>(0xff800000u);
-        v5111.m[3][4].thread_elements()[0] = v6785;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][4].thread_elements()[0] = v6785;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6786 = iron_frag_coord<64>(57u, iron_lane, true);
         const uint v6787 = iron_frag_coord<64>(57u, iron_lane, false);
         const float v6788 = v5111.m[3][4].thread_elements()[1];
-        const uint v6789 = v41 + v6787;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6790 = v4869 + v6786;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6791 = v6790 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6789 = v41 + v6787;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6790 = v4869 + v6786;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6791 = v6790 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6794 = v6789 + v35;
         const uint v6795 = v6790 + v20;
         const bool v6796 = v6795 <= v6794;
         const bool v6797 = v270 || v6796;
         const bool v6798 = v6791 && v6797;
-        const uint v6801 = v6790 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6801 = v6790 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6802 = v6801 + v20;
         const bool v6804 = v6794 < v6802;
         const bool v6805 = v5155 || v6804;
-        const bool v6806 = v6798 && v6805;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6808 = v6788 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6806 = v6798 && v6805;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6808 = v6788 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6809 = v6806 ? v6808 : as_type<float>(0xff800000u);
-        v5111.m[3][4].thread_elements()[1] = v6809;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][4].thread_elements()[1] = v6809;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6810 = iron_frag_coord<64>(58u, iron_lane, true);
         const uint v6811 = iron_frag_coord<64>(58u, iron_lane, false);
         const float v6812 = v5111.m[3][5].thread_elements()[0];
-        const uint v6813 = v41 + v6811;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6814 = v4869 + v6810;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6815 = v6814 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6813 = v41 + v6811;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6814 = v4869 + v6810;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6815 = v6814 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6818 = v6813 + v35;
         const uint v6819 = v6814 + v20;
         const bool v6820 = v6819 <= v6818;
         const bool v6821 = v270 || v6820;
         const bool v6822 = v6815 && v6821;
-        const uint v6825 = v6814 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6825 = v6814 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6826 = v6825 + v20;
         const bool v6828 = v6818 < v6826;
         const bool v6829 = v5155 || v6828;
-        const bool v6830 = v6822 && v6829;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6832 = v6812 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6830 = v6822 && v6829;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6832 = v6812 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6833 = v6830 ? v6832 : as_type<float>(0xff800000u);
-        v5111.m[3][5].thread_elements()[0] = v6833;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][5].thread_elements()[0] = v6833;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6834 = iron_frag_coord<64>(59u, iron_lane, true);
         const uint v6835 = iron_frag_coord<64>(59u, iron_lane, false);
         const float v6836 = v5111.m[3][5].thread_elements()[1];
-        const uint v6837 = v41 + v6835;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6838 = v4869 + v6834;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6839 = v6838 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6837 = v41 + v6835;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6838 = v4869 + v6834;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6839 = v6838 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6842 = v6837 + v35;
         const uint v6843 = v6838 + v20;
         const bool v6844 = v6843 <= v6842;
         const bool v6845 = v270 || v6844;
         const bool v6846 = v6839 && v6845;
-        const uint v6849 = v6838 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6849 = v6838 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6850 = v6849 + v20;
         const bool v6852 = v6842 < v6850;
         const bool v6853 = v5155 || v6852;
-        const bool v6854 = v6846 && v6853;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6856 = v6836 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6854 = v6846 && v6853;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6856 = v6836 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6857 = v6854 ? v6856 : as_type<float>(0xff800000u);
-        v5111.m[3][5].thread_elements()[1] = v6857;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][5].thread_elements()[1] = v6857;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6858 = iron_frag_coord<64>(60u, iron_lane, true);
         const uint v6859 = iron_frag_coord<64>(60u, iron_lane, false);
         const float v6860 = v5111.m[3][6].thread_elements()[0];
-        const uint v6861 = v41 + v6859;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6862 = v4869 + v6858;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6863 = v6862 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6861 = v41 + v6859;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6862 = v4869 + v6858;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6863 = v6862 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6866 = v6861 + v35;
         const uint v6867 = v6862 + v20;
         const bool v6868 = v6867 <= v6866;
         const bool v6869 = v270 || v6868;
         const bool v6870 = v6863 && v6869;
-        const uint v6873 = v6862 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6873 = v6862 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6874 = v6873 + v20;
         const bool v6876 = v6866 < v6874;
         const bool v6877 = v5155 || v6876;
-        const bool v6878 = v6870 && v6877;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6880 = v6860 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6878 = v6870 && v6877;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6880 = v6860 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6881 = v6878 ? v6880 : as_type<float>(0xff800000u);
-        v5111.m[3][6].thread_elements()[0] = v6881;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][6].thread_elements()[0] = v6881;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6882 = iron_frag_coord<64>(61u, iron_lane, true);
         const uint v6883 = iron_frag_coord<64>(61u, iron_lane, false);
         const float v6884 = v5111.m[3][6].thread_elements()[1];
-        const uint v6885 = v41 + v6883;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6886 = v4869 + v6882;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6887 = v6886 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6885 = v41 + v6883;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6886 = v4869 + v6882;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6887 = v6886 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6890 = v6885 + v35;
         const uint v6891 = v6886 + v20;
         const bool v6892 = v6891 <= v6890;
         const bool v6893 = v270 || v6892;
         const bool v6894 = v6887 && v6893;
-        const uint v6897 = v6886 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6897 = v6886 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6898 = v6897 + v20;
         const bool v6900 = v6890 < v6898;
         const bool v6901 = v5155 || v6900;
-        const bool v6902 = v6894 && v6901;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6904 = v6884 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6902 = v6894 && v6901;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6904 = v6884 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6905 = v6902 ? v6904 : as_type<float>(0xff800000u);
-        v5111.m[3][6].thread_elements()[1] = v6905;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][6].thread_elements()[1] = v6905;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6906 = iron_frag_coord<64>(62u, iron_lane, true);
         const uint v6907 = iron_frag_coord<64>(62u, iron_lane, false);
         const float v6908 = v5111.m[3][7].thread_elements()[0];
-        const uint v6909 = v41 + v6907;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6910 = v4869 + v6906;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6911 = v6910 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6909 = v41 + v6907;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6910 = v4869 + v6906;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6911 = v6910 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6914 = v6909 + v35;
         const uint v6915 = v6910 + v20;
         const bool v6916 = v6915 <= v6914;
         const bool v6917 = v270 || v6916;
         const bool v6918 = v6911 && v6917;
-        const uint v6921 = v6910 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6921 = v6910 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6922 = v6921 + v20;
         const bool v6924 = v6914 < v6922;
         const bool v6925 = v5155 || v6924;
-        const bool v6926 = v6918 && v6925;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6928 = v6908 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6926 = v6918 && v6925;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6928 = v6908 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6929 = v6926 ? v6928 : as_type<float>(0xff800000u);
-        v5111.m[3][7].thread_elements()[0] = v6929;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][7].thread_elements()[0] = v6929;  // kernels/sdpa/flash_tile.hpp:179
         const uint v6930 = iron_frag_coord<64>(63u, iron_lane, true);
         const uint v6931 = iron_frag_coord<64>(63u, iron_lane, false);
         const float v6932 = v5111.m[3][7].thread_elements()[1];
-        const uint v6933 = v41 + v6931;  // kernels/sdpa/flash_tile.hpp:172
-        const uint v6934 = v4869 + v6930;  // kernels/sdpa/flash_tile.hpp:173
-        const bool v6935 = v6934 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const uint v6933 = v41 + v6931;  // kernels/sdpa/flash_tile.hpp:180
+        const uint v6934 = v4869 + v6930;  // kernels/sdpa/flash_tile.hpp:181
+        const bool v6935 = v6934 < v35;  // kernels/sdpa/flash_tile.hpp:182
         const uint v6938 = v6933 + v35;
         const uint v6939 = v6934 + v20;
         const bool v6940 = v6939 <= v6938;
         const bool v6941 = v270 || v6940;
         const bool v6942 = v6935 && v6941;
-        const uint v6945 = v6934 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const uint v6945 = v6934 + v9;  // kernels/sdpa/flash_tile.hpp:183
         const uint v6946 = v6945 + v20;
         const bool v6948 = v6938 < v6946;
         const bool v6949 = v5155 || v6948;
-        const bool v6950 = v6942 && v6949;  // kernels/sdpa/flash_tile.hpp:174
-        const float v6952 = v6932 * v289;  // kernels/sdpa/flash_tile.hpp:176
+        const bool v6950 = v6942 && v6949;  // kernels/sdpa/flash_tile.hpp:182
+        const float v6952 = v6932 * v289;  // kernels/sdpa/flash_tile.hpp:184
         const float v6953 = v6950 ? v6952 : as_type<float>(0xff800000u);
-        v5111.m[3][7].thread_elements()[1] = v6953;  // kernels/sdpa/flash_tile.hpp:171
+        v5111.m[3][7].thread_elements()[1] = v6953;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 32, 8> v6955;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag<float, 32, 8> v6955;  // kernels/sdpa/flash_tile.hpp:188
       iron_frag_fill(v6955, float(0.0f));
       iron_frag_row_reduce<false>(v6955, v5111);
-      iron_frag<float, 32, 8> v6957;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag<float, 32, 8> v6957;  // kernels/sdpa/flash_tile.hpp:189
       iron_frag_fill(v6957, float(0.0f));
-      const float v6961 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v6962 = v6955.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v6961 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v6962 = v6955.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v6963 = fmax(v6961, v6962);
-      const bool v6966 = v6963 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v6966 = v6963 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v6967 = v6966 ? 0.0f : v6963;
-      const float v6968 = v6961 - v6967;  // kernels/sdpa/flash_tile.hpp:184
+      const float v6968 = v6961 - v6967;  // kernels/sdpa/flash_tile.hpp:192
       const float v6969 = fast::exp2(v6968);
-      v6957.m[0][0].thread_elements()[0] = v6969;  // kernels/sdpa/flash_tile.hpp:182
-      const float v6973 = v291.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v6974 = v6955.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:184
+      v6957.m[0][0].thread_elements()[0] = v6969;  // kernels/sdpa/flash_tile.hpp:190
+      const float v6973 = v291.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v6974 = v6955.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v6975 = fmax(v6973, v6974);
-      const bool v6978 = v6975 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v6978 = v6975 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v6979 = v6978 ? 0.0f : v6975;
-      const float v6980 = v6973 - v6979;  // kernels/sdpa/flash_tile.hpp:184
+      const float v6980 = v6973 - v6979;  // kernels/sdpa/flash_tile.hpp:192
       const float v6981 = fast::exp2(v6980);
-      v6957.m[0][0].thread_elements()[1] = v6981;  // kernels/sdpa/flash_tile.hpp:182
-      const float v6985 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v6986 = v6955.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:184
+      v6957.m[0][0].thread_elements()[1] = v6981;  // kernels/sdpa/flash_tile.hpp:190
+      const float v6985 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v6986 = v6955.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v6987 = fmax(v6985, v6986);
-      const bool v6990 = v6987 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v6990 = v6987 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v6991 = v6990 ? 0.0f : v6987;
-      const float v6992 = v6985 - v6991;  // kernels/sdpa/flash_tile.hpp:184
+      const float v6992 = v6985 - v6991;  // kernels/sdpa/flash_tile.hpp:192
       const float v6993 = fast::exp2(v6992);
-      v6957.m[1][0].thread_elements()[0] = v6993;  // kernels/sdpa/flash_tile.hpp:182
-      const float v6997 = v291.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v6998 = v6955.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:184
+      v6957.m[1][0].thread_elements()[0] = v6993;  // kernels/sdpa/flash_tile.hpp:190
+      const float v6997 = v291.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v6998 = v6955.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v6999 = fmax(v6997, v6998);
-      const bool v7002 = v6999 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7002 = v6999 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7003 = v7002 ? 0.0f : v6999;
-      const float v7004 = v6997 - v7003;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7004 = v6997 - v7003;  // kernels/sdpa/flash_tile.hpp:192
       const float v7005 = fast::exp2(v7004);
-      v6957.m[1][0].thread_elements()[1] = v7005;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7009 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7010 = v6955.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:184
+      v6957.m[1][0].thread_elements()[1] = v7005;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7009 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7010 = v6955.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v7011 = fmax(v7009, v7010);
-      const bool v7014 = v7011 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7014 = v7011 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7015 = v7014 ? 0.0f : v7011;
-      const float v7016 = v7009 - v7015;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7016 = v7009 - v7015;  // kernels/sdpa/flash_tile.hpp:192
       const float v7017 = fast::exp2(v7016);
-      v6957.m[2][0].thread_elements()[0] = v7017;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7021 = v291.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7022 = v6955.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:184
+      v6957.m[2][0].thread_elements()[0] = v7017;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7021 = v291.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7022 = v6955.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v7023 = fmax(v7021, v7022);
-      const bool v7026 = v7023 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7026 = v7023 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7027 = v7026 ? 0.0f : v7023;
-      const float v7028 = v7021 - v7027;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7028 = v7021 - v7027;  // kernels/sdpa/flash_tile.hpp:192
       const float v7029 = fast::exp2(v7028);
-      v6957.m[2][0].thread_elements()[1] = v7029;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7033 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7034 = v6955.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:184
+      v6957.m[2][0].thread_elements()[1] = v7029;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7033 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7034 = v6955.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:192
       const float v7035 = fmax(v7033, v7034);
-      const bool v7038 = v7035 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7038 = v7035 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7039 = v7038 ? 0.0f : v7035;
-      const float v7040 = v7033 - v7039;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7040 = v7033 - v7039;  // kernels/sdpa/flash_tile.hpp:192
       const float v7041 = fast::exp2(v7040);
-      v6957.m[3][0].thread_elements()[0] = v7041;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7045 = v291.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:183
-      const float v7046 = v6955.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:184
+      v6957.m[3][0].thread_elements()[0] = v7041;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7045 = v291.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7046 = v6955.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:192
       const float v7047 = fmax(v7045, v7046);
-      const bool v7050 = v7047 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const bool v7050 = v7047 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7051 = v7050 ? 0.0f : v7047;
-      const float v7052 = v7045 - v7051;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7052 = v7045 - v7051;  // kernels/sdpa/flash_tile.hpp:192
       const float v7053 = fast::exp2(v7052);
-      v6957.m[3][0].thread_elements()[1] = v7053;  // kernels/sdpa/flash_tile.hpp:182
-      const float v7056 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7057 = v6955.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:187
+      v6957.m[3][0].thread_elements()[1] = v7053;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7056 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7057 = v6955.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v7058 = fmax(v7056, v7057);
-      v291.m[0][0].thread_elements()[0] = v7058;  // kernels/sdpa/flash_tile.hpp:186
+      v291.m[0][0].thread_elements()[0] = v7058;  // kernels/sdpa/flash_tile.hpp:194
       const float v7061 = v291.m[0][0].thread_elements()[1];
-      const float v7062 = v6955.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7062 = v6955.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v7063 = fmax(v7061, v7062);
-      v291.m[0][0].thread_elements()[1] = v7063;  // kernels/sdpa/flash_tile.hpp:186
+      v291.m[0][0].thread_elements()[1] = v7063;  // kernels/sdpa/flash_tile.hpp:194
       const float v7066 = v291.m[1][0].thread_elements()[0];
-      const float v7067 = v6955.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7067 = v6955.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v7068 = fmax(v7066, v7067);
-      v291.m[1][0].thread_elements()[0] = v7068;  // kernels/sdpa/flash_tile.hpp:186
+      v291.m[1][0].thread_elements()[0] = v7068;  // kernels/sdpa/flash_tile.hpp:194
       const float v7071 = v291.m[1][0].thread_elements()[1];
-      const float v7072 = v6955.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7072 = v6955.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v7073 = fmax(v7071, v7072);
-      v291.m[1][0].thread_elements()[1] = v7073;  // kernels/sdpa/flash_tile.hpp:186
+      v291.m[1][0].thread_elements()[1] = v7073;  // kernels/sdpa/flash_tile.hpp:194
       const float v7076 = v291.m[2][0].thread_elements()[0];
-      const float v7077 = v6955.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7077 = v6955.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v7078 = fmax(v7076, v7077);
-      v291.m[2][0].thread_elements()[0] = v7078;  // kernels/sdpa/flash_tile.hpp:186
+      v291.m[2][0].thread_elements()[0] = v7078;  // kernels/sdpa/flash_tile.hpp:194
       const float v7081 = v291.m[2][0].thread_elements()[1];
-      const float v7082 = v6955.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7082 = v6955.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v7083 = fmax(v7081, v7082);
-      v291.m[2][0].thread_elements()[1] = v7083;  // kernels/sdpa/flash_tile.hpp:186
+      v291.m[2][0].thread_elements()[1] = v7083;  // kernels/sdpa/flash_tile.hpp:194
       const float v7086 = v291.m[3][0].thread_elements()[0];
-      const float v7087 = v6955.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7087 = v6955.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:195
       const float v7088 = fmax(v7086, v7087);
-      v291.m[3][0].thread_elements()[0] = v7088;  // kernels/sdpa/flash_tile.hpp:186
+      v291.m[3][0].thread_elements()[0] = v7088;  // kernels/sdpa/flash_tile.hpp:194
       const float v7091 = v291.m[3][0].thread_elements()[1];
-      const float v7092 = v6955.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7092 = v6955.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:195
       const float v7093 = fmax(v7091, v7092);
-      v291.m[3][0].thread_elements()[1] = v7093;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7096 = v5111.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7097 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7100 = v7097 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      v291.m[3][0].thread_elements()[1] = v7093;  // kernels/sdpa/flash_tile.hpp:194
+      const float v7096 = v5111.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v7097 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7100 = v7097 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7101 = v7100 ? 0.0f : v7097;
-      const float v7102 = v7096 - v7101;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7102 = v7096 - v7101;  // kernels/sdpa/flash_tile.hpp:198
       const float v7103 = fast::exp2(v7102);
-      v5111.m[0][0].thread_elements()[0] = v7103;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][0].thread_elements()[0] = v7103;  // kernels/sdpa/flash_tile.hpp:197
       const float v7106 = v5111.m[0][0].thread_elements()[1];
-      const float v7107 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7110 = v7107 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7107 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7110 = v7107 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7111 = v7110 ? 0.0f : v7107;
-      const float v7112 = v7106 - v7111;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7112 = v7106 - v7111;  // kernels/sdpa/flash_tile.hpp:198
       const float v7113 = fast::exp2(v7112);
-      v5111.m[0][0].thread_elements()[1] = v7113;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][0].thread_elements()[1] = v7113;  // kernels/sdpa/flash_tile.hpp:197
       const float v7116 = v5111.m[0][1].thread_elements()[0];
-      const float v7117 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7120 = v7117 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7117 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7120 = v7117 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7121 = v7120 ? 0.0f : v7117;
-      const float v7122 = v7116 - v7121;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7122 = v7116 - v7121;  // kernels/sdpa/flash_tile.hpp:198
       const float v7123 = fast::exp2(v7122);
-      v5111.m[0][1].thread_elements()[0] = v7123;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][1].thread_elements()[0] = v7123;  // kernels/sdpa/flash_tile.hpp:197
       const float v7126 = v5111.m[0][1].thread_elements()[1];
-      const float v7127 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7130 = v7127 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7127 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7130 = v7127 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7131 = v7130 ? 0.0f : v7127;
-      const float v7132 = v7126 - v7131;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7132 = v7126 - v7131;  // kernels/sdpa/flash_tile.hpp:198
       const float v7133 = fast::exp2(v7132);
-      v5111.m[0][1].thread_elements()[1] = v7133;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][1].thread_elements()[1] = v7133;  // kernels/sdpa/flash_tile.hpp:197
       const float v7136 = v5111.m[0][2].thread_elements()[0];
-      const float v7137 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7140 = v7137 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7137 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7140 = v7137 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7141 = v7140 ? 0.0f : v7137;
-      const float v7142 = v7136 - v7141;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7142 = v7136 - v7141;  // kernels/sdpa/flash_tile.hpp:198
       const float v7143 = fast::exp2(v7142);
-      v5111.m[0][2].thread_elements()[0] = v7143;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][2].thread_elements()[0] = v7143;  // kernels/sdpa/flash_tile.hpp:197
       const float v7146 = v5111.m[0][2].thread_elements()[1];
-      const float v7147 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7150 = v7147 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7147 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7150 = v7147 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7151 = v7150 ? 0.0f : v7147;
-      const float v7152 = v7146 - v7151;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7152 = v7146 - v7151;  // kernels/sdpa/flash_tile.hpp:198
       const float v7153 = fast::exp2(v7152);
-      v5111.m[0][2].thread_elements()[1] = v7153;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][2].thread_elements()[1] = v7153;  // kernels/sdpa/flash_tile.hpp:197
       const float v7156 = v5111.m[0][3].thread_elements()[0];
-      const float v7157 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7160 = v7157 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7157 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7160 = v7157 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7161 = v7160 ? 0.0f : v7157;
-      const float v7162 = v7156 - v7161;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7162 = v7156 - v7161;  // kernels/sdpa/flash_tile.hpp:198
       const float v7163 = fast::exp2(v7162);
-      v5111.m[0][3].thread_elements()[0] = v7163;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][3].thread_elements()[0] = v7163;  // kernels/sdpa/flash_tile.hpp:197
       const float v7166 = v5111.m[0][3].thread_elements()[1];
-      const float v7167 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7170 = v7167 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7167 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7170 = v7167 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7171 = v7170 ? 0.0f : v7167;
-      const float v7172 = v7166 - v7171;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7172 = v7166 - v7171;  // kernels/sdpa/flash_tile.hpp:198
       const float v7173 = fast::exp2(v7172);
-      v5111.m[0][3].thread_elements()[1] = v7173;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][3].thread_elements()[1] = v7173;  // kernels/sdpa/flash_tile.hpp:197
       const float v7176 = v5111.m[0][4].thread_elements()[0];
-      const float v7177 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7180 = v7177 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7177 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7180 = v7177 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7181 = v7180 ? 0.0f : v7177;
-      const float v7182 = v7176 - v7181;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7182 = v7176 - v7181;  // kernels/sdpa/flash_tile.hpp:198
       const float v7183 = fast::exp2(v7182);
-      v5111.m[0][4].thread_elements()[0] = v7183;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][4].thread_elements()[0] = v7183;  // kernels/sdpa/flash_tile.hpp:197
       const float v7186 = v5111.m[0][4].thread_elements()[1];
-      const float v7187 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7190 = v7187 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7187 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7190 = v7187 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7191 = v7190 ? 0.0f : v7187;
-      const float v7192 = v7186 - v7191;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7192 = v7186 - v7191;  // kernels/sdpa/flash_tile.hpp:198
       const float v7193 = fast::exp2(v7192);
-      v5111.m[0][4].thread_elements()[1] = v7193;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][4].thread_elements()[1] = v7193;  // kernels/sdpa/flash_tile.hpp:197
       const float v7196 = v5111.m[0][5].thread_elements()[0];
-      const float v7197 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7200 = v7197 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7197 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7200 = v7197 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7201 = v7200 ? 0.0f : v7197;
-      const float v7202 = v7196 - v7201;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7202 = v7196 - v7201;  // kernels/sdpa/flash_tile.hpp:198
       const float v7203 = fast::exp2(v7202);
-      v5111.m[0][5].thread_elements()[0] = v7203;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][5].thread_elements()[0] = v7203;  // kernels/sdpa/flash_tile.hpp:197
       const float v7206 = v5111.m[0][5].thread_elements()[1];
-      const float v7207 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7210 = v7207 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7207 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7210 = v7207 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7211 = v7210 ? 0.0f : v7207;
-      const float v7212 = v7206 - v7211;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7212 = v7206 - v7211;  // kernels/sdpa/flash_tile.hpp:198
       const float v7213 = fast::exp2(v7212);
-      v5111.m[0][5].thread_elements()[1] = v7213;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][5].thread_elements()[1] = v7213;  // kernels/sdpa/flash_tile.hpp:197
       const float v7216 = v5111.m[0][6].thread_elements()[0];
-      const float v7217 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7220 = v7217 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7217 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7220 = v7217 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7221 = v7220 ? 0.0f : v7217;
-      const float v7222 = v7216 - v7221;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7222 = v7216 - v7221;  // kernels/sdpa/flash_tile.hpp:198
       const float v7223 = fast::exp2(v7222);
-      v5111.m[0][6].thread_elements()[0] = v7223;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][6].thread_elements()[0] = v7223;  // kernels/sdpa/flash_tile.hpp:197
       const float v7226 = v5111.m[0][6].thread_elements()[1];
-      const float v7227 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7230 = v7227 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7227 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7230 = v7227 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7231 = v7230 ? 0.0f : v7227;
-      const float v7232 = v7226 - v7231;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7232 = v7226 - v7231;  // kernels/sdpa/flash_tile.hpp:198
       const float v7233 = fast::exp2(v7232);
-      v5111.m[0][6].thread_elements()[1] = v7233;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][6].thread_elements()[1] = v7233;  // kernels/sdpa/flash_tile.hpp:197
       const float v7236 = v5111.m[0][7].thread_elements()[0];
-      const float v7237 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7240 = v7237 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7237 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7240 = v7237 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7241 = v7240 ? 0.0f : v7237;
-      const float v7242 = v7236 - v7241;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7242 = v7236 - v7241;  // kernels/sdpa/flash_tile.hpp:198
       const float v7243 = fast::exp2(v7242);
-      v5111.m[0][7].thread_elements()[0] = v7243;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][7].thread_elements()[0] = v7243;  // kernels/sdpa/flash_tile.hpp:197
       const float v7246 = v5111.m[0][7].thread_elements()[1];
-      const float v7247 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7250 = v7247 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7247 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7250 = v7247 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7251 = v7250 ? 0.0f : v7247;
-      const float v7252 = v7246 - v7251;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7252 = v7246 - v7251;  // kernels/sdpa/flash_tile.hpp:198
       const float v7253 = fast::exp2(v7252);
-      v5111.m[0][7].thread_elements()[1] = v7253;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[0][7].thread_elements()[1] = v7253;  // kernels/sdpa/flash_tile.hpp:197
       const float v7256 = v5111.m[1][0].thread_elements()[0];
-      const float v7257 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7260 = v7257 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7257 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7260 = v7257 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7261 = v7260 ? 0.0f : v7257;
-      const float v7262 = v7256 - v7261;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7262 = v7256 - v7261;  // kernels/sdpa/flash_tile.hpp:198
       const float v7263 = fast::exp2(v7262);
-      v5111.m[1][0].thread_elements()[0] = v7263;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][0].thread_elements()[0] = v7263;  // kernels/sdpa/flash_tile.hpp:197
       const float v7266 = v5111.m[1][0].thread_elements()[1];
-      const float v7267 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7270 = v7267 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7267 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7270 = v7267 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7271 = v7270 ? 0.0f : v7267;
-      const float v7272 = v7266 - v7271;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7272 = v7266 - v7271;  // kernels/sdpa/flash_tile.hpp:198
       const float v7273 = fast::exp2(v7272);
-      v5111.m[1][0].thread_elements()[1] = v7273;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][0].thread_elements()[1] = v7273;  // kernels/sdpa/flash_tile.hpp:197
       const float v7276 = v5111.m[1][1].thread_elements()[0];
-      const float v7277 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7280 = v7277 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7277 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7280 = v7277 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7281 = v7280 ? 0.0f : v7277;
-      const float v7282 = v7276 - v7281;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7282 = v7276 - v7281;  // kernels/sdpa/flash_tile.hpp:198
       const float v7283 = fast::exp2(v7282);
-      v5111.m[1][1].thread_elements()[0] = v7283;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][1].thread_elements()[0] = v7283;  // kernels/sdpa/flash_tile.hpp:197
       const float v7286 = v5111.m[1][1].thread_elements()[1];
-      const float v7287 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7290 = v7287 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7287 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7290 = v7287 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7291 = v7290 ? 0.0f : v7287;
-      const float v7292 = v7286 - v7291;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7292 = v7286 - v7291;  // kernels/sdpa/flash_tile.hpp:198
       const float v7293 = fast::exp2(v7292);
-      v5111.m[1][1].thread_elements()[1] = v7293;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][1].thread_elements()[1] = v7293;  // kernels/sdpa/flash_tile.hpp:197
       const float v7296 = v5111.m[1][2].thread_elements()[0];
-      const float v7297 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7300 = v7297 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7297 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7300 = v7297 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7301 = v7300 ? 0.0f : v7297;
-      const float v7302 = v7296 - v7301;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7302 = v7296 - v7301;  // kernels/sdpa/flash_tile.hpp:198
       const float v7303 = fast::exp2(v7302);
-      v5111.m[1][2].thread_elements()[0] = v7303;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][2].thread_elements()[0] = v7303;  // kernels/sdpa/flash_tile.hpp:197
       const float v7306 = v5111.m[1][2].thread_elements()[1];
-      const float v7307 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7310 = v7307 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7307 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7310 = v7307 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7311 = v7310 ? 0.0f : v7307;
-      const float v7312 = v7306 - v7311;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7312 = v7306 - v7311;  // kernels/sdpa/flash_tile.hpp:198
       const float v7313 = fast::exp2(v7312);
-      v5111.m[1][2].thread_elements()[1] = v7313;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][2].thread_elements()[1] = v7313;  // kernels/sdpa/flash_tile.hpp:197
       const float v7316 = v5111.m[1][3].thread_elements()[0];
-      const float v7317 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7320 = v7317 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7317 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7320 = v7317 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7321 = v7320 ? 0.0f : v7317;
-      const float v7322 = v7316 - v7321;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7322 = v7316 - v7321;  // kernels/sdpa/flash_tile.hpp:198
       const float v7323 = fast::exp2(v7322);
-      v5111.m[1][3].thread_elements()[0] = v7323;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][3].thread_elements()[0] = v7323;  // kernels/sdpa/flash_tile.hpp:197
       const float v7326 = v5111.m[1][3].thread_elements()[1];
-      const float v7327 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7330 = v7327 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7327 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7330 = v7327 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7331 = v7330 ? 0.0f : v7327;
-      const float v7332 = v7326 - v7331;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7332 = v7326 - v7331;  // kernels/sdpa/flash_tile.hpp:198
       const float v7333 = fast::exp2(v7332);
-      v5111.m[1][3].thread_elements()[1] = v7333;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][3].thread_elements()[1] = v7333;  // kernels/sdpa/flash_tile.hpp:197
       const float v7336 = v5111.m[1][4].thread_elements()[0];
-      const float v7337 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7340 = v7337 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7337 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7340 = v7337 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7341 = v7340 ? 0.0f : v7337;
-      const float v7342 = v7336 - v7341;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7342 = v7336 - v7341;  // kernels/sdpa/flash_tile.hpp:198
       const float v7343 = fast::exp2(v7342);
-      v5111.m[1][4].thread_elements()[0] = v7343;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][4].thread_elements()[0] = v7343;  // kernels/sdpa/flash_tile.hpp:197
       const float v7346 = v5111.m[1][4].thread_elements()[1];
-      const float v7347 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7350 = v7347 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7347 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7350 = v7347 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7351 = v7350 ? 0.0f : v7347;
-      const float v7352 = v7346 - v7351;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7352 = v7346 - v7351;  // kernels/sdpa/flash_tile.hpp:198
       const float v7353 = fast::exp2(v7352);
-      v5111.m[1][4].thread_elements()[1] = v7353;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][4].thread_elements()[1] = v7353;  // kernels/sdpa/flash_tile.hpp:197
       const float v7356 = v5111.m[1][5].thread_elements()[0];
-      const float v7357 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7360 = v7357 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7357 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7360 = v7357 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7361 = v7360 ? 0.0f : v7357;
-      const float v7362 = v7356 - v7361;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7362 = v7356 - v7361;  // kernels/sdpa/flash_tile.hpp:198
       const float v7363 = fast::exp2(v7362);
-      v5111.m[1][5].thread_elements()[0] = v7363;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][5].thread_elements()[0] = v7363;  // kernels/sdpa/flash_tile.hpp:197
       const float v7366 = v5111.m[1][5].thread_elements()[1];
-      const float v7367 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7370 = v7367 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7367 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7370 = v7367 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7371 = v7370 ? 0.0f : v7367;
-      const float v7372 = v7366 - v7371;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7372 = v7366 - v7371;  // kernels/sdpa/flash_tile.hpp:198
       const float v7373 = fast::exp2(v7372);
-      v5111.m[1][5].thread_elements()[1] = v7373;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][5].thread_elements()[1] = v7373;  // kernels/sdpa/flash_tile.hpp:197
       const float v7376 = v5111.m[1][6].thread_elements()[0];
-      const float v7377 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7380 = v7377 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7377 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7380 = v7377 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7381 = v7380 ? 0.0f : v7377;
-      const float v7382 = v7376 - v7381;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7382 = v7376 - v7381;  // kernels/sdpa/flash_tile.hpp:198
       const float v7383 = fast::exp2(v7382);
-      v5111.m[1][6].thread_elements()[0] = v7383;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][6].thread_elements()[0] = v7383;  // kernels/sdpa/flash_tile.hpp:197
       const float v7386 = v5111.m[1][6].thread_elements()[1];
-      const float v7387 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7390 = v7387 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7387 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7390 = v7387 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7391 = v7390 ? 0.0f : v7387;
-      const float v7392 = v7386 - v7391;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7392 = v7386 - v7391;  // kernels/sdpa/flash_tile.hpp:198
       const float v7393 = fast::exp2(v7392);
-      v5111.m[1][6].thread_elements()[1] = v7393;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][6].thread_elements()[1] = v7393;  // kernels/sdpa/flash_tile.hpp:197
       const float v7396 = v5111.m[1][7].thread_elements()[0];
-      const float v7397 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7400 = v7397 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7397 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7400 = v7397 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7401 = v7400 ? 0.0f : v7397;
-      const float v7402 = v7396 - v7401;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7402 = v7396 - v7401;  // kernels/sdpa/flash_tile.hpp:198
       const float v7403 = fast::exp2(v7402);
-      v5111.m[1][7].thread_elements()[0] = v7403;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][7].thread_elements()[0] = v7403;  // kernels/sdpa/flash_tile.hpp:197
       const float v7406 = v5111.m[1][7].thread_elements()[1];
-      const float v7407 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7410 = v7407 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7407 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7410 = v7407 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7411 = v7410 ? 0.0f : v7407;
-      const float v7412 = v7406 - v7411;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7412 = v7406 - v7411;  // kernels/sdpa/flash_tile.hpp:198
       const float v7413 = fast::exp2(v7412);
-      v5111.m[1][7].thread_elements()[1] = v7413;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[1][7].thread_elements()[1] = v7413;  // kernels/sdpa/flash_tile.hpp:197
       const float v7416 = v5111.m[2][0].thread_elements()[0];
-      const float v7417 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7420 = v7417 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7417 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7420 = v7417 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7421 = v7420 ? 0.0f : v7417;
-      const float v7422 = v7416 - v7421;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7422 = v7416 - v7421;  // kernels/sdpa/flash_tile.hpp:198
       const float v7423 = fast::exp2(v7422);
-      v5111.m[2][0].thread_elements()[0] = v7423;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][0].thread_elements()[0] = v7423;  // kernels/sdpa/flash_tile.hpp:197
       const float v7426 = v5111.m[2][0].thread_elements()[1];
-      const float v7427 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7430 = v7427 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7427 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7430 = v7427 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7431 = v7430 ? 0.0f : v7427;
-      const float v7432 = v7426 - v7431;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7432 = v7426 - v7431;  // kernels/sdpa/flash_tile.hpp:198
       const float v7433 = fast::exp2(v7432);
-      v5111.m[2][0].thread_elements()[1] = v7433;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][0].thread_elements()[1] = v7433;  // kernels/sdpa/flash_tile.hpp:197
       const float v7436 = v5111.m[2][1].thread_elements()[0];
-      const float v7437 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7440 = v7437 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7437 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7440 = v7437 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7441 = v7440 ? 0.0f : v7437;
-      const float v7442 = v7436 - v7441;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7442 = v7436 - v7441;  // kernels/sdpa/flash_tile.hpp:198
       const float v7443 = fast::exp2(v7442);
-      v5111.m[2][1].thread_elements()[0] = v7443;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][1].thread_elements()[0] = v7443;  // kernels/sdpa/flash_tile.hpp:197
       const float v7446 = v5111.m[2][1].thread_elements()[1];
-      const float v7447 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7450 = v7447 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7447 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7450 = v7447 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7451 = v7450 ? 0.0f : v7447;
-      const float v7452 = v7446 - v7451;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7452 = v7446 - v7451;  // kernels/sdpa/flash_tile.hpp:198
       const float v7453 = fast::exp2(v7452);
-      v5111.m[2][1].thread_elements()[1] = v7453;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][1].thread_elements()[1] = v7453;  // kernels/sdpa/flash_tile.hpp:197
       const float v7456 = v5111.m[2][2].thread_elements()[0];
-      const float v7457 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7460 = v7457 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7457 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7460 = v7457 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7461 = v7460 ? 0.0f : v7457;
-      const float v7462 = v7456 - v7461;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7462 = v7456 - v7461;  // kernels/sdpa/flash_tile.hpp:198
       const float v7463 = fast::exp2(v7462);
-      v5111.m[2][2].thread_elements()[0] = v7463;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][2].thread_elements()[0] = v7463;  // kernels/sdpa/flash_tile.hpp:197
       const float v7466 = v5111.m[2][2].thread_elements()[1];
-      const float v7467 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7470 = v7467 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7467 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7470 = v7467 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7471 = v7470 ? 0.0f : v7467;
-      const float v7472 = v7466 - v7471;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7472 = v7466 - v7471;  // kernels/sdpa/flash_tile.hpp:198
       const float v7473 = fast::exp2(v7472);
-      v5111.m[2][2].thread_elements()[1] = v7473;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][2].thread_elements()[1] = v7473;  // kernels/sdpa/flash_tile.hpp:197
       const float v7476 = v5111.m[2][3].thread_elements()[0];
-      const float v7477 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7480 = v7477 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7477 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7480 = v7477 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7481 = v7480 ? 0.0f : v7477;
-      const float v7482 = v7476 - v7481;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7482 = v7476 - v7481;  // kernels/sdpa/flash_tile.hpp:198
       const float v7483 = fast::exp2(v7482);
-      v5111.m[2][3].thread_elements()[0] = v7483;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][3].thread_elements()[0] = v7483;  // kernels/sdpa/flash_tile.hpp:197
       const float v7486 = v5111.m[2][3].thread_elements()[1];
-      const float v7487 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7490 = v7487 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7487 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7490 = v7487 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7491 = v7490 ? 0.0f : v7487;
-      const float v7492 = v7486 - v7491;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7492 = v7486 - v7491;  // kernels/sdpa/flash_tile.hpp:198
       const float v7493 = fast::exp2(v7492);
-      v5111.m[2][3].thread_elements()[1] = v7493;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][3].thread_elements()[1] = v7493;  // kernels/sdpa/flash_tile.hpp:197
       const float v7496 = v5111.m[2][4].thread_elements()[0];
-      const float v7497 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7500 = v7497 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7497 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7500 = v7497 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7501 = v7500 ? 0.0f : v7497;
-      const float v7502 = v7496 - v7501;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7502 = v7496 - v7501;  // kernels/sdpa/flash_tile.hpp:198
       const float v7503 = fast::exp2(v7502);
-      v5111.m[2][4].thread_elements()[0] = v7503;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][4].thread_elements()[0] = v7503;  // kernels/sdpa/flash_tile.hpp:197
       const float v7506 = v5111.m[2][4].thread_elements()[1];
-      const float v7507 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7510 = v7507 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7507 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7510 = v7507 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7511 = v7510 ? 0.0f : v7507;
-      const float v7512 = v7506 - v7511;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7512 = v7506 - v7511;  // kernels/sdpa/flash_tile.hpp:198
       const float v7513 = fast::exp2(v7512);
-      v5111.m[2][4].thread_elements()[1] = v7513;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][4].thread_elements()[1] = v7513;  // kernels/sdpa/flash_tile.hpp:197
       const float v7516 = v5111.m[2][5].thread_elements()[0];
-      const float v7517 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7520 = v7517 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7517 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7520 = v7517 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7521 = v7520 ? 0.0f : v7517;
-      const float v7522 = v7516 - v7521;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7522 = v7516 - v7521;  // kernels/sdpa/flash_tile.hpp:198
       const float v7523 = fast::exp2(v7522);
-      v5111.m[2][5].thread_elements()[0] = v7523;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][5].thread_elements()[0] = v7523;  // kernels/sdpa/flash_tile.hpp:197
       const float v7526 = v5111.m[2][5].thread_elements()[1];
-      const float v7527 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7530 = v7527 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7527 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7530 = v7527 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7531 = v7530 ? 0.0f : v7527;
-      const float v7532 = v7526 - v7531;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7532 = v7526 - v7531;  // kernels/sdpa/flash_tile.hpp:198
       const float v7533 = fast::exp2(v7532);
-      v5111.m[2][5].thread_elements()[1] = v7533;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][5].thread_elements()[1] = v7533;  // kernels/sdpa/flash_tile.hpp:197
       const float v7536 = v5111.m[2][6].thread_elements()[0];
-      const float v7537 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7540 = v7537 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7537 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7540 = v7537 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7541 = v7540 ? 0.0f : v7537;
-      const float v7542 = v7536 - v7541;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7542 = v7536 - v7541;  // kernels/sdpa/flash_tile.hpp:198
       const float v7543 = fast::exp2(v7542);
-      v5111.m[2][6].thread_elements()[0] = v7543;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][6].thread_elements()[0] = v7543;  // kernels/sdpa/flash_tile.hpp:197
       const float v7546 = v5111.m[2][6].thread_elements()[1];
-      const float v7547 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7550 = v7547 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7547 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7550 = v7547 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7551 = v7550 ? 0.0f : v7547;
-      const float v7552 = v7546 - v7551;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7552 = v7546 - v7551;  // kernels/sdpa/flash_tile.hpp:198
       const float v7553 = fast::exp2(v7552);
-      v5111.m[2][6].thread_elements()[1] = v7553;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][6].thread_elements()[1] = v7553;  // kernels/sdpa/flash_tile.hpp:197
       const float v7556 = v5111.m[2][7].thread_elements()[0];
-      const float v7557 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7560 = v7557 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7557 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7560 = v7557 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7561 = v7560 ? 0.0f : v7557;
-      const float v7562 = v7556 - v7561;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7562 = v7556 - v7561;  // kernels/sdpa/flash_tile.hpp:198
       const float v7563 = fast::exp2(v7562);
-      v5111.m[2][7].thread_elements()[0] = v7563;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][7].thread_elements()[0] = v7563;  // kernels/sdpa/flash_tile.hpp:197
       const float v7566 = v5111.m[2][7].thread_elements()[1];
-      const float v7567 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7570 = v7567 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7567 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7570 = v7567 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7571 = v7570 ? 0.0f : v7567;
-      const float v7572 = v7566 - v7571;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7572 = v7566 - v7571;  // kernels/sdpa/flash_tile.hpp:198
       const float v7573 = fast::exp2(v7572);
-      v5111.m[2][7].thread_elements()[1] = v7573;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[2][7].thread_elements()[1] = v7573;  // kernels/sdpa/flash_tile.hpp:197
       const float v7576 = v5111.m[3][0].thread_elements()[0];
-      const float v7577 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7580 = v7577 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7577 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7580 = v7577 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7581 = v7580 ? 0.0f : v7577;
-      const float v7582 = v7576 - v7581;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7582 = v7576 - v7581;  // kernels/sdpa/flash_tile.hpp:198
       const float v7583 = fast::exp2(v7582);
-      v5111.m[3][0].thread_elements()[0] = v7583;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][0].thread_elements()[0] = v7583;  // kernels/sdpa/flash_tile.hpp:197
       const float v7586 = v5111.m[3][0].thread_elements()[1];
-      const float v7587 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7590 = v7587 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7587 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7590 = v7587 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7591 = v7590 ? 0.0f : v7587;
-      const float v7592 = v7586 - v7591;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7592 = v7586 - v7591;  // kernels/sdpa/flash_tile.hpp:198
       const float v7593 = fast::exp2(v7592);
-      v5111.m[3][0].thread_elements()[1] = v7593;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][0].thread_elements()[1] = v7593;  // kernels/sdpa/flash_tile.hpp:197
       const float v7596 = v5111.m[3][1].thread_elements()[0];
-      const float v7597 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7600 = v7597 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7597 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7600 = v7597 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7601 = v7600 ? 0.0f : v7597;
-      const float v7602 = v7596 - v7601;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7602 = v7596 - v7601;  // kernels/sdpa/flash_tile.hpp:198
       const float v7603 = fast::exp2(v7602);
-      v5111.m[3][1].thread_elements()[0] = v7603;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][1].thread_elements()[0] = v7603;  // kernels/sdpa/flash_tile.hpp:197
       const float v7606 = v5111.m[3][1].thread_elements()[1];
-      const float v7607 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7610 = v7607 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7607 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7610 = v7607 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7611 = v7610 ? 0.0f : v7607;
-      const float v7612 = v7606 - v7611;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7612 = v7606 - v7611;  // kernels/sdpa/flash_tile.hpp:198
       const float v7613 = fast::exp2(v7612);
-      v5111.m[3][1].thread_elements()[1] = v7613;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][1].thread_elements()[1] = v7613;  // kernels/sdpa/flash_tile.hpp:197
       const float v7616 = v5111.m[3][2].thread_elements()[0];
-      const float v7617 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7620 = v7617 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7617 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7620 = v7617 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7621 = v7620 ? 0.0f : v7617;
-      const float v7622 = v7616 - v7621;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7622 = v7616 - v7621;  // kernels/sdpa/flash_tile.hpp:198
       const float v7623 = fast::exp2(v7622);
-      v5111.m[3][2].thread_elements()[0] = v7623;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][2].thread_elements()[0] = v7623;  // kernels/sdpa/flash_tile.hpp:197
       const float v7626 = v5111.m[3][2].thread_elements()[1];
-      const float v7627 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7630 = v7627 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7627 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7630 = v7627 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7631 = v7630 ? 0.0f : v7627;
-      const float v7632 = v7626 - v7631;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7632 = v7626 - v7631;  // kernels/sdpa/flash_tile.hpp:198
       const float v7633 = fast::exp2(v7632);
-      v5111.m[3][2].thread_elements()[1] = v7633;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][2].thread_elements()[1] = v7633;  // kernels/sdpa/flash_tile.hpp:197
       const float v7636 = v5111.m[3][3].thread_elements()[0];
-      const float v7637 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7640 = v7637 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7637 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7640 = v7637 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7641 = v7640 ? 0.0f : v7637;
-      const float v7642 = v7636 - v7641;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7642 = v7636 - v7641;  // kernels/sdpa/flash_tile.hpp:198
       const float v7643 = fast::exp2(v7642);
-      v5111.m[3][3].thread_elements()[0] = v7643;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][3].thread_elements()[0] = v7643;  // kernels/sdpa/flash_tile.hpp:197
       const float v7646 = v5111.m[3][3].thread_elements()[1];
-      const float v7647 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7650 = v7647 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7647 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7650 = v7647 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7651 = v7650 ? 0.0f : v7647;
-      const float v7652 = v7646 - v7651;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7652 = v7646 - v7651;  // kernels/sdpa/flash_tile.hpp:198
       const float v7653 = fast::exp2(v7652);
-      v5111.m[3][3].thread_elements()[1] = v7653;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][3].thread_elements()[1] = v7653;  // kernels/sdpa/flash_tile.hpp:197
       const float v7656 = v5111.m[3][4].thread_elements()[0];
-      const float v7657 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7660 = v7657 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7657 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7660 = v7657 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7661 = v7660 ? 0.0f : v7657;
-      const float v7662 = v7656 - v7661;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7662 = v7656 - v7661;  // kernels/sdpa/flash_tile.hpp:198
       const float v7663 = fast::exp2(v7662);
-      v5111.m[3][4].thread_elements()[0] = v7663;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][4].thread_elements()[0] = v7663;  // kernels/sdpa/flash_tile.hpp:197
       const float v7666 = v5111.m[3][4].thread_elements()[1];
-      const float v7667 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7670 = v7667 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7667 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7670 = v7667 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7671 = v7670 ? 0.0f : v7667;
-      const float v7672 = v7666 - v7671;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7672 = v7666 - v7671;  // kernels/sdpa/flash_tile.hpp:198
       const float v7673 = fast::exp2(v7672);
-      v5111.m[3][4].thread_elements()[1] = v7673;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][4].thread_elements()[1] = v7673;  // kernels/sdpa/flash_tile.hpp:197
       const float v7676 = v5111.m[3][5].thread_elements()[0];
-      const float v7677 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7680 = v7677 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7677 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7680 = v7677 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7681 = v7680 ? 0.0f : v7677;
-      const float v7682 = v7676 - v7681;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7682 = v7676 - v7681;  // kernels/sdpa/flash_tile.hpp:198
       const float v7683 = fast::exp2(v7682);
-      v5111.m[3][5].thread_elements()[0] = v7683;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][5].thread_elements()[0] = v7683;  // kernels/sdpa/flash_tile.hpp:197
       const float v7686 = v5111.m[3][5].thread_elements()[1];
-      const float v7687 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7690 = v7687 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7687 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7690 = v7687 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7691 = v7690 ? 0.0f : v7687;
-      const float v7692 = v7686 - v7691;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7692 = v7686 - v7691;  // kernels/sdpa/flash_tile.hpp:198
       const float v7693 = fast::exp2(v7692);
-      v5111.m[3][5].thread_elements()[1] = v7693;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][5].thread_elements()[1] = v7693;  // kernels/sdpa/flash_tile.hpp:197
       const float v7696 = v5111.m[3][6].thread_elements()[0];
-      const float v7697 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7700 = v7697 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7697 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7700 = v7697 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7701 = v7700 ? 0.0f : v7697;
-      const float v7702 = v7696 - v7701;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7702 = v7696 - v7701;  // kernels/sdpa/flash_tile.hpp:198
       const float v7703 = fast::exp2(v7702);
-      v5111.m[3][6].thread_elements()[0] = v7703;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][6].thread_elements()[0] = v7703;  // kernels/sdpa/flash_tile.hpp:197
       const float v7706 = v5111.m[3][6].thread_elements()[1];
-      const float v7707 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7710 = v7707 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7707 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7710 = v7707 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7711 = v7710 ? 0.0f : v7707;
-      const float v7712 = v7706 - v7711;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7712 = v7706 - v7711;  // kernels/sdpa/flash_tile.hpp:198
       const float v7713 = fast::exp2(v7712);
-      v5111.m[3][6].thread_elements()[1] = v7713;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][6].thread_elements()[1] = v7713;  // kernels/sdpa/flash_tile.hpp:197
       const float v7716 = v5111.m[3][7].thread_elements()[0];
-      const float v7717 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7720 = v7717 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7717 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7720 = v7717 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7721 = v7720 ? 0.0f : v7717;
-      const float v7722 = v7716 - v7721;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7722 = v7716 - v7721;  // kernels/sdpa/flash_tile.hpp:198
       const float v7723 = fast::exp2(v7722);
-      v5111.m[3][7].thread_elements()[0] = v7723;  // kernels/sdpa/flash_tile.hpp:189
+      v5111.m[3][7].thread_elements()[0] = v7723;  // kernels/sdpa/flash_tile.hpp:197
       const float v7726 = v5111.m[3][7].thread_elements()[1];
-      const float v7727 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:190
-      const bool v7730 = v7727 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7727 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const bool v7730 = v7727 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
       const float v7731 = v7730 ? 0.0f : v7727;
-      const float v7732 = v7726 - v7731;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7732 = v7726 - v7731;  // kernels/sdpa/flash_tile.hpp:198
       const float v7733 = fast::exp2(v7732);
-      v5111.m[3][7].thread_elements()[1] = v7733;  // kernels/sdpa/flash_tile.hpp:189
-      iron_frag<float, 32, 8> v7735;  // kernels/sdpa/flash_tile.hpp:192
+      v5111.m[3][7].thread_elements()[1] = v7733;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<float, 32, 8> v7735;  // kernels/sdpa/flash_tile.hpp:200
       iron_frag_fill(v7735, float(0.0f));
       iron_frag_row_reduce<true>(v7735, v5111);
-      const float v7738 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:193
-      const float v7739 = v7735.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7738 = v293.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:201
+      const float v7739 = v7735.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7740 = v6957.m[0][0].thread_elements()[0];
       const float v7741 = v7738 * v7740;
       const float v7742 = v7741 + v7739;
-      v293.m[0][0].thread_elements()[0] = v7742;  // kernels/sdpa/flash_tile.hpp:193
+      v293.m[0][0].thread_elements()[0] = v7742;  // kernels/sdpa/flash_tile.hpp:201
       const float v7745 = v293.m[0][0].thread_elements()[1];
-      const float v7746 = v7735.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7746 = v7735.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7747 = v6957.m[0][0].thread_elements()[1];
       const float v7748 = v7745 * v7747;
       const float v7749 = v7748 + v7746;
-      v293.m[0][0].thread_elements()[1] = v7749;  // kernels/sdpa/flash_tile.hpp:193
+      v293.m[0][0].thread_elements()[1] = v7749;  // kernels/sdpa/flash_tile.hpp:201
       const float v7752 = v293.m[1][0].thread_elements()[0];
-      const float v7753 = v7735.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7753 = v7735.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7754 = v6957.m[1][0].thread_elements()[0];
       const float v7755 = v7752 * v7754;
       const float v7756 = v7755 + v7753;
-      v293.m[1][0].thread_elements()[0] = v7756;  // kernels/sdpa/flash_tile.hpp:193
+      v293.m[1][0].thread_elements()[0] = v7756;  // kernels/sdpa/flash_tile.hpp:201
       const float v7759 = v293.m[1][0].thread_elements()[1];
-      const float v7760 = v7735.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7760 = v7735.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7761 = v6957.m[1][0].thread_elements()[1];
       const float v7762 = v7759 * v7761;
       const float v7763 = v7762 + v7760;
-      v293.m[1][0].thread_elements()[1] = v7763;  // kernels/sdpa/flash_tile.hpp:193
+      v293.m[1][0].thread_elements()[1] = v7763;  // kernels/sdpa/flash_tile.hpp:201
       const float v7766 = v293.m[2][0].thread_elements()[0];
-      const float v7767 = v7735.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7767 = v7735.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7768 = v6957.m[2][0].thread_elements()[0];
       const float v7769 = v7766 * v7768;
       const float v7770 = v7769 + v7767;
-      v293.m[2][0].thread_elements()[0] = v7770;  // kernels/sdpa/flash_tile.hpp:193
+      v293.m[2][0].thread_elements()[0] = v7770;  // kernels/sdpa/flash_tile.hpp:201
       const float v7773 = v293.m[2][0].thread_elements()[1];
-      const float v7774 = v7735.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7774 = v7735.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7775 = v6957.m[2][0].thread_elements()[1];
       const float v7776 = v7773 * v7775;
       const float v7777 = v7776 + v7774;
-      v293.m[2][0].thread_elements()[1] = v7777;  // kernels/sdpa/flash_tile.hpp:193
+      v293.m[2][0].thread_elements()[1] = v7777;  // kernels/sdpa/flash_tile.hpp:201
       const float v7780 = v293.m[3][0].thread_elements()[0];
-      const float v7781 = v7735.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7781 = v7735.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:202
       const float v7782 = v6957.m[3][0].thread_elements()[0];
       const float v7783 = v7780 * v7782;
       const float v7784 = v7783 + v7781;
-      v293.m[3][0].thread_elements()[0] = v7784;  // kernels/sdpa/flash_tile.hpp:193
+      v293.m[3][0].thread_elements()[0] = v7784;  // kernels/sdpa/flash_tile.hpp:201
       const float v7787 = v293.m[3][0].thread_elements()[1];
-      const float v7788 = v7735.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7788 = v7735.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:202
       const float v7789 = v6957.m[3][0].thread_elements()[1];
       const float v7790 = v7787 * v7789;
       const float v7791 = v7790 + v7788;
-      v293.m[3][0].thread_elements()[1] = v7791;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7794 = v295.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v7795 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      v293.m[3][0].thread_elements()[1] = v7791;  // kernels/sdpa/flash_tile.hpp:201
+      const float v7794 = v295.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v7795 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7796 = v7794 * v7795;
-      v295.m[0][0].thread_elements()[0] = v7796;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[0][0].thread_elements()[0] = v7796;  // kernels/sdpa/flash_tile.hpp:205
       const float v7799 = v295.m[0][0].thread_elements()[1];
-      const float v7800 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7800 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7801 = v7799 * v7800;
-      v295.m[0][0].thread_elements()[1] = v7801;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[0][0].thread_elements()[1] = v7801;  // kernels/sdpa/flash_tile.hpp:205
       const float v7804 = v295.m[0][1].thread_elements()[0];
-      const float v7805 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7805 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7806 = v7804 * v7805;
-      v295.m[0][1].thread_elements()[0] = v7806;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[0][1].thread_elements()[0] = v7806;  // kernels/sdpa/flash_tile.hpp:205
       const float v7809 = v295.m[0][1].thread_elements()[1];
-      const float v7810 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7810 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7811 = v7809 * v7810;
-      v295.m[0][1].thread_elements()[1] = v7811;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[0][1].thread_elements()[1] = v7811;  // kernels/sdpa/flash_tile.hpp:205
       const float v7814 = v295.m[0][2].thread_elements()[0];
-      const float v7815 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7815 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7816 = v7814 * v7815;
-      v295.m[0][2].thread_elements()[0] = v7816;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[0][2].thread_elements()[0] = v7816;  // kernels/sdpa/flash_tile.hpp:205
       const float v7819 = v295.m[0][2].thread_elements()[1];
-      const float v7820 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7820 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7821 = v7819 * v7820;
-      v295.m[0][2].thread_elements()[1] = v7821;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[0][2].thread_elements()[1] = v7821;  // kernels/sdpa/flash_tile.hpp:205
       const float v7824 = v295.m[0][3].thread_elements()[0];
-      const float v7825 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7825 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7826 = v7824 * v7825;
-      v295.m[0][3].thread_elements()[0] = v7826;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[0][3].thread_elements()[0] = v7826;  // kernels/sdpa/flash_tile.hpp:205
       const float v7829 = v295.m[0][3].thread_elements()[1];
-      const float v7830 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7830 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7831 = v7829 * v7830;
-      v295.m[0][3].thread_elements()[1] = v7831;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[0][3].thread_elements()[1] = v7831;  // kernels/sdpa/flash_tile.hpp:205
       const float v7834 = v295.m[1][0].thread_elements()[0];
-      const float v7835 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7835 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7836 = v7834 * v7835;
-      v295.m[1][0].thread_elements()[0] = v7836;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[1][0].thread_elements()[0] = v7836;  // kernels/sdpa/flash_tile.hpp:205
       const float v7839 = v295.m[1][0].thread_elements()[1];
-      const float v7840 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7840 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7841 = v7839 * v7840;
-      v295.m[1][0].thread_elements()[1] = v7841;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[1][0].thread_elements()[1] = v7841;  // kernels/sdpa/flash_tile.hpp:205
       const float v7844 = v295.m[1][1].thread_elements()[0];
-      const float v7845 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7845 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7846 = v7844 * v7845;
-      v295.m[1][1].thread_elements()[0] = v7846;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[1][1].thread_elements()[0] = v7846;  // kernels/sdpa/flash_tile.hpp:205
       const float v7849 = v295.m[1][1].thread_elements()[1];
-      const float v7850 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7850 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7851 = v7849 * v7850;
-      v295.m[1][1].thread_elements()[1] = v7851;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[1][1].thread_elements()[1] = v7851;  // kernels/sdpa/flash_tile.hpp:205
       const float v7854 = v295.m[1][2].thread_elements()[0];
-      const float v7855 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7855 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7856 = v7854 * v7855;
-      v295.m[1][2].thread_elements()[0] = v7856;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[1][2].thread_elements()[0] = v7856;  // kernels/sdpa/flash_tile.hpp:205
       const float v7859 = v295.m[1][2].thread_elements()[1];
-      const float v7860 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7860 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7861 = v7859 * v7860;
-      v295.m[1][2].thread_elements()[1] = v7861;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[1][2].thread_elements()[1] = v7861;  // kernels/sdpa/flash_tile.hpp:205
       const float v7864 = v295.m[1][3].thread_elements()[0];
-      const float v7865 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7865 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7866 = v7864 * v7865;
-      v295.m[1][3].thread_elements()[0] = v7866;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[1][3].thread_elements()[0] = v7866;  // kernels/sdpa/flash_tile.hpp:205
       const float v7869 = v295.m[1][3].thread_elements()[1];
-      const float v7870 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7870 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7871 = v7869 * v7870;
-      v295.m[1][3].thread_elements()[1] = v7871;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[1][3].thread_elements()[1] = v7871;  // kernels/sdpa/flash_tile.hpp:205
       const float v7874 = v295.m[2][0].thread_elements()[0];
-      const float v7875 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7875 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7876 = v7874 * v7875;
-      v295.m[2][0].thread_elements()[0] = v7876;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[2][0].thread_elements()[0] = v7876;  // kernels/sdpa/flash_tile.hpp:205
       const float v7879 = v295.m[2][0].thread_elements()[1];
-      const float v7880 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7880 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7881 = v7879 * v7880;
-      v295.m[2][0].thread_elements()[1] = v7881;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[2][0].thread_elements()[1] = v7881;  // kernels/sdpa/flash_tile.hpp:205
       const float v7884 = v295.m[2][1].thread_elements()[0];
-      const float v7885 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7885 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7886 = v7884 * v7885;
-      v295.m[2][1].thread_elements()[0] = v7886;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[2][1].thread_elements()[0] = v7886;  // kernels/sdpa/flash_tile.hpp:205
       const float v7889 = v295.m[2][1].thread_elements()[1];
-      const float v7890 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7890 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7891 = v7889 * v7890;
-      v295.m[2][1].thread_elements()[1] = v7891;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[2][1].thread_elements()[1] = v7891;  // kernels/sdpa/flash_tile.hpp:205
       const float v7894 = v295.m[2][2].thread_elements()[0];
-      const float v7895 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7895 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7896 = v7894 * v7895;
-      v295.m[2][2].thread_elements()[0] = v7896;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[2][2].thread_elements()[0] = v7896;  // kernels/sdpa/flash_tile.hpp:205
       const float v7899 = v295.m[2][2].thread_elements()[1];
-      const float v7900 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7900 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7901 = v7899 * v7900;
-      v295.m[2][2].thread_elements()[1] = v7901;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[2][2].thread_elements()[1] = v7901;  // kernels/sdpa/flash_tile.hpp:205
       const float v7904 = v295.m[2][3].thread_elements()[0];
-      const float v7905 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7905 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7906 = v7904 * v7905;
-      v295.m[2][3].thread_elements()[0] = v7906;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[2][3].thread_elements()[0] = v7906;  // kernels/sdpa/flash_tile.hpp:205
       const float v7909 = v295.m[2][3].thread_elements()[1];
-      const float v7910 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7910 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7911 = v7909 * v7910;
-      v295.m[2][3].thread_elements()[1] = v7911;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[2][3].thread_elements()[1] = v7911;  // kernels/sdpa/flash_tile.hpp:205
       const float v7914 = v295.m[3][0].thread_elements()[0];
-      const float v7915 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7915 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7916 = v7914 * v7915;
-      v295.m[3][0].thread_elements()[0] = v7916;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[3][0].thread_elements()[0] = v7916;  // kernels/sdpa/flash_tile.hpp:205
       const float v7919 = v295.m[3][0].thread_elements()[1];
-      const float v7920 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7920 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7921 = v7919 * v7920;
-      v295.m[3][0].thread_elements()[1] = v7921;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[3][0].thread_elements()[1] = v7921;  // kernels/sdpa/flash_tile.hpp:205
       const float v7924 = v295.m[3][1].thread_elements()[0];
-      const float v7925 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7925 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7926 = v7924 * v7925;
-      v295.m[3][1].thread_elements()[0] = v7926;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[3][1].thread_elements()[0] = v7926;  // kernels/sdpa/flash_tile.hpp:205
       const float v7929 = v295.m[3][1].thread_elements()[1];
-      const float v7930 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7930 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7931 = v7929 * v7930;
-      v295.m[3][1].thread_elements()[1] = v7931;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[3][1].thread_elements()[1] = v7931;  // kernels/sdpa/flash_tile.hpp:205
       const float v7934 = v295.m[3][2].thread_elements()[0];
-      const float v7935 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7935 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7936 = v7934 * v7935;
-      v295.m[3][2].thread_elements()[0] = v7936;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[3][2].thread_elements()[0] = v7936;  // kernels/sdpa/flash_tile.hpp:205
       const float v7939 = v295.m[3][2].thread_elements()[1];
-      const float v7940 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7940 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7941 = v7939 * v7940;
-      v295.m[3][2].thread_elements()[1] = v7941;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[3][2].thread_elements()[1] = v7941;  // kernels/sdpa/flash_tile.hpp:205
       const float v7944 = v295.m[3][3].thread_elements()[0];
-      const float v7945 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7945 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7946 = v7944 * v7945;
-      v295.m[3][3].thread_elements()[0] = v7946;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[3][3].thread_elements()[0] = v7946;  // kernels/sdpa/flash_tile.hpp:205
       const float v7949 = v295.m[3][3].thread_elements()[1];
-      const float v7950 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7950 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7951 = v7949 * v7950;
-      v295.m[3][3].thread_elements()[1] = v7951;  // kernels/sdpa/flash_tile.hpp:197
+      v295.m[3][3].thread_elements()[1] = v7951;  // kernels/sdpa/flash_tile.hpp:205
       const float v7954 = v297.m[0][0].thread_elements()[0];
-      const float v7955 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7955 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7956 = v7954 * v7955;
-      v297.m[0][0].thread_elements()[0] = v7956;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][0].thread_elements()[0] = v7956;  // kernels/sdpa/flash_tile.hpp:205
       const float v7959 = v297.m[0][0].thread_elements()[1];
-      const float v7960 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7960 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7961 = v7959 * v7960;
-      v297.m[0][0].thread_elements()[1] = v7961;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][0].thread_elements()[1] = v7961;  // kernels/sdpa/flash_tile.hpp:205
       const float v7964 = v297.m[0][1].thread_elements()[0];
-      const float v7965 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7965 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7966 = v7964 * v7965;
-      v297.m[0][1].thread_elements()[0] = v7966;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][1].thread_elements()[0] = v7966;  // kernels/sdpa/flash_tile.hpp:205
       const float v7969 = v297.m[0][1].thread_elements()[1];
-      const float v7970 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7970 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7971 = v7969 * v7970;
-      v297.m[0][1].thread_elements()[1] = v7971;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][1].thread_elements()[1] = v7971;  // kernels/sdpa/flash_tile.hpp:205
       const float v7974 = v297.m[0][2].thread_elements()[0];
-      const float v7975 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7975 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7976 = v7974 * v7975;
-      v297.m[0][2].thread_elements()[0] = v7976;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][2].thread_elements()[0] = v7976;  // kernels/sdpa/flash_tile.hpp:205
       const float v7979 = v297.m[0][2].thread_elements()[1];
-      const float v7980 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7980 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7981 = v7979 * v7980;
-      v297.m[0][2].thread_elements()[1] = v7981;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][2].thread_elements()[1] = v7981;  // kernels/sdpa/flash_tile.hpp:205
       const float v7984 = v297.m[0][3].thread_elements()[0];
-      const float v7985 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7985 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7986 = v7984 * v7985;
-      v297.m[0][3].thread_elements()[0] = v7986;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][3].thread_elements()[0] = v7986;  // kernels/sdpa/flash_tile.hpp:205
       const float v7989 = v297.m[0][3].thread_elements()[1];
-      const float v7990 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7990 = v6957.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7991 = v7989 * v7990;
-      v297.m[0][3].thread_elements()[1] = v7991;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[0][3].thread_elements()[1] = v7991;  // kernels/sdpa/flash_tile.hpp:205
       const float v7994 = v297.m[1][0].thread_elements()[0];
-      const float v7995 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v7995 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v7996 = v7994 * v7995;
-      v297.m[1][0].thread_elements()[0] = v7996;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][0].thread_elements()[0] = v7996;  // kernels/sdpa/flash_tile.hpp:205
       const float v7999 = v297.m[1][0].thread_elements()[1];
-      const float v8000 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8000 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8001 = v7999 * v8000;
-      v297.m[1][0].thread_elements()[1] = v8001;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][0].thread_elements()[1] = v8001;  // kernels/sdpa/flash_tile.hpp:205
       const float v8004 = v297.m[1][1].thread_elements()[0];
-      const float v8005 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8005 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8006 = v8004 * v8005;
-      v297.m[1][1].thread_elements()[0] = v8006;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][1].thread_elements()[0] = v8006;  // kernels/sdpa/flash_tile.hpp:205
       const float v8009 = v297.m[1][1].thread_elements()[1];
-      const float v8010 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8010 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8011 = v8009 * v8010;
-      v297.m[1][1].thread_elements()[1] = v8011;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][1].thread_elements()[1] = v8011;  // kernels/sdpa/flash_tile.hpp:205
       const float v8014 = v297.m[1][2].thread_elements()[0];
-      const float v8015 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8015 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8016 = v8014 * v8015;
-      v297.m[1][2].thread_elements()[0] = v8016;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][2].thread_elements()[0] = v8016;  // kernels/sdpa/flash_tile.hpp:205
       const float v8019 = v297.m[1][2].thread_elements()[1];
-      const float v8020 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8020 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8021 = v8019 * v8020;
-      v297.m[1][2].thread_elements()[1] = v8021;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][2].thread_elements()[1] = v8021;  // kernels/sdpa/flash_tile.hpp:205
       const float v8024 = v297.m[1][3].thread_elements()[0];
-      const float v8025 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8025 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8026 = v8024 * v8025;
-      v297.m[1][3].thread_elements()[0] = v8026;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][3].thread_elements()[0] = v8026;  // kernels/sdpa/flash_tile.hpp:205
       const float v8029 = v297.m[1][3].thread_elements()[1];
-      const float v8030 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8030 = v6957.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8031 = v8029 * v8030;
-      v297.m[1][3].thread_elements()[1] = v8031;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[1][3].thread_elements()[1] = v8031;  // kernels/sdpa/flash_tile.hpp:205
       const float v8034 = v297.m[2][0].thread_elements()[0];
-      const float v8035 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8035 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8036 = v8034 * v8035;
-      v297.m[2][0].thread_elements()[0] = v8036;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][0].thread_elements()[0] = v8036;  // kernels/sdpa/flash_tile.hpp:205
       const float v8039 = v297.m[2][0].thread_elements()[1];
-      const float v8040 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8040 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8041 = v8039 * v8040;
-      v297.m[2][0].thread_elements()[1] = v8041;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][0].thread_elements()[1] = v8041;  // kernels/sdpa/flash_tile.hpp:205
       const float v8044 = v297.m[2][1].thread_elements()[0];
-      const float v8045 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8045 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8046 = v8044 * v8045;
-      v297.m[2][1].thread_elements()[0] = v8046;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][1].thread_elements()[0] = v8046;  // kernels/sdpa/flash_tile.hpp:205
       const float v8049 = v297.m[2][1].thread_elements()[1];
-      const float v8050 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8050 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8051 = v8049 * v8050;
-      v297.m[2][1].thread_elements()[1] = v8051;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][1].thread_elements()[1] = v8051;  // kernels/sdpa/flash_tile.hpp:205
       const float v8054 = v297.m[2][2].thread_elements()[0];
-      const float v8055 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8055 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8056 = v8054 * v8055;
-      v297.m[2][2].thread_elements()[0] = v8056;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][2].thread_elements()[0] = v8056;  // kernels/sdpa/flash_tile.hpp:205
       const float v8059 = v297.m[2][2].thread_elements()[1];
-      const float v8060 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8060 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8061 = v8059 * v8060;
-      v297.m[2][2].thread_elements()[1] = v8061;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][2].thread_elements()[1] = v8061;  // kernels/sdpa/flash_tile.hpp:205
       const float v8064 = v297.m[2][3].thread_elements()[0];
-      const float v8065 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8065 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8066 = v8064 * v8065;
-      v297.m[2][3].thread_elements()[0] = v8066;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][3].thread_elements()[0] = v8066;  // kernels/sdpa/flash_tile.hpp:205
       const float v8069 = v297.m[2][3].thread_elements()[1];
-      const float v8070 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8070 = v6957.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8071 = v8069 * v8070;
-      v297.m[2][3].thread_elements()[1] = v8071;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[2][3].thread_elements()[1] = v8071;  // kernels/sdpa/flash_tile.hpp:205
       const float v8074 = v297.m[3][0].thread_elements()[0];
-      const float v8075 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8075 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8076 = v8074 * v8075;
-      v297.m[3][0].thread_elements()[0] = v8076;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][0].thread_elements()[0] = v8076;  // kernels/sdpa/flash_tile.hpp:205
       const float v8079 = v297.m[3][0].thread_elements()[1];
-      const float v8080 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8080 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8081 = v8079 * v8080;
-      v297.m[3][0].thread_elements()[1] = v8081;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][0].thread_elements()[1] = v8081;  // kernels/sdpa/flash_tile.hpp:205
       const float v8084 = v297.m[3][1].thread_elements()[0];
-      const float v8085 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8085 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8086 = v8084 * v8085;
-      v297.m[3][1].thread_elements()[0] = v8086;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][1].thread_elements()[0] = v8086;  // kernels/sdpa/flash_tile.hpp:205
       const float v8089 = v297.m[3][1].thread_elements()[1];
-      const float v8090 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8090 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8091 = v8089 * v8090;
-      v297.m[3][1].thread_elements()[1] = v8091;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][1].thread_elements()[1] = v8091;  // kernels/sdpa/flash_tile.hpp:205
       const float v8094 = v297.m[3][2].thread_elements()[0];
-      const float v8095 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8095 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8096 = v8094 * v8095;
-      v297.m[3][2].thread_elements()[0] = v8096;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][2].thread_elements()[0] = v8096;  // kernels/sdpa/flash_tile.hpp:205
       const float v8099 = v297.m[3][2].thread_elements()[1];
-      const float v8100 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8100 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8101 = v8099 * v8100;
-      v297.m[3][2].thread_elements()[1] = v8101;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][2].thread_elements()[1] = v8101;  // kernels/sdpa/flash_tile.hpp:205
       const float v8104 = v297.m[3][3].thread_elements()[0];
-      const float v8105 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8105 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8106 = v8104 * v8105;
-      v297.m[3][3].thread_elements()[0] = v8106;  // kernels/sdpa/flash_tile.hpp:197
+      v297.m[3][3].thread_elements()[0] = v8106;  // kernels/sdpa/flash_tile.hpp:205
       const float v8109 = v297.m[3][3].thread_elements()[1];
-      const float v8110 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8110 = v6957.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:206
       const float v8111 = v8109 * v8110;
-      v297.m[3][3].thread_elements()[1] = v8111;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag<bfloat, 32, 64> v8113;  // kernels/sdpa/flash_tile.hpp:202
+      v297.m[3][3].thread_elements()[1] = v8111;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<bfloat, 32, 64> v8113;  // kernels/sdpa/flash_tile.hpp:210
       iron_frag_fill(v8113, bfloat(bfloat(0.0f)));
       iron_frag_convert(v8113, v5111);
-      iron_frag<bfloat, 64, 32> v8115;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag<bfloat, 64, 32> v8115;  // kernels/sdpa/flash_tile.hpp:212
       iron_frag_fill(v8115, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v8115, shm2, long(v4875), long(64u));  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma(v295, v8113, v8115);  // kernels/sdpa/flash_tile.hpp:206
-      iron_frag<bfloat, 64, 32> v8122;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_load<false>(v8115, shm2, long(v4875), long(64u));  // kernels/sdpa/flash_tile.hpp:213
+      iron_frag_mma(v295, v8113, v8115);  // kernels/sdpa/flash_tile.hpp:214
+      iron_frag<bfloat, 64, 32> v8122;  // kernels/sdpa/flash_tile.hpp:212
       iron_frag_fill(v8122, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v8122, shm2, long(v5132), long(64u));  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag_mma(v297, v8113, v8122);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag_load<false>(v8122, shm2, long(v5132), long(64u));  // kernels/sdpa/flash_tile.hpp:213
+      iron_frag_mma(v297, v8113, v8122);  // kernels/sdpa/flash_tile.hpp:214
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/sdpa/flash_tile.hpp:142
-    const float v3558 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
-    iron_frag<float, 32, 8> v3560;  // kernels/sdpa/flash_tile.hpp:212
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/sdpa/flash_tile.hpp:150
+    const float v3558 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 32, 8> v3560;  // kernels/sdpa/flash_tile.hpp:220
     iron_frag_fill(v3560, float(0.0f));
-    const float v3564 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3564 = v291.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3565 = fmax(v3564, v3558);
-    const bool v3568 = v3565 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3568 = v3565 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3569 = v3568 ? 0.0f : v3565;
-    v3560.m[0][0].thread_elements()[0] = v3569;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3573 = v291.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.m[0][0].thread_elements()[0] = v3569;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3573 = v291.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3574 = fmax(v3573, v3558);
-    const bool v3577 = v3574 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3577 = v3574 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3578 = v3577 ? 0.0f : v3574;
-    v3560.m[0][0].thread_elements()[1] = v3578;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3582 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.m[0][0].thread_elements()[1] = v3578;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3582 = v291.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3583 = fmax(v3582, v3558);
-    const bool v3586 = v3583 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3586 = v3583 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3587 = v3586 ? 0.0f : v3583;
-    v3560.m[1][0].thread_elements()[0] = v3587;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3591 = v291.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.m[1][0].thread_elements()[0] = v3587;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3591 = v291.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3592 = fmax(v3591, v3558);
-    const bool v3595 = v3592 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3595 = v3592 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3596 = v3595 ? 0.0f : v3592;
-    v3560.m[1][0].thread_elements()[1] = v3596;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3600 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.m[1][0].thread_elements()[1] = v3596;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3600 = v291.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3601 = fmax(v3600, v3558);
-    const bool v3604 = v3601 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3604 = v3601 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3605 = v3604 ? 0.0f : v3601;
-    v3560.m[2][0].thread_elements()[0] = v3605;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3609 = v291.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.m[2][0].thread_elements()[0] = v3605;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3609 = v291.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3610 = fmax(v3609, v3558);
-    const bool v3613 = v3610 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3613 = v3610 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3614 = v3613 ? 0.0f : v3610;
-    v3560.m[2][0].thread_elements()[1] = v3614;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3618 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.m[2][0].thread_elements()[1] = v3614;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3618 = v291.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
     const float v3619 = fmax(v3618, v3558);
-    const bool v3622 = v3619 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3622 = v3619 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3623 = v3622 ? 0.0f : v3619;
-    v3560.m[3][0].thread_elements()[0] = v3623;  // kernels/sdpa/flash_tile.hpp:213
-    const float v3627 = v291.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:214
+    v3560.m[3][0].thread_elements()[0] = v3623;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3627 = v291.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
     const float v3628 = fmax(v3627, v3558);
-    const bool v3631 = v3628 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const bool v3631 = v3628 == as_type<float>(0xff800000u);  // kernels/sdpa/flash_tile.hpp:91
     const float v3632 = v3631 ? 0.0f : v3628;
-    v3560.m[3][0].thread_elements()[1] = v3632;  // kernels/sdpa/flash_tile.hpp:213
-    iron_frag<float, 32, 8> v3634;  // kernels/sdpa/flash_tile.hpp:216
+    v3560.m[3][0].thread_elements()[1] = v3632;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 32, 8> v3634;  // kernels/sdpa/flash_tile.hpp:224
     iron_frag_fill(v3634, float(0.0f));
-    const float v3638 = v3560.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3638 = v3560.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3639 = v3558 - v3638;
     const float v3640 = exp2(v3639);
     const float v3642 = v291.m[0][0].thread_elements()[0];
@@ -2974,8 +2974,8 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
     const float v3645 = v293.m[0][0].thread_elements()[0];
     const float v3646 = v3645 * v3644;
     const float v3647 = v3646 + v3640;
-    v3634.m[0][0].thread_elements()[0] = v3647;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3651 = v3560.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.m[0][0].thread_elements()[0] = v3647;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3651 = v3560.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3652 = v3558 - v3651;
     const float v3653 = exp2(v3652);
     const float v3655 = v291.m[0][0].thread_elements()[1];
@@ -2984,8 +2984,8 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
     const float v3658 = v293.m[0][0].thread_elements()[1];
     const float v3659 = v3658 * v3657;
     const float v3660 = v3659 + v3653;
-    v3634.m[0][0].thread_elements()[1] = v3660;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3664 = v3560.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.m[0][0].thread_elements()[1] = v3660;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3664 = v3560.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3665 = v3558 - v3664;
     const float v3666 = exp2(v3665);
     const float v3668 = v291.m[1][0].thread_elements()[0];
@@ -2994,8 +2994,8 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
     const float v3671 = v293.m[1][0].thread_elements()[0];
     const float v3672 = v3671 * v3670;
     const float v3673 = v3672 + v3666;
-    v3634.m[1][0].thread_elements()[0] = v3673;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3677 = v3560.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.m[1][0].thread_elements()[0] = v3673;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3677 = v3560.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3678 = v3558 - v3677;
     const float v3679 = exp2(v3678);
     const float v3681 = v291.m[1][0].thread_elements()[1];
@@ -3004,8 +3004,8 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
     const float v3684 = v293.m[1][0].thread_elements()[1];
     const float v3685 = v3684 * v3683;
     const float v3686 = v3685 + v3679;
-    v3634.m[1][0].thread_elements()[1] = v3686;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3690 = v3560.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.m[1][0].thread_elements()[1] = v3686;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3690 = v3560.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3691 = v3558 - v3690;
     const float v3692 = exp2(v3691);
     const float v3694 = v291.m[2][0].thread_elements()[0];
@@ -3014,8 +3014,8 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
     const float v3697 = v293.m[2][0].thread_elements()[0];
     const float v3698 = v3697 * v3696;
     const float v3699 = v3698 + v3692;
-    v3634.m[2][0].thread_elements()[0] = v3699;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3703 = v3560.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.m[2][0].thread_elements()[0] = v3699;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3703 = v3560.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3704 = v3558 - v3703;
     const float v3705 = exp2(v3704);
     const float v3707 = v291.m[2][0].thread_elements()[1];
@@ -3024,8 +3024,8 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
     const float v3710 = v293.m[2][0].thread_elements()[1];
     const float v3711 = v3710 * v3709;
     const float v3712 = v3711 + v3705;
-    v3634.m[2][0].thread_elements()[1] = v3712;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3716 = v3560.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.m[2][0].thread_elements()[1] = v3712;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3716 = v3560.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:226
     const float v3717 = v3558 - v3716;
     const float v3718 = exp2(v3717);
     const float v3720 = v291.m[3][0].thread_elements()[0];
@@ -3034,8 +3034,8 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
     const float v3723 = v293.m[3][0].thread_elements()[0];
     const float v3724 = v3723 * v3722;
     const float v3725 = v3724 + v3718;
-    v3634.m[3][0].thread_elements()[0] = v3725;  // kernels/sdpa/flash_tile.hpp:217
-    const float v3729 = v3560.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:218
+    v3634.m[3][0].thread_elements()[0] = v3725;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3729 = v3560.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:226
     const float v3730 = v3558 - v3729;
     const float v3731 = exp2(v3730);
     const float v3733 = v291.m[3][0].thread_elements()[1];
@@ -3044,86 +3044,86 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
     const float v3736 = v293.m[3][0].thread_elements()[1];
     const float v3737 = v3736 * v3735;
     const float v3738 = v3737 + v3731;
-    v3634.m[3][0].thread_elements()[1] = v3738;  // kernels/sdpa/flash_tile.hpp:217
-    iron_frag<float, 32, 8> v3740;  // kernels/sdpa/flash_tile.hpp:220
+    v3634.m[3][0].thread_elements()[1] = v3738;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 32, 8> v3740;  // kernels/sdpa/flash_tile.hpp:228
     iron_frag_fill(v3740, float(0.0f));
-    const float v3744 = v3634.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3746 = v3560.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3744 = v3634.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3746 = v3560.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3747 = v291.m[0][0].thread_elements()[0];
     const float v3748 = v3747 - v3746;
     const float v3749 = exp2(v3748);
     const float v3750 = v3749 / v3744;
     const bool v3752 = v3744 > 0.0f;
     const float v3753 = v3752 ? v3750 : 0.0f;
-    v3740.m[0][0].thread_elements()[0] = v3753;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3757 = v3634.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3759 = v3560.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.m[0][0].thread_elements()[0] = v3753;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3757 = v3634.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3759 = v3560.m[0][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3760 = v291.m[0][0].thread_elements()[1];
     const float v3761 = v3760 - v3759;
     const float v3762 = exp2(v3761);
     const float v3763 = v3762 / v3757;
     const bool v3765 = v3757 > 0.0f;
     const float v3766 = v3765 ? v3763 : 0.0f;
-    v3740.m[0][0].thread_elements()[1] = v3766;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3770 = v3634.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3772 = v3560.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.m[0][0].thread_elements()[1] = v3766;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3770 = v3634.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3772 = v3560.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3773 = v291.m[1][0].thread_elements()[0];
     const float v3774 = v3773 - v3772;
     const float v3775 = exp2(v3774);
     const float v3776 = v3775 / v3770;
     const bool v3778 = v3770 > 0.0f;
     const float v3779 = v3778 ? v3776 : 0.0f;
-    v3740.m[1][0].thread_elements()[0] = v3779;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3783 = v3634.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3785 = v3560.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.m[1][0].thread_elements()[0] = v3779;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3783 = v3634.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3785 = v3560.m[1][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3786 = v291.m[1][0].thread_elements()[1];
     const float v3787 = v3786 - v3785;
     const float v3788 = exp2(v3787);
     const float v3789 = v3788 / v3783;
     const bool v3791 = v3783 > 0.0f;
     const float v3792 = v3791 ? v3789 : 0.0f;
-    v3740.m[1][0].thread_elements()[1] = v3792;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3796 = v3634.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3798 = v3560.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.m[1][0].thread_elements()[1] = v3792;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3796 = v3634.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3798 = v3560.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3799 = v291.m[2][0].thread_elements()[0];
     const float v3800 = v3799 - v3798;
     const float v3801 = exp2(v3800);
     const float v3802 = v3801 / v3796;
     const bool v3804 = v3796 > 0.0f;
     const float v3805 = v3804 ? v3802 : 0.0f;
-    v3740.m[2][0].thread_elements()[0] = v3805;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3809 = v3634.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3811 = v3560.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.m[2][0].thread_elements()[0] = v3805;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3809 = v3634.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3811 = v3560.m[2][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3812 = v291.m[2][0].thread_elements()[1];
     const float v3813 = v3812 - v3811;
     const float v3814 = exp2(v3813);
     const float v3815 = v3814 / v3809;
     const bool v3817 = v3809 > 0.0f;
     const float v3818 = v3817 ? v3815 : 0.0f;
-    v3740.m[2][0].thread_elements()[1] = v3818;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3822 = v3634.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3824 = v3560.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.m[2][0].thread_elements()[1] = v3818;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3822 = v3634.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3824 = v3560.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:231
     const float v3825 = v291.m[3][0].thread_elements()[0];
     const float v3826 = v3825 - v3824;
     const float v3827 = exp2(v3826);
     const float v3828 = v3827 / v3822;
     const bool v3830 = v3822 > 0.0f;
     const float v3831 = v3830 ? v3828 : 0.0f;
-    v3740.m[3][0].thread_elements()[0] = v3831;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3835 = v3634.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3837 = v3560.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:223
+    v3740.m[3][0].thread_elements()[0] = v3831;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3835 = v3634.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3837 = v3560.m[3][0].thread_elements()[1];  // kernels/sdpa/flash_tile.hpp:231
     const float v3838 = v291.m[3][0].thread_elements()[1];
     const float v3839 = v3838 - v3837;
     const float v3840 = exp2(v3839);
     const float v3841 = v3840 / v3835;
     const bool v3843 = v3835 > 0.0f;
     const float v3844 = v3843 ? v3841 : 0.0f;
-    v3740.m[3][0].thread_elements()[1] = v3844;  // kernels/sdpa/flash_tile.hpp:221
-    const uint v3846 = v41 + v7793;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3847 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    v3740.m[3][0].thread_elements()[1] = v3844;  // kernels/sdpa/flash_tile.hpp:229
+    const uint v3846 = v41 + v7793;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3847 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3848 = v295.m[0][0].thread_elements()[0];
     const float v3849 = v3848 * v3847;
-    const bool v3850 = v3846 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3850 = v3846 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3850) {
       const bfloat v3854 = bfloat(v3849);  // kernels/sdpa/prefill.cpp:98
       const uint v3856 = v13 + v3846;
@@ -3133,11 +3133,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v3860 = v3859 + v7792;
       out[v3860] = v3854;
     }
-    const uint v3862 = v41 + v7798;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3863 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3862 = v41 + v7798;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3863 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3864 = v295.m[0][0].thread_elements()[1];
     const float v3865 = v3864 * v3863;
-    const bool v3866 = v3862 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3866 = v3862 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3866) {
       const bfloat v3870 = bfloat(v3865);  // kernels/sdpa/prefill.cpp:98
       const uint v3872 = v13 + v3862;
@@ -3147,11 +3147,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v3876 = v3875 + v7797;
       out[v3876] = v3870;
     }
-    const uint v3878 = v41 + v7803;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3879 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3878 = v41 + v7803;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3879 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3880 = v295.m[0][1].thread_elements()[0];
     const float v3881 = v3880 * v3879;
-    const bool v3882 = v3878 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3882 = v3878 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3882) {
       const bfloat v3886 = bfloat(v3881);  // kernels/sdpa/prefill.cpp:98
       const uint v3888 = v13 + v3878;
@@ -3161,11 +3161,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v3892 = v3891 + v7802;
       out[v3892] = v3886;
     }
-    const uint v3894 = v41 + v7808;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3895 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3894 = v41 + v7808;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3895 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3896 = v295.m[0][1].thread_elements()[1];
     const float v3897 = v3896 * v3895;
-    const bool v3898 = v3894 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3898 = v3894 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3898) {
       const bfloat v3902 = bfloat(v3897);  // kernels/sdpa/prefill.cpp:98
       const uint v3904 = v13 + v3894;
@@ -3175,11 +3175,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v3908 = v3907 + v7807;
       out[v3908] = v3902;
     }
-    const uint v3910 = v41 + v7813;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3911 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3910 = v41 + v7813;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3911 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3912 = v295.m[0][2].thread_elements()[0];
     const float v3913 = v3912 * v3911;
-    const bool v3914 = v3910 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3914 = v3910 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3914) {
       const bfloat v3918 = bfloat(v3913);  // kernels/sdpa/prefill.cpp:98
       const uint v3920 = v13 + v3910;
@@ -3189,11 +3189,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v3924 = v3923 + v7812;
       out[v3924] = v3918;
     }
-    const uint v3926 = v41 + v7818;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3927 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3926 = v41 + v7818;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3927 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3928 = v295.m[0][2].thread_elements()[1];
     const float v3929 = v3928 * v3927;
-    const bool v3930 = v3926 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3930 = v3926 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3930) {
       const bfloat v3934 = bfloat(v3929);  // kernels/sdpa/prefill.cpp:98
       const uint v3936 = v13 + v3926;
@@ -3203,11 +3203,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v3940 = v3939 + v7817;
       out[v3940] = v3934;
     }
-    const uint v3942 = v41 + v7823;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3943 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3942 = v41 + v7823;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3943 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3944 = v295.m[0][3].thread_elements()[0];
     const float v3945 = v3944 * v3943;
-    const bool v3946 = v3942 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3946 = v3942 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3946) {
       const bfloat v3950 = bfloat(v3945);  // kernels/sdpa/prefill.cpp:98
       const uint v3952 = v13 + v3942;
@@ -3217,11 +3217,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v3956 = v3955 + v7822;
       out[v3956] = v3950;
     }
-    const uint v3958 = v41 + v7828;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3959 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3958 = v41 + v7828;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3959 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3960 = v295.m[0][3].thread_elements()[1];
     const float v3961 = v3960 * v3959;
-    const bool v3962 = v3958 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3962 = v3958 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3962) {
       const bfloat v3966 = bfloat(v3961);  // kernels/sdpa/prefill.cpp:98
       const uint v3968 = v13 + v3958;
@@ -3231,11 +3231,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v3972 = v3971 + v7827;
       out[v3972] = v3966;
     }
-    const uint v3974 = v41 + v7833;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3975 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3974 = v41 + v7833;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3975 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3976 = v295.m[1][0].thread_elements()[0];
     const float v3977 = v3976 * v3975;
-    const bool v3978 = v3974 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3978 = v3974 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3978) {
       const bfloat v3982 = bfloat(v3977);  // kernels/sdpa/prefill.cpp:98
       const uint v3984 = v13 + v3974;
@@ -3245,11 +3245,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v3988 = v3987 + v7832;
       out[v3988] = v3982;
     }
-    const uint v3990 = v41 + v7838;  // kernels/sdpa/flash_tile.hpp:227
-    const float v3991 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v3990 = v41 + v7838;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3991 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v3992 = v295.m[1][0].thread_elements()[1];
     const float v3993 = v3992 * v3991;
-    const bool v3994 = v3990 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v3994 = v3990 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v3994) {
       const bfloat v3998 = bfloat(v3993);  // kernels/sdpa/prefill.cpp:98
       const uint v4000 = v13 + v3990;
@@ -3259,11 +3259,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4004 = v4003 + v7837;
       out[v4004] = v3998;
     }
-    const uint v4006 = v41 + v7843;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4007 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4006 = v41 + v7843;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4007 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4008 = v295.m[1][1].thread_elements()[0];
     const float v4009 = v4008 * v4007;
-    const bool v4010 = v4006 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4010 = v4006 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4010) {
       const bfloat v4014 = bfloat(v4009);  // kernels/sdpa/prefill.cpp:98
       const uint v4016 = v13 + v4006;
@@ -3273,11 +3273,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4020 = v4019 + v7842;
       out[v4020] = v4014;
     }
-    const uint v4022 = v41 + v7848;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4023 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4022 = v41 + v7848;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4023 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4024 = v295.m[1][1].thread_elements()[1];
     const float v4025 = v4024 * v4023;
-    const bool v4026 = v4022 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4026 = v4022 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4026) {
       const bfloat v4030 = bfloat(v4025);  // kernels/sdpa/prefill.cpp:98
       const uint v4032 = v13 + v4022;
@@ -3287,11 +3287,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4036 = v4035 + v7847;
       out[v4036] = v4030;
     }
-    const uint v4038 = v41 + v7853;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4039 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4038 = v41 + v7853;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4039 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4040 = v295.m[1][2].thread_elements()[0];
     const float v4041 = v4040 * v4039;
-    const bool v4042 = v4038 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4042 = v4038 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4042) {
       const bfloat v4046 = bfloat(v4041);  // kernels/sdpa/prefill.cpp:98
       const uint v4048 = v13 + v4038;
@@ -3301,11 +3301,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4052 = v4051 + v7852;
       out[v4052] = v4046;
     }
-    const uint v4054 = v41 + v7858;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4055 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4054 = v41 + v7858;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4055 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4056 = v295.m[1][2].thread_elements()[1];
     const float v4057 = v4056 * v4055;
-    const bool v4058 = v4054 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4058 = v4054 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4058) {
       const bfloat v4062 = bfloat(v4057);  // kernels/sdpa/prefill.cpp:98
       const uint v4064 = v13 + v4054;
@@ -3315,11 +3315,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4068 = v4067 + v7857;
       out[v4068] = v4062;
     }
-    const uint v4070 = v41 + v7863;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4071 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4070 = v41 + v7863;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4071 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4072 = v295.m[1][3].thread_elements()[0];
     const float v4073 = v4072 * v4071;
-    const bool v4074 = v4070 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4074 = v4070 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4074) {
       const bfloat v4078 = bfloat(v4073);  // kernels/sdpa/prefill.cpp:98
       const uint v4080 = v13 + v4070;
@@ -3329,11 +3329,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4084 = v4083 + v7862;
       out[v4084] = v4078;
     }
-    const uint v4086 = v41 + v7868;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4087 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4086 = v41 + v7868;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4087 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4088 = v295.m[1][3].thread_elements()[1];
     const float v4089 = v4088 * v4087;
-    const bool v4090 = v4086 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4090 = v4086 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4090) {
       const bfloat v4094 = bfloat(v4089);  // kernels/sdpa/prefill.cpp:98
       const uint v4096 = v13 + v4086;
@@ -3343,11 +3343,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4100 = v4099 + v7867;
       out[v4100] = v4094;
     }
-    const uint v4102 = v41 + v7873;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4103 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4102 = v41 + v7873;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4103 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4104 = v295.m[2][0].thread_elements()[0];
     const float v4105 = v4104 * v4103;
-    const bool v4106 = v4102 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4106 = v4102 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4106) {
       const bfloat v4110 = bfloat(v4105);  // kernels/sdpa/prefill.cpp:98
       const uint v4112 = v13 + v4102;
@@ -3357,11 +3357,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4116 = v4115 + v7872;
       out[v4116] = v4110;
     }
-    const uint v4118 = v41 + v7878;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4119 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4118 = v41 + v7878;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4119 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4120 = v295.m[2][0].thread_elements()[1];
     const float v4121 = v4120 * v4119;
-    const bool v4122 = v4118 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4122 = v4118 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4122) {
       const bfloat v4126 = bfloat(v4121);  // kernels/sdpa/prefill.cpp:98
       const uint v4128 = v13 + v4118;
@@ -3371,11 +3371,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4132 = v4131 + v7877;
       out[v4132] = v4126;
     }
-    const uint v4134 = v41 + v7883;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4135 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4134 = v41 + v7883;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4135 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4136 = v295.m[2][1].thread_elements()[0];
     const float v4137 = v4136 * v4135;
-    const bool v4138 = v4134 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4138 = v4134 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4138) {
       const bfloat v4142 = bfloat(v4137);  // kernels/sdpa/prefill.cpp:98
       const uint v4144 = v13 + v4134;
@@ -3385,11 +3385,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4148 = v4147 + v7882;
       out[v4148] = v4142;
     }
-    const uint v4150 = v41 + v7888;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4151 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4150 = v41 + v7888;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4151 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4152 = v295.m[2][1].thread_elements()[1];
     const float v4153 = v4152 * v4151;
-    const bool v4154 = v4150 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4154 = v4150 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4154) {
       const bfloat v4158 = bfloat(v4153);  // kernels/sdpa/prefill.cpp:98
       const uint v4160 = v13 + v4150;
@@ -3399,11 +3399,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4164 = v4163 + v7887;
       out[v4164] = v4158;
     }
-    const uint v4166 = v41 + v7893;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4167 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4166 = v41 + v7893;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4167 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4168 = v295.m[2][2].thread_elements()[0];
     const float v4169 = v4168 * v4167;
-    const bool v4170 = v4166 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4170 = v4166 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4170) {
       const bfloat v4174 = bfloat(v4169);  // kernels/sdpa/prefill.cpp:98
       const uint v4176 = v13 + v4166;
@@ -3413,11 +3413,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4180 = v4179 + v7892;
       out[v4180] = v4174;
     }
-    const uint v4182 = v41 + v7898;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4183 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4182 = v41 + v7898;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4183 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4184 = v295.m[2][2].thread_elements()[1];
     const float v4185 = v4184 * v4183;
-    const bool v4186 = v4182 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4186 = v4182 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4186) {
       const bfloat v4190 = bfloat(v4185);  // kernels/sdpa/prefill.cpp:98
       const uint v4192 = v13 + v4182;
@@ -3427,11 +3427,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4196 = v4195 + v7897;
       out[v4196] = v4190;
     }
-    const uint v4198 = v41 + v7903;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4199 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4198 = v41 + v7903;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4199 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4200 = v295.m[2][3].thread_elements()[0];
     const float v4201 = v4200 * v4199;
-    const bool v4202 = v4198 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4202 = v4198 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4202) {
       const bfloat v4206 = bfloat(v4201);  // kernels/sdpa/prefill.cpp:98
       const uint v4208 = v13 + v4198;
@@ -3441,11 +3441,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4212 = v4211 + v7902;
       out[v4212] = v4206;
     }
-    const uint v4214 = v41 + v7908;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4215 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4214 = v41 + v7908;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4215 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4216 = v295.m[2][3].thread_elements()[1];
     const float v4217 = v4216 * v4215;
-    const bool v4218 = v4214 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4218 = v4214 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4218) {
       const bfloat v4222 = bfloat(v4217);  // kernels/sdpa/prefill.cpp:98
       const uint v4224 = v13 + v4214;
@@ -3455,11 +3455,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4228 = v4227 + v7907;
       out[v4228] = v4222;
     }
-    const uint v4230 = v41 + v7913;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4231 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4230 = v41 + v7913;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4231 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4232 = v295.m[3][0].thread_elements()[0];
     const float v4233 = v4232 * v4231;
-    const bool v4234 = v4230 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4234 = v4230 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4234) {
       const bfloat v4238 = bfloat(v4233);  // kernels/sdpa/prefill.cpp:98
       const uint v4240 = v13 + v4230;
@@ -3469,11 +3469,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4244 = v4243 + v7912;
       out[v4244] = v4238;
     }
-    const uint v4246 = v41 + v7918;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4247 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4246 = v41 + v7918;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4247 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4248 = v295.m[3][0].thread_elements()[1];
     const float v4249 = v4248 * v4247;
-    const bool v4250 = v4246 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4250 = v4246 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4250) {
       const bfloat v4254 = bfloat(v4249);  // kernels/sdpa/prefill.cpp:98
       const uint v4256 = v13 + v4246;
@@ -3483,11 +3483,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4260 = v4259 + v7917;
       out[v4260] = v4254;
     }
-    const uint v4262 = v41 + v7923;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4263 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4262 = v41 + v7923;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4263 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4264 = v295.m[3][1].thread_elements()[0];
     const float v4265 = v4264 * v4263;
-    const bool v4266 = v4262 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4266 = v4262 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4266) {
       const bfloat v4270 = bfloat(v4265);  // kernels/sdpa/prefill.cpp:98
       const uint v4272 = v13 + v4262;
@@ -3497,11 +3497,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4276 = v4275 + v7922;
       out[v4276] = v4270;
     }
-    const uint v4278 = v41 + v7928;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4279 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4278 = v41 + v7928;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4279 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4280 = v295.m[3][1].thread_elements()[1];
     const float v4281 = v4280 * v4279;
-    const bool v4282 = v4278 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4282 = v4278 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4282) {
       const bfloat v4286 = bfloat(v4281);  // kernels/sdpa/prefill.cpp:98
       const uint v4288 = v13 + v4278;
@@ -3511,11 +3511,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4292 = v4291 + v7927;
       out[v4292] = v4286;
     }
-    const uint v4294 = v41 + v7933;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4295 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4294 = v41 + v7933;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4295 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4296 = v295.m[3][2].thread_elements()[0];
     const float v4297 = v4296 * v4295;
-    const bool v4298 = v4294 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4298 = v4294 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4298) {
       const bfloat v4302 = bfloat(v4297);  // kernels/sdpa/prefill.cpp:98
       const uint v4304 = v13 + v4294;
@@ -3525,11 +3525,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4308 = v4307 + v7932;
       out[v4308] = v4302;
     }
-    const uint v4310 = v41 + v7938;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4311 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4310 = v41 + v7938;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4311 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4312 = v295.m[3][2].thread_elements()[1];
     const float v4313 = v4312 * v4311;
-    const bool v4314 = v4310 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4314 = v4310 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4314) {
       const bfloat v4318 = bfloat(v4313);  // kernels/sdpa/prefill.cpp:98
       const uint v4320 = v13 + v4310;
@@ -3539,11 +3539,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4324 = v4323 + v7937;
       out[v4324] = v4318;
     }
-    const uint v4326 = v41 + v7943;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4327 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4326 = v41 + v7943;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4327 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4328 = v295.m[3][3].thread_elements()[0];
     const float v4329 = v4328 * v4327;
-    const bool v4330 = v4326 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4330 = v4326 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4330) {
       const bfloat v4334 = bfloat(v4329);  // kernels/sdpa/prefill.cpp:98
       const uint v4336 = v13 + v4326;
@@ -3553,11 +3553,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4340 = v4339 + v7942;
       out[v4340] = v4334;
     }
-    const uint v4342 = v41 + v7948;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4343 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4342 = v41 + v7948;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4343 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4344 = v295.m[3][3].thread_elements()[1];
     const float v4345 = v4344 * v4343;
-    const bool v4346 = v4342 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4346 = v4342 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4346) {
       const bfloat v4350 = bfloat(v4345);  // kernels/sdpa/prefill.cpp:98
       const uint v4352 = v13 + v4342;
@@ -3567,11 +3567,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4356 = v4355 + v7947;
       out[v4356] = v4350;
     }
-    const uint v4358 = v41 + v7953;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4359 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4358 = v41 + v7953;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4359 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4360 = v297.m[0][0].thread_elements()[0];
     const float v4361 = v4360 * v4359;
-    const bool v4362 = v4358 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4362 = v4358 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4362) {
       const uint v4365 = 32u + v7952;
       const bfloat v4366 = bfloat(v4361);  // kernels/sdpa/prefill.cpp:98
@@ -3582,11 +3582,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4372 = v4371 + v4365;
       out[v4372] = v4366;
     }
-    const uint v4374 = v41 + v7958;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4375 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4374 = v41 + v7958;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4375 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4376 = v297.m[0][0].thread_elements()[1];
     const float v4377 = v4376 * v4375;
-    const bool v4378 = v4374 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4378 = v4374 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4378) {
       const uint v4381 = 32u + v7957;
       const bfloat v4382 = bfloat(v4377);  // kernels/sdpa/prefill.cpp:98
@@ -3597,11 +3597,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4388 = v4387 + v4381;
       out[v4388] = v4382;
     }
-    const uint v4390 = v41 + v7963;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4391 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4390 = v41 + v7963;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4391 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4392 = v297.m[0][1].thread_elements()[0];
     const float v4393 = v4392 * v4391;
-    const bool v4394 = v4390 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4394 = v4390 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4394) {
       const uint v4397 = 32u + v7962;
       const bfloat v4398 = bfloat(v4393);  // kernels/sdpa/prefill.cpp:98
@@ -3612,11 +3612,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4404 = v4403 + v4397;
       out[v4404] = v4398;
     }
-    const uint v4406 = v41 + v7968;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4407 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4406 = v41 + v7968;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4407 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4408 = v297.m[0][1].thread_elements()[1];
     const float v4409 = v4408 * v4407;
-    const bool v4410 = v4406 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4410 = v4406 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4410) {
       const uint v4413 = 32u + v7967;
       const bfloat v4414 = bfloat(v4409);  // kernels/sdpa/prefill.cpp:98
@@ -3627,11 +3627,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4420 = v4419 + v4413;
       out[v4420] = v4414;
     }
-    const uint v4422 = v41 + v7973;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4423 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4422 = v41 + v7973;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4423 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4424 = v297.m[0][2].thread_elements()[0];
     const float v4425 = v4424 * v4423;
-    const bool v4426 = v4422 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4426 = v4422 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4426) {
       const uint v4429 = 32u + v7972;
       const bfloat v4430 = bfloat(v4425);  // kernels/sdpa/prefill.cpp:98
@@ -3642,11 +3642,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4436 = v4435 + v4429;
       out[v4436] = v4430;
     }
-    const uint v4438 = v41 + v7978;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4439 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4438 = v41 + v7978;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4439 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4440 = v297.m[0][2].thread_elements()[1];
     const float v4441 = v4440 * v4439;
-    const bool v4442 = v4438 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4442 = v4438 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4442) {
       const uint v4445 = 32u + v7977;
       const bfloat v4446 = bfloat(v4441);  // kernels/sdpa/prefill.cpp:98
@@ -3657,11 +3657,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4452 = v4451 + v4445;
       out[v4452] = v4446;
     }
-    const uint v4454 = v41 + v7983;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4455 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4454 = v41 + v7983;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4455 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4456 = v297.m[0][3].thread_elements()[0];
     const float v4457 = v4456 * v4455;
-    const bool v4458 = v4454 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4458 = v4454 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4458) {
       const uint v4461 = 32u + v7982;
       const bfloat v4462 = bfloat(v4457);  // kernels/sdpa/prefill.cpp:98
@@ -3672,11 +3672,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4468 = v4467 + v4461;
       out[v4468] = v4462;
     }
-    const uint v4470 = v41 + v7988;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4471 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4470 = v41 + v7988;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4471 = v3740.m[0][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4472 = v297.m[0][3].thread_elements()[1];
     const float v4473 = v4472 * v4471;
-    const bool v4474 = v4470 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4474 = v4470 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4474) {
       const uint v4477 = 32u + v7987;
       const bfloat v4478 = bfloat(v4473);  // kernels/sdpa/prefill.cpp:98
@@ -3687,11 +3687,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4484 = v4483 + v4477;
       out[v4484] = v4478;
     }
-    const uint v4486 = v41 + v7993;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4487 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4486 = v41 + v7993;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4487 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4488 = v297.m[1][0].thread_elements()[0];
     const float v4489 = v4488 * v4487;
-    const bool v4490 = v4486 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4490 = v4486 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4490) {
       const uint v4493 = 32u + v7992;
       const bfloat v4494 = bfloat(v4489);  // kernels/sdpa/prefill.cpp:98
@@ -3702,11 +3702,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4500 = v4499 + v4493;
       out[v4500] = v4494;
     }
-    const uint v4502 = v41 + v7998;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4503 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4502 = v41 + v7998;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4503 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4504 = v297.m[1][0].thread_elements()[1];
     const float v4505 = v4504 * v4503;
-    const bool v4506 = v4502 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4506 = v4502 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4506) {
       const uint v4509 = 32u + v7997;
       const bfloat v4510 = bfloat(v4505);  // kernels/sdpa/prefill.cpp:98
@@ -3717,11 +3717,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4516 = v4515 + v4509;
       out[v4516] = v4510;
     }
-    const uint v4518 = v41 + v8003;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4519 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4518 = v41 + v8003;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4519 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4520 = v297.m[1][1].thread_elements()[0];
     const float v4521 = v4520 * v4519;
-    const bool v4522 = v4518 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4522 = v4518 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4522) {
       const uint v4525 = 32u + v8002;
       const bfloat v4526 = bfloat(v4521);  // kernels/sdpa/prefill.cpp:98
@@ -3732,11 +3732,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4532 = v4531 + v4525;
       out[v4532] = v4526;
     }
-    const uint v4534 = v41 + v8008;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4535 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4534 = v41 + v8008;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4535 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4536 = v297.m[1][1].thread_elements()[1];
     const float v4537 = v4536 * v4535;
-    const bool v4538 = v4534 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4538 = v4534 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4538) {
       const uint v4541 = 32u + v8007;
       const bfloat v4542 = bfloat(v4537);  // kernels/sdpa/prefill.cpp:98
@@ -3747,11 +3747,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4548 = v4547 + v4541;
       out[v4548] = v4542;
     }
-    const uint v4550 = v41 + v8013;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4551 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4550 = v41 + v8013;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4551 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4552 = v297.m[1][2].thread_elements()[0];
     const float v4553 = v4552 * v4551;
-    const bool v4554 = v4550 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4554 = v4550 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4554) {
       const uint v4557 = 32u + v8012;
       const bfloat v4558 = bfloat(v4553);  // kernels/sdpa/prefill.cpp:98
@@ -3762,11 +3762,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4564 = v4563 + v4557;
       out[v4564] = v4558;
     }
-    const uint v4566 = v41 + v8018;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4567 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4566 = v41 + v8018;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4567 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4568 = v297.m[1][2].thread_elements()[1];
     const float v4569 = v4568 * v4567;
-    const bool v4570 = v4566 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4570 = v4566 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4570) {
       const uint v4573 = 32u + v8017;
       const bfloat v4574 = bfloat(v4569);  // kernels/sdpa/prefill.cpp:98
@@ -3777,11 +3777,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4580 = v4579 + v4573;
       out[v4580] = v4574;
     }
-    const uint v4582 = v41 + v8023;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4583 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4582 = v41 + v8023;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4583 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4584 = v297.m[1][3].thread_elements()[0];
     const float v4585 = v4584 * v4583;
-    const bool v4586 = v4582 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4586 = v4582 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4586) {
       const uint v4589 = 32u + v8022;
       const bfloat v4590 = bfloat(v4585);  // kernels/sdpa/prefill.cpp:98
@@ -3792,11 +3792,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4596 = v4595 + v4589;
       out[v4596] = v4590;
     }
-    const uint v4598 = v41 + v8028;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4599 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4598 = v41 + v8028;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4599 = v3740.m[1][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4600 = v297.m[1][3].thread_elements()[1];
     const float v4601 = v4600 * v4599;
-    const bool v4602 = v4598 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4602 = v4598 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4602) {
       const uint v4605 = 32u + v8027;
       const bfloat v4606 = bfloat(v4601);  // kernels/sdpa/prefill.cpp:98
@@ -3807,11 +3807,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4612 = v4611 + v4605;
       out[v4612] = v4606;
     }
-    const uint v4614 = v41 + v8033;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4615 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4614 = v41 + v8033;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4615 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4616 = v297.m[2][0].thread_elements()[0];
     const float v4617 = v4616 * v4615;
-    const bool v4618 = v4614 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4618 = v4614 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4618) {
       const uint v4621 = 32u + v8032;
       const bfloat v4622 = bfloat(v4617);  // kernels/sdpa/prefill.cpp:98
@@ -3822,11 +3822,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4628 = v4627 + v4621;
       out[v4628] = v4622;
     }
-    const uint v4630 = v41 + v8038;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4631 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4630 = v41 + v8038;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4631 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4632 = v297.m[2][0].thread_elements()[1];
     const float v4633 = v4632 * v4631;
-    const bool v4634 = v4630 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4634 = v4630 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4634) {
       const uint v4637 = 32u + v8037;
       const bfloat v4638 = bfloat(v4633);  // kernels/sdpa/prefill.cpp:98
@@ -3837,11 +3837,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4644 = v4643 + v4637;
       out[v4644] = v4638;
     }
-    const uint v4646 = v41 + v8043;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4647 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4646 = v41 + v8043;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4647 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4648 = v297.m[2][1].thread_elements()[0];
     const float v4649 = v4648 * v4647;
-    const bool v4650 = v4646 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4650 = v4646 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4650) {
       const uint v4653 = 32u + v8042;
       const bfloat v4654 = bfloat(v4649);  // kernels/sdpa/prefill.cpp:98
@@ -3852,11 +3852,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4660 = v4659 + v4653;
       out[v4660] = v4654;
     }
-    const uint v4662 = v41 + v8048;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4663 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4662 = v41 + v8048;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4663 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4664 = v297.m[2][1].thread_elements()[1];
     const float v4665 = v4664 * v4663;
-    const bool v4666 = v4662 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4666 = v4662 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4666) {
       const uint v4669 = 32u + v8047;
       const bfloat v4670 = bfloat(v4665);  // kernels/sdpa/prefill.cpp:98
@@ -3867,11 +3867,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4676 = v4675 + v4669;
       out[v4676] = v4670;
     }
-    const uint v4678 = v41 + v8053;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4679 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4678 = v41 + v8053;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4679 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4680 = v297.m[2][2].thread_elements()[0];
     const float v4681 = v4680 * v4679;
-    const bool v4682 = v4678 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4682 = v4678 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4682) {
       const uint v4685 = 32u + v8052;
       const bfloat v4686 = bfloat(v4681);  // kernels/sdpa/prefill.cpp:98
@@ -3882,11 +3882,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4692 = v4691 + v4685;
       out[v4692] = v4686;
     }
-    const uint v4694 = v41 + v8058;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4695 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4694 = v41 + v8058;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4695 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4696 = v297.m[2][2].thread_elements()[1];
     const float v4697 = v4696 * v4695;
-    const bool v4698 = v4694 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4698 = v4694 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4698) {
       const uint v4701 = 32u + v8057;
       const bfloat v4702 = bfloat(v4697);  // kernels/sdpa/prefill.cpp:98
@@ -3897,11 +3897,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4708 = v4707 + v4701;
       out[v4708] = v4702;
     }
-    const uint v4710 = v41 + v8063;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4711 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4710 = v41 + v8063;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4711 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4712 = v297.m[2][3].thread_elements()[0];
     const float v4713 = v4712 * v4711;
-    const bool v4714 = v4710 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4714 = v4710 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4714) {
       const uint v4717 = 32u + v8062;
       const bfloat v4718 = bfloat(v4713);  // kernels/sdpa/prefill.cpp:98
@@ -3912,11 +3912,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4724 = v4723 + v4717;
       out[v4724] = v4718;
     }
-    const uint v4726 = v41 + v8068;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4727 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4726 = v41 + v8068;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4727 = v3740.m[2][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4728 = v297.m[2][3].thread_elements()[1];
     const float v4729 = v4728 * v4727;
-    const bool v4730 = v4726 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4730 = v4726 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4730) {
       const uint v4733 = 32u + v8067;
       const bfloat v4734 = bfloat(v4729);  // kernels/sdpa/prefill.cpp:98
@@ -3927,11 +3927,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4740 = v4739 + v4733;
       out[v4740] = v4734;
     }
-    const uint v4742 = v41 + v8073;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4743 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4742 = v41 + v8073;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4743 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4744 = v297.m[3][0].thread_elements()[0];
     const float v4745 = v4744 * v4743;
-    const bool v4746 = v4742 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4746 = v4742 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4746) {
       const uint v4749 = 32u + v8072;
       const bfloat v4750 = bfloat(v4745);  // kernels/sdpa/prefill.cpp:98
@@ -3942,11 +3942,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4756 = v4755 + v4749;
       out[v4756] = v4750;
     }
-    const uint v4758 = v41 + v8078;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4759 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4758 = v41 + v8078;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4759 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4760 = v297.m[3][0].thread_elements()[1];
     const float v4761 = v4760 * v4759;
-    const bool v4762 = v4758 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4762 = v4758 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4762) {
       const uint v4765 = 32u + v8077;
       const bfloat v4766 = bfloat(v4761);  // kernels/sdpa/prefill.cpp:98
@@ -3957,11 +3957,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4772 = v4771 + v4765;
       out[v4772] = v4766;
     }
-    const uint v4774 = v41 + v8083;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4775 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4774 = v41 + v8083;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4775 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4776 = v297.m[3][1].thread_elements()[0];
     const float v4777 = v4776 * v4775;
-    const bool v4778 = v4774 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4778 = v4774 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4778) {
       const uint v4781 = 32u + v8082;
       const bfloat v4782 = bfloat(v4777);  // kernels/sdpa/prefill.cpp:98
@@ -3972,11 +3972,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4788 = v4787 + v4781;
       out[v4788] = v4782;
     }
-    const uint v4790 = v41 + v8088;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4791 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4790 = v41 + v8088;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4791 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4792 = v297.m[3][1].thread_elements()[1];
     const float v4793 = v4792 * v4791;
-    const bool v4794 = v4790 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4794 = v4790 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4794) {
       const uint v4797 = 32u + v8087;
       const bfloat v4798 = bfloat(v4793);  // kernels/sdpa/prefill.cpp:98
@@ -3987,11 +3987,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4804 = v4803 + v4797;
       out[v4804] = v4798;
     }
-    const uint v4806 = v41 + v8093;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4807 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4806 = v41 + v8093;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4807 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4808 = v297.m[3][2].thread_elements()[0];
     const float v4809 = v4808 * v4807;
-    const bool v4810 = v4806 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4810 = v4806 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4810) {
       const uint v4813 = 32u + v8092;
       const bfloat v4814 = bfloat(v4809);  // kernels/sdpa/prefill.cpp:98
@@ -4002,11 +4002,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4820 = v4819 + v4813;
       out[v4820] = v4814;
     }
-    const uint v4822 = v41 + v8098;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4823 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4822 = v41 + v8098;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4823 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4824 = v297.m[3][2].thread_elements()[1];
     const float v4825 = v4824 * v4823;
-    const bool v4826 = v4822 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4826 = v4822 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4826) {
       const uint v4829 = 32u + v8097;
       const bfloat v4830 = bfloat(v4825);  // kernels/sdpa/prefill.cpp:98
@@ -4017,11 +4017,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4836 = v4835 + v4829;
       out[v4836] = v4830;
     }
-    const uint v4838 = v41 + v8103;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4839 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4838 = v41 + v8103;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4839 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4840 = v297.m[3][3].thread_elements()[0];
     const float v4841 = v4840 * v4839;
-    const bool v4842 = v4838 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4842 = v4838 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4842) {
       const uint v4845 = 32u + v8102;
       const bfloat v4846 = bfloat(v4841);  // kernels/sdpa/prefill.cpp:98
@@ -4032,11 +4032,11 @@ kernel void iron_sdpa_prefill_paged_d64_bf16(
       const uint v4852 = v4851 + v4845;
       out[v4852] = v4846;
     }
-    const uint v4854 = v41 + v8108;  // kernels/sdpa/flash_tile.hpp:227
-    const float v4855 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:228
+    const uint v4854 = v41 + v8108;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4855 = v3740.m[3][0].thread_elements()[0];  // kernels/sdpa/flash_tile.hpp:236
     const float v4856 = v297.m[3][3].thread_elements()[1];
     const float v4857 = v4856 * v4855;
-    const bool v4858 = v4854 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    const bool v4858 = v4854 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4858) {
       const uint v4861 = 32u + v8107;
       const bfloat v4862 = bfloat(v4857);  // kernels/sdpa/prefill.cpp:98
