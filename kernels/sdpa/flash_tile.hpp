@@ -1,5 +1,5 @@
-/// The flash-attention body every prefill form shares: one group's 64 query rows of one head
-/// against a sequence's keys, in 64-key steps with an online softmax on fragment rows, then the
+/// The flash-attention body every prefill form shares: one group's tile of query rows of one
+/// head against a sequence's keys, step by step with an online softmax on fragment rows, then the
 /// rows normalized (with the head's sink) and handed to the form's stores. See
 /// kernels/sdpa/prefill.cpp for the method and the error bound.
 #pragma once
@@ -11,7 +11,7 @@
 
 namespace iron::kernels::sdpa {
 
-inline constexpr std::uint32_t kWarps = 4;    ///< simdgroups per group
+inline constexpr std::uint32_t kWarps = 4;  ///< simdgroups per group
 inline constexpr std::uint32_t kThreads = kWarps * 32;
 /// Query rows per simdgroup: 32 up to head_dim 128 (each k and v fragment read from shared
 /// memory then serves two 16-row tiles, halving the shared reads a product needs), 16 for 256
@@ -98,8 +98,8 @@ struct Masks {
   dsl::Expr<dsl::u32> window;  ///< nonzero: query i sees keys j > i + keys − q_len − window
 };
 
-/// Runs the group's tile: query rows q0 … q0 + 63 of a sequence of q_len rows whose row i is at
-/// q_row(i) (D elements), against `kv`. Calls store(i, c, value) for each output element of a
+/// Runs the group's tile: query rows q0 … q0 + block_q − 1 of a sequence of q_len rows whose row i
+/// is at q_row(i) (D elements), against `kv`. Calls store(i, c, value) for each output element of a
 /// row i < q_len (c < D, value the normalized f32 output) and lse(i, value) once per such row
 /// with its natural log-sum-exp (sink included; −inf for a row that weighs nothing), unless lse
 /// is NoLse.

@@ -19,19 +19,23 @@
 /// Per output element, relative to M = max |v| over the keys its row sees: with u = 2^-24, u_T the
 /// unit roundoff of T (u for f32) and δ the largest error of a scaled logit,
 /// δ = |scale| · γ_D · Σ_d |q_d · k_d| + γ_3 · |logit| (an f32 dot product of D exact products,
-/// then the scale by scale · log2 e), each weight p_j errs by (δ + 4u) relative (exp2, 2 ulp)
-/// and is rounded to T before its product with v (u_T); the weights' sum and the weighted sum
-/// of values pass through at most k_len + 2·steps f32 additions and rescalings. Both share
-/// every rescaling, so: |Δ| ≤ M · (2(δ + 4u) + u_T + 2γ_{k_len + 4·steps + 8}) + the rounding of
-/// the result to T. The lse errs by δ + 4u + γ_{k_len + 4·steps + 8} + 2u · |lse|.
+/// then the scale by scale · log2 e), each weight p_j errs by (δ + 5u) relative (the hardware's
+/// exp2, 2.5 ulp, which flushes a weight below 2^-126 of the row's largest to 0: k_len · 2^-126
+/// more) and is rounded to T before its product with v (u_T); the weights' sum and the weighted
+/// sum of values pass through at most k_len + 2·steps f32 additions and rescalings. Both share
+/// every rescaling, so: |Δ| ≤ M · (2(δ + 5u + k_len · 2^-126) + u_T + 2γ_{k_len + 4·steps + 8})
+/// + the rounding of the result to T. The lse errs by δ + 5u + k_len · 2^-126 +
+/// γ_{k_len + 4·steps + 8} + 2u · |lse|. (steps: of 16 keys, the fewest any form takes.)
 ///
 /// ## How it runs
-/// A group of 128 threads (4 simdgroups of 16 query rows) takes 64 query rows of one head
-/// (kernels/sdpa/flash_tile.hpp). The tile's queries go through shared memory into each
-/// simdgroup's A fragments once. Then, in 64-key steps over the keys some row sees (the causal
-/// diagonal and the window bound the range), a two-stage `pipelined` ring receives the step's K
-/// and V rows by 16-byte asynchronous copies (swizzled rows for 16-bit types) while the previous
-/// step is computed: s = q·kᵀ on fragments, scaled to log2 units and masked to −inf; the online
+/// A group of 128 threads (4 simdgroups) takes 128 query rows of one head (32 a simdgroup) up to
+/// head_dim 128, 64 rows for 256 (kernels/sdpa/flash_tile.hpp). The tile's queries land in
+/// shared memory (and in each simdgroup's A fragments where registers allow). Then, in steps
+/// of 64 keys (16-bit, head_dim 64), 32 (16-bit beyond) or 16 (f32) over the keys some row sees
+/// (the causal diagonal and the window bound the range), a two-stage `pipelined` ring receives
+/// the next step's K and V rows by 16-byte asynchronous copies (swizzled rows for 16-bit types)
+/// while this step is computed: s = q·kᵀ on fragments, scaled to log2 units and masked to −inf
+/// (only in steps an edge cuts); the online
 /// softmax (row maxima, exp2, row sums on fragment rows) rescales the row sums and the
 /// accumulators; p (rounded to T) times v adds to the accumulators. At the end each row's
 /// weight gains the sink, and each lane stores its elements, skipping rows past q_len. Query
@@ -50,7 +54,8 @@
 ///   heads_kv) elements)
 ///
 /// ## Dispatch
-/// Tiled: a grid of ceil(max_seqlen_q / 64) × heads_q × batch groups of exactly 128 threads.
+/// Tiled: a grid of ceil(max_seqlen_q / R) × heads_q × batch groups of exactly 128 threads, R the
+/// tile's rows (128 up to head_dim 128, 64 for 256).
 #include <iron/iron.hpp>
 #include <string>
 

@@ -59,7 +59,8 @@ inline PrefillExpected prefill_oracle(const PrefillCase& c, const std::vector<fl
   e.lse.assign(hq * c.total_q(), 0.0f);
   for (std::size_t b = 0; b < c.batch(); ++b) {
     const std::int64_t q_len = c.q_lens[b], k_len = c.k_lens[b];
-    const double steps = std::ceil(double(k_len) / 64.0);
+    const double steps = std::ceil(double(k_len) / 16.0);
+    const double flushed = double(k_len) * 0x1p-126;
     const double sum_gamma = gamma(static_cast<std::size_t>(k_len + 4 * steps + 8));
     for (std::size_t h = 0; h < hq; ++h) {
       const std::size_t hk = h / (hq / hkv);
@@ -102,8 +103,9 @@ inline PrefillExpected prefill_oracle(const PrefillCase& c, const std::vector<fl
         e.lse[h * c.total_q() + cu_q[b] + i] = total > 0.0
                                                    ? static_cast<float>(top + std::log(total))
                                                    : -std::numeric_limits<float>::infinity();
-        e.out_abs = std::max(e.out_abs, v_max * (2 * (delta + 4 * kU) + unit + 2 * sum_gamma));
-        e.lse_abs = std::max(e.lse_abs, delta + 4 * kU + sum_gamma);
+        e.out_abs =
+            std::max(e.out_abs, v_max * (2 * (delta + 5 * kU + flushed) + unit + 2 * sum_gamma));
+        e.lse_abs = std::max(e.lse_abs, delta + 5 * kU + flushed + sum_gamma);
       }
     }
   }
