@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -112,20 +113,33 @@ TEST(ChecksLibraryHopper, KernelsWithWarpgroupProductsCompileForSm90a) {
   EXPECT_GE(forms, 8u) << "the warpgroup GEMM and probes in f16 and bf16";
 }
 
+/// The MSL of the kernel, or nothing for a form past Metal's limits (its threadgroup memory):
+/// such a form is not emitted for Metal at all (`iron build` and the snapshots say so).
+std::optional<codegen::CompiledKernel> emit_msl(const KernelCase& kernel) {
+  try {
+    return emit(kernel, codegen::TargetProfile::metal(31));
+  } catch (const TargetLimitError& e) {
+    EXPECT_NE(std::string(e.what()).find("threadgroup memory"), std::string::npos) << e.what();
+    return std::nullopt;
+  }
+}
+
 TEST_P(ChecksLibrary, MslPassesTheShimCheck) {
-  const auto msl = emit(GetParam(), codegen::TargetProfile::metal(31));
-  const std::string diagnostics = checks::check_msl(msl.source);
-  EXPECT_EQ(diagnostics, "") << numbered(msl.source);
+  const auto msl = emit_msl(GetParam());
+  if (!msl) GTEST_SKIP() << "not emitted for Metal: past its threadgroup memory";
+  const std::string diagnostics = checks::check_msl(msl->source);
+  EXPECT_EQ(diagnostics, "") << numbered(msl->source);
 }
 
 TEST_P(ChecksLibrary, HasNoEmptyBodies) {
   const auto cuda = emit(GetParam(), codegen::TargetProfile::cuda(90));
-  const auto msl = emit(GetParam(), codegen::TargetProfile::metal(31));
   EXPECT_EQ(checks::find_empty_bodies(cuda.source, cuda.symbol + ".cu"), std::vector<std::string>{})
       << numbered(cuda.source);
-  EXPECT_EQ(checks::find_empty_bodies(msl.source, msl.symbol + ".metal"),
-            std::vector<std::string>{})
-      << numbered(msl.source);
+  if (const auto msl = emit_msl(GetParam())) {
+    EXPECT_EQ(checks::find_empty_bodies(msl->source, msl->symbol + ".metal"),
+              std::vector<std::string>{})
+        << numbered(msl->source);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Library, ChecksLibrary, testing::ValuesIn(library_cases()), case_name);
