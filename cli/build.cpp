@@ -143,12 +143,12 @@ int build(const BuildOptions& o) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("wrote {} files for {} kernel forms to {} in {:.3f} s{}\n", files, forms.size(),
-             root.string(), seconds,
-             skipped == 0 ? ""
-                          : fmt::format(" ({} kernel forms not emitted for a target whose "
-                                        "limits they exceed, listed above)",
-                                        skipped));
+  if (skipped != 0) {
+    fmt::print("{} kernel forms not emitted for a target whose limits they exceed (listed above)\n",
+               skipped);
+  }
+  fmt::print("wrote {} files for {} kernel forms to {} in {:.3f} s\n", files, forms.size(),
+             root.string(), seconds);
   return 0;
 }
 
