@@ -660,6 +660,39 @@ def _moe_combine_inputs(dims, dtype, gen):
             uniform(rows.shape, torch.float32, gen, 0.0, 1.0))
 
 
+def _moe_gemm_inputs(dims, dtype, gen):
+    """x_sorted [rows, k] and w [experts, n, k] random, the offsets of a uniform routing."""
+    experts, n, k = d(dims, "experts"), d(dims, "n"), d(dims, "k")
+    ids = _routing(dims, gen)
+    counts = torch.bincount(ids.flatten(), minlength=experts)
+    offsets = torch.zeros(experts + 1, device="cuda", dtype=torch.int64)
+    offsets[1:] = torch.cumsum(counts, 0)
+    return (uniform((ids.numel(), k), dtype, gen), uniform((experts, n, k), dtype, gen), offsets)
+
+
+def _moe_gemm_peers(dims, dtype):
+    experts = d(dims, "experts")
+
+    def loop(x, w, offsets):
+        """A PyTorch loop over the experts, one cuBLAS product each."""
+        out = torch.empty((x.shape[0], w.shape[1]), device="cuda", dtype=x.dtype)
+        bounds = offsets.tolist()
+        for e in range(experts):
+            lo, hi = bounds[e], bounds[e + 1]
+            if hi > lo:
+                torch.matmul(x[lo:hi], w[e].t(), out=out[lo:hi])
+        return out
+
+    peers = {"torch loop over experts": lambda: loop}
+    grouped_mm = getattr(torch, "_grouped_mm", None)
+    if grouped_mm is not None and dtype == torch.bfloat16:
+        peers["torch._grouped_mm"] = lambda: lambda x, w, offsets: grouped_mm(
+            x, w.transpose(1, 2), offs=offsets[1:].to(torch.int32))
+    # Not the same function: one product of the whole size with expert 0's weight.
+    peers["one cuBLAS GEMM of the same size (ceiling)"] = lambda: lambda x, w, offsets: x @ w[0].t()
+    return peers
+
+
 def _moe_combine_peers(dims, dtype):
     def eager(y_sorted, rows, weights):
         """Each token's rows gathered, weighted in f32 and summed."""
@@ -803,6 +836,7 @@ CASES = {
     "moe_sort": (lambda dims, dtype, gen: (_routing(dims, gen),), _moe_sort_peers),
     "moe_permute": (_moe_permute_inputs, _moe_permute_peers),
     "moe_combine": (_moe_combine_inputs, _moe_combine_peers),
+    "moe_gemm": (_moe_gemm_inputs, _moe_gemm_peers),
     "rms_norm": (_norm_inputs, _rms_norm_peers),
     "layer_norm": (_layer_norm_inputs, _layer_norm_peers),
     "add_rms_norm": (_add_rms_norm_inputs, _add_rms_norm_peers),

@@ -52,6 +52,11 @@ def time_peer(fn, input_sets, warmup, repeat):
     return {"median_us": statistics.median(us), "min_us": us[0], "max_us": us[-1]}
 
 
+# A peer named "… (ceiling)" times a reference operation of the same size, not the same function
+# (one dense GEMM for a grouped one): its output is not compared.
+CEILING = "(ceiling)"
+
+
 def check_output(name, got, want):
     """The peers must compute the same function: compare two peers' outputs loosely."""
     if isinstance(got, tuple):  # (values, indices): compare the values
@@ -86,7 +91,7 @@ def run_case(result, l2_bytes, args):
             torch.cuda.synchronize()
             if reference is None:
                 reference = out
-            elif out is not None:
+            elif out is not None and not name.endswith(CEILING):
                 check_output(name, out, reference)
             timings[name] = time_peer(fn, sets, args.warmup, args.repeat)
         except Exception as e:  # a peer that cannot run is reported, not fatal

@@ -172,13 +172,14 @@ struct DenseB {
   }
 };
 
-/// Computes this group's tile of a · op(b) (`a` [m, k] from `a_base`; `b` a b source such as
-/// DenseB) and calls epilogue(r, c, sum) for every element (r, c) of the tile inside out, with
-/// sum the f32 Σ_p a[r, p] · b(p, c).
+/// Computes the kBM×kBN tile of a · op(b) at (row0, col0) (`a` [m, k] from `a_base`; `b` a b
+/// source such as DenseB) and calls epilogue(r, c, sum) for every element (r, c) of the tile
+/// inside out, with sum the f32 Σ_p a[r, p] · b(p, c).
 template <class T, class BSource, class Epilogue>
-void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
-             const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
-             const dsl::Expr<dsl::u32>& a_base, Epilogue&& epilogue) {
+void product_at(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
+                const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
+                const dsl::Expr<dsl::u32>& a_base, const dsl::Expr<dsl::u32>& row0,
+                const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
   using namespace iron::dsl;
   constexpr bool kWide = BSource::wide_steps;
   constexpr std::uint32_t kBK = step_k<T, kWide>();
@@ -191,7 +192,6 @@ void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::
   constexpr std::uint32_t kStageB = kb_rows ? kBK * kPitchB : kBN * kPitchB;
   auto tile_a = tile_ring<T, kWide>(kStageA, kPitchA);
   auto tile_b = tile_ring<T, kWide>(kStageB, kPitchB);
-  const auto [row0, col0] = banded_tile(kBM, kBN);
   auto warp = simdgroup_id();
   auto warp_row = warp / (kBN / kWN) * kWM;
   auto warp_col = warp % (kBN / kWN) * kWN;
@@ -238,6 +238,15 @@ void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::
     auto c = col0 + warp_col + acc.col(slot);
     IRON_IF(r < m && c < n) { epilogue(r, c, acc.get(slot)); }
   }
+}
+
+/// This group's tile of a · op(b) in the banded launch order (banded_tile), as product_at.
+template <class T, class BSource, class Epilogue>
+void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
+             const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
+             const dsl::Expr<dsl::u32>& a_base, Epilogue&& epilogue) {
+  const auto [row0, col0] = banded_tile(kBM, kBN);
+  product_at(a, bsrc, m, n, k, a_base, row0, col0, epilogue);
 }
 
 /// The launch of every form: a group per kBM×kBN tile of out, `batches` along z.

@@ -88,18 +88,19 @@ void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tens
   }
 }
 
-/// A group's kBM×kBN tile of a · bᵀ, each element handed to epilogue(r, c, sum) (see product).
-/// On a target with warpgroup products (sm_90a) one 128×256 product through a 4-stage ring of
-/// 48 KB stages whose products stay in flight one step; elsewhere the two 128×128 halves one after
-/// the other through one 3-stage ring of 32 KB stages, which Metal's threadgroup memory holds.
-/// Both sum every element in the same k order, so both paths give the same bits. WIDE_STAGES and
-/// WIDE_LAG set the 128×256 product's ring.
+/// The kBM×kBN tile of a · bᵀ at (row0, col0), each element handed to epilogue(r, c, sum) (see
+/// product). On a target with warpgroup products (sm_90a) one 128×256 product through a 4-stage
+/// ring of 48 KB stages whose products stay in flight one step; elsewhere the two 128×128 halves
+/// one after the other through one 3-stage ring of 32 KB stages, which Metal's threadgroup memory
+/// holds. Both sum every element in the same k order, so both paths give the same bits. WIDE_STAGES
+/// and WIDE_LAG set the 128×256 product's ring.
 template <std::uint32_t WIDE_STAGES = kWideStages, std::uint32_t WIDE_LAG = kWideLag, class T,
           class Epilogue>
-void tile_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
-                  const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue) {
+void tile_product_at(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
+                     const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
+                     const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
+                     Epilogue&& epilogue) {
   using namespace iron::dsl;
-  const auto [row0, col0] = banded_tile(kBM, kBN);
   IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
     const Rings<T, kBN> wide;
     product<kBN, WIDE_STAGES, WIDE_LAG>(wide, a, b, m, n, k, row0, col0, epilogue);
@@ -110,6 +111,15 @@ void tile_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::E
       product<kBN / 2, kStages, 0>(half, a, b, m, n, k, row0, col0 + h * (kBN / 2), epilogue);
     }
   }
+}
+
+/// This group's tile in the banded launch order (banded_tile), as tile_product_at.
+template <std::uint32_t WIDE_STAGES = kWideStages, std::uint32_t WIDE_LAG = kWideLag, class T,
+          class Epilogue>
+void tile_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
+                  const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue) {
+  const auto [row0, col0] = banded_tile(kBM, kBN);
+  tile_product_at<WIDE_STAGES, WIDE_LAG>(a, b, m, n, k, row0, col0, epilogue);
 }
 
 /// The dispatch and grid: kThreads threads, a group per kBM×kBN tile of out.

@@ -265,7 +265,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_f16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 8u;
-  unsigned int v1671 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:110
+  unsigned int v1671 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:111
   const unsigned int v1674 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:50
   const unsigned int v1675 = v1674 >> 2u;
   iron_frag<float, 2, 16, 128> v1679;  // kernels/gemm/gemm_warpgroup.hpp:54
@@ -1669,7 +1669,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_f16(
     const unsigned int v2547 = v2546 + v2539;
     out[v2547] = v2545;
   }
-  const unsigned int v2549 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:110
+  const unsigned int v2549 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:111
   iron_frag<float, 2, 16, 128> v2556;  // kernels/gemm/gemm_warpgroup.hpp:54
   iron_frag_fill(v2556, 0.0f);
   if (v1683) {  // kernels/gemm/gemm_warpgroup.hpp:60

@@ -1326,7 +1326,7 @@ kernel void iron_gemm_warpgroup_nk_f16(
     const uint v2547 = v2546 + v2539;
     out[v2547] = v2545;
   }
-  const uint v2549 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:110
+  const uint v2549 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:111
   iron_frag<float, 16, 128> v2556;  // kernels/gemm/gemm_warpgroup.hpp:54
   iron_frag_fill(v2556, float(0.0f));
   if (v1683) {  // kernels/gemm/gemm_warpgroup.hpp:60

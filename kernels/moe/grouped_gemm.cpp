@@ -1,0 +1,476 @@
+/// iron_moe_gemm, iron_moe_gemm_affine_b4_g{32,64,128}, iron_moe_gemm_mxfp4: the experts'
+/// products of a mixture-of-experts layer in one launch. Row r of x_sorted belongs to the expert
+/// e with offsets[e] ≤ r < offsets[e + 1] (iron_moe_sort's offsets, iron_moe_permute's rows) and
+/// out[r, j] = Σ_p x_sorted[r, p] · w[e, j, p]; the rows from offsets[experts] on, which no
+/// assignment took, are zeros.
+///
+/// The weight is [experts, n, k], each expert's a linear layer's [n, k]: dense in T, or
+/// quantized along k as iron_gemm's quantized forms take it (MLX affine 4-bit codes in groups of
+/// G, OCP MXFP4), each expert's rows after the previous expert's.
+///
+/// ## Error bound
+/// iron_gemm's (dense) and iron_gemm_affine's / iron_gemm_mxfp4's (quantized), per row with its
+/// expert's weight; the zero rows are exact.
+///
+/// ## How it runs
+/// Each expert's rows are cut into tiles of kBM rows of their own, so every tile multiplies by
+/// one expert's weight; a launch has ⌈rows / kBM⌉ + experts rows of tiles, enough for any counts
+/// (kernels/moe/expert_tiles.hpp). A group finds its tile's expert by one pass over the offsets
+/// (the tiles run in bands of 8 tile rows, as iron_gemm's), then computes the tile as iron_gemm
+/// does, with the experts' weights seen as one matrix of experts · n rows from which the tile's
+/// columns start at e · n: 16-bit dense weights on iron_gemm_warpgroup_nk's 128×256 warpgroup
+/// tiles (wgmma and TMA copies on sm_90a), f32 and quantized weights on gemm::product's 128×128
+/// fragment tiles, the quantized ones decoded into the b stage (kernels/gemm/quant_b.hpp). A
+/// tile's rows past its expert's multiply the next rows of x_sorted and are not written; its
+/// columns past n read the next expert's weight rows and are not written either. A tile past
+/// every expert writes zeros.
+///
+/// ## Layout
+/// - `x_sorted [rows, k]` T (rows = tokens · top_k, grouped by expert)
+/// - `w [experts, n, k]` T (iron_moe_gemm)
+/// - `packed [experts, n, k / 8]` u32, `scales`, `biases [experts, n, k / G]` T (affine 4-bit;
+///   k a multiple of G)
+/// - `packed [experts, n, k / 8]` u32, `scales [experts, n, k / 32]` u8 (MXFP4; k a multiple of
+///   32)
+/// - `offsets [experts + 1]` u32 (non-decreasing, offsets[experts] ≤ rows)
+/// - `out [rows, n]` T
+///
+/// ## Dispatch
+/// Tiled: a grid of ⌈n / 256⌉ × (⌈rows / 128⌉ + experts) groups of exactly 256 threads for
+/// 16-bit iron_moe_gemm, ⌈n / 128⌉ × (⌈rows / 128⌉ + experts) groups of 128 for the others.
+#include <iron/iron.hpp>
+#include <string>
+
+#include "../gemm/gemm_tiles.hpp"
+#include "../gemm/gemm_warpgroup.hpp"
+#include "../gemm/quant_b.hpp"
+#include "expert_tiles.hpp"
+
+namespace iron::kernels {
+using namespace iron::dsl;
+
+namespace {
+
+/// The dispatch and grid of tiles of tile_rows × tile_cols and `threads` threads.
+void declare_grouped(std::uint32_t tile_cols, std::uint32_t threads) {
+  dispatch(tiled, {exactly(threads)});
+  grid("[ceil_div(n, " + std::to_string(tile_cols) + "), " + moe::tile_rows_of_grid(gemm::kBM) +
+       ", 1]");
+}
+
+/// This group's tile of rows (its expert's) and first column of out, in the banded order.
+std::pair<moe::ExpertTile, Expr<u32>> grouped_tile(const Tensor<u32>& offsets,
+                                                   const Expr<u32>& experts, const Expr<u32>& rows,
+                                                   std::uint32_t tile_cols) {
+  const auto [tile, col0] = gemm::banded_tile(1, tile_cols);
+  return {moe::expert_tile(offsets, experts, rows, tile, gemm::kBM), col0};
+}
+
+/// A tile's b source on gemm::product's fragment tiles (f32 and quantized weights): the source,
+/// the column of it where the expert's n columns start, its columns in all, and the rows of
+/// x_sorted the product reads (`rows`, or the expert's end to read zeros past it: whichever
+/// leaves ptxas the registers).
+template <class BSource>
+struct ExpertB {
+  BSource source;
+  Expr<u32> first;
+  Expr<u32> columns;
+  Expr<u32> height;
+};
+
+/// The product of every expert's rows with its b source (make_b(tile) gives an ExpertB).
+template <class T, class MakeB>
+void fragment_tiles(const Tensor<T>& x_sorted, const Tensor<u32>& offsets, const Out<T>& out,
+                    const Expr<u32>& rows, const Expr<u32>& experts, const Expr<u32>& n,
+                    const Expr<u32>& k, MakeB&& make_b) {
+  const auto [tile, col0] = grouped_tile(offsets, experts, rows, gemm::kBN);
+  IRON_IF(tile.expert < experts) {
+    const auto b = make_b(tile);
+    const auto& first = b.first;
+    const auto& row_end = tile.row_end;
+    gemm::product_at(x_sorted, b.source, b.height, b.columns, k, Expr<u32>(0u), tile.row0,
+                     first + col0, [&](const auto& r, const auto& c, const Expr<f32>& sum) {
+                       IRON_IF(r < row_end && c - first < n) {
+                         store(out[r * n + c - first], cast<T>(sum));
+                       }
+                     });
+  }
+  IRON_ELSE { moe::zero_tile(out, tile.row0, rows, col0, n, gemm::kBM, gemm::kBN); }
+}
+
+}  // namespace
+
+IRON_KERNEL(iron_moe_gemm,
+            (Tensor<T> x_sorted, Tensor<T> w, Tensor<u32> offsets, Out<T> out, Constexpr<u32> rows,
+             Constexpr<u32> experts, Constexpr<u32> n, Constexpr<u32> k)) {
+  layout(x_sorted, "[rows, k]");
+  layout(w, "[experts, n, k]");
+  layout(offsets, "[experts + 1]");
+  layout(out, "[rows, n]");
+  if constexpr (lane_bytes<T>() == 2) {
+    using gemm::warpgroup::kBN;
+    declare_grouped(kBN, gemm::warpgroup::kThreads);
+    const auto [tile, col0] = grouped_tile(offsets, experts, rows, kBN);
+    IRON_IF(tile.expert < experts) {
+      auto first = tile.expert * n;
+      auto row_end = tile.row_end;
+      gemm::warpgroup::tile_product_at(x_sorted, w, rows, experts * n, k, tile.row0, first + col0,
+                                       [&](const auto& r, const auto& c, const Expr<f32>& sum) {
+                                         IRON_IF(r < row_end && c - first < n) {
+                                           store(out[r * n + c - first], cast<T>(sum));
+                                         }
+                                       });
+    }
+    IRON_ELSE { moe::zero_tile(out, tile.row0, rows, col0, n, gemm::kBM, kBN); }
+  } else {
+    declare_grouped(gemm::kBN, gemm::kThreads);
+    // The experts' weights as one matrix of experts · n rows: expert e's start at row e · n.
+    fragment_tiles(x_sorted, offsets, out, rows, experts, n, k, [&](const moe::ExpertTile& t) {
+      return ExpertB<gemm::DenseB<T, col_major>>{
+          {w, Expr<u32>(0u)}, t.expert * n, experts * n, rows};
+    });
+  }
+}
+
+IRON_KERNEL_TEMPLATE(iron_moe_gemm_affine, (u32 GROUP),
+                     (Tensor<T> x_sorted, Tensor<u32> packed, Tensor<T> scales, Tensor<T> biases,
+                      Tensor<u32> offsets, Out<T> out, Constexpr<u32> rows, Constexpr<u32> experts,
+                      Constexpr<u32> n, Constexpr<u32> k)) {
+  constexpr u32 kBits = 4;
+  declare_grouped(gemm::kBN, gemm::kThreads);
+  require_multiple_of(k, GROUP);
+  const std::string groups = "[experts, n, k / " + std::to_string(GROUP) + "]";
+  layout(x_sorted, "[rows, k]");
+  layout(packed, "[experts, n, k / " + std::to_string(codes_per_word<kBits>) + "]");
+  layout(scales, groups);
+  layout(biases, groups);
+  layout(offsets, "[experts + 1]");
+  layout(out, "[rows, n]");
+  using Codes = gemm::AffineCodes<T, kBits, GROUP>;
+  // The codes index weight rows of all experts: expert e's start at row e · n.
+  fragment_tiles(x_sorted, offsets, out, rows, experts, n, k, [&](const moe::ExpertTile& t) {
+    return ExpertB<gemm::QuantB<T, Codes>>{
+        {Codes{packed, scales, biases}}, t.expert * n, experts * n, t.row_end};
+  });
+}
+IRON_KERNEL_VARIANT(iron_moe_gemm_affine, b4_g32, 32);
+IRON_KERNEL_VARIANT(iron_moe_gemm_affine, b4_g64, 64);
+IRON_KERNEL_VARIANT(iron_moe_gemm_affine, b4_g128, 128);
+
+IRON_KERNEL(iron_moe_gemm_mxfp4, (Tensor<T> x_sorted, Tensor<u32> packed, Tensor<u8> scales,
+                                  Tensor<u32> offsets, Out<T> out, Constexpr<u32> rows,
+                                  Constexpr<u32> experts, Constexpr<u32> n, Constexpr<u32> k)) {
+  declare_grouped(gemm::kBN, gemm::kThreads);
+  require_multiple_of(k, gemm::Mxfp4Codes::kBlock);
+  layout(x_sorted, "[rows, k]");
+  layout(packed, "[experts, n, k / 8]");
+  layout(scales, "[experts, n, k / 32]");
+  layout(offsets, "[experts + 1]");
+  layout(out, "[rows, n]");
+  fragment_tiles(x_sorted, offsets, out, rows, experts, n, k, [&](const moe::ExpertTile& t) {
+    return ExpertB<gemm::QuantB<T, gemm::Mxfp4Codes>>{
+        {gemm::Mxfp4Codes{packed, scales}}, t.expert * n, experts * n, t.row_end};
+  });
+}
+
+namespace {
+/// A group per tile: tile_cols columns of out and kBM rows of an expert's (or of the zero rows).
+Geometry grouped_geometry(const GeometryQuery& q, std::uint32_t tile_cols, std::uint32_t threads) {
+  const auto experts = static_cast<std::uint32_t>(q.constant("experts"));
+  return {{tile_count(q.constant("n"), tile_cols),
+           tile_count(q.constant("rows"), gemm::kBM) + experts, 1},
+          {threads, 1, 1}};
+}
+}  // namespace
+
+IRON_GEOMETRY(iron_moe_gemm) {
+  return q.dtype == DType::F32
+             ? grouped_geometry(q, gemm::kBN, gemm::kThreads)
+             : grouped_geometry(q, gemm::warpgroup::kBN, gemm::warpgroup::kThreads);
+}
+IRON_GEOMETRY(iron_moe_gemm_affine_b4_g32) {
+  return grouped_geometry(q, gemm::kBN, gemm::kThreads);
+}
+IRON_GEOMETRY(iron_moe_gemm_affine_b4_g64) {
+  return grouped_geometry(q, gemm::kBN, gemm::kThreads);
+}
+IRON_GEOMETRY(iron_moe_gemm_affine_b4_g128) {
+  return grouped_geometry(q, gemm::kBN, gemm::kThreads);
+}
+IRON_GEOMETRY(iron_moe_gemm_mxfp4) { return grouped_geometry(q, gemm::kBN, gemm::kThreads); }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <algorithm>
+#include <cmath>
+#include <iron/bench/geometry.hpp>
+#include <iron/bench/registry.hpp>
+#include <iron/testing/geometry.hpp>
+#include <iron/testing/registry.hpp>
+
+#include "../gemm/quant_weights.hpp"
+#include "assignments.hpp"
+
+namespace iron::kernels {
+
+namespace {
+
+/// The definition in double: out[r, j] = Σ_p x[r, p] · weight(e, j, p) for the expert e whose
+/// rows hold r, zeros from offsets[experts] on; and the error bound's scales, the largest
+/// S = Σ_p |x[r, p] · w| and X = Σ_p |x[r, p]| over the kept rows.
+struct GroupedExpected {
+  std::vector<float> out;
+  double s = 0.0;
+  double x = 0.0;
+};
+template <class Weight>
+GroupedExpected grouped_oracle(const std::vector<float>& x,
+                               const std::vector<std::uint32_t>& offsets, std::size_t rows,
+                               std::size_t n, std::size_t k, Weight&& weight) {
+  GroupedExpected want;
+  want.out.assign(rows * n, 0.0f);
+  for (std::size_t e = 0; e + 1 < offsets.size(); ++e) {
+    for (std::size_t r = offsets[e]; r < offsets[e + 1]; ++r) {
+      double row = 0.0;
+      for (std::size_t p = 0; p < k; ++p) row += std::fabs(double{x[r * k + p]});
+      want.x = std::max(want.x, row);
+      for (std::size_t j = 0; j < n; ++j) {
+        double sum = 0.0;
+        double magnitude = 0.0;
+        for (std::size_t p = 0; p < k; ++p) {
+          const double product = double{x[r * k + p]} * weight(e, j, p);
+          sum += product;
+          magnitude += std::fabs(product);
+        }
+        want.out[r * n + j] = static_cast<float>(sum);
+        want.s = std::max(want.s, magnitude);
+      }
+    }
+  }
+  return want;
+}
+
+/// A routing's rows: each expert's count from the ids, as iron_moe_sort gives them.
+struct Routing {
+  std::vector<std::uint32_t> offsets;
+  std::size_t rows = 0;
+  std::size_t experts = 0;
+};
+Routing routing_of(const std::vector<std::uint32_t>& ids, std::size_t experts) {
+  return {sort_oracle(ids, experts).offsets, ids.size(), experts};
+}
+
+/// The setup's common part: x_sorted, the offsets, out, the constants and the grid.
+testing::TestSetup grouped_setup(const std::string& kernel, const Routing& g,
+                                 const std::vector<float>& x, std::size_t n, std::size_t k,
+                                 const GroupedExpected& want, const testing::Tolerance& tolerance,
+                                 DType dt) {
+  testing::TestSetup setup(kernel, dt);
+  setup.input("x_sorted", x)
+      .input_u32("offsets", g.offsets)
+      .output("out", g.rows * n)
+      .constant("rows", static_cast<double>(g.rows))
+      .constant("experts", static_cast<double>(g.experts))
+      .constant("n", static_cast<double>(n))
+      .constant("k", static_cast<double>(k))
+      .expect("out", want.out)
+      .tolerance(tolerance);
+  return setup;
+}
+
+/// Dense weights [experts, n, k]: iron_gemm's bound, γ_k · S, then the rounding to T.
+testing::TestSetup dense_setup(const Routing& g, std::size_t n, std::size_t k, DType dt,
+                               testing::Rng& rng) {
+  const auto x = testing::round_through(rng.uniform(g.rows * k, -1.0f, 1.0f), dt);
+  const auto w = testing::round_through(rng.uniform(g.experts * n * k, -1.0f, 1.0f), dt);
+  const auto want = grouped_oracle(x, g.offsets, g.rows, n, k, [&](auto e, auto j, auto p) {
+    return double{w[(e * n + j) * k + p]};
+  });
+  namespace tol = testing::tolerance;
+  auto setup = grouped_setup("iron_moe_gemm", g, x, n, k, want,
+                             tol::stored(dt, tol::gamma(k) * want.s, tol::gamma(1)), dt);
+  setup.input("w", w);
+  return setup.grid(testing::geometry_grid(setup));
+}
+
+/// Quantized weights (experts · n rows of the format): iron_gemm_affine's bound.
+testing::TestSetup quant_setup(const std::string& kernel, const Routing& g, const QuantWeights& q,
+                               std::size_t n, std::size_t k, DType dt, testing::Rng& rng) {
+  const auto x = testing::round_through(rng.uniform(g.rows * k, -1.0f, 1.0f), dt);
+  const auto want = grouped_oracle(
+      x, g.offsets, g.rows, n, k, [&](auto e, auto j, auto p) { return q.w((e * n + j) * k + p); });
+  namespace tol = testing::tolerance;
+  const double eps = tol::unit_roundoff(dt) + tol::gamma(2);
+  const double sum = tol::gamma(k);
+  const double bound = (sum + eps + sum * eps) * want.s + (1.0 + sum) * tol::underflow(dt) * want.x;
+  auto setup = grouped_setup(kernel, g, x, n, k, want, tol::stored(dt, bound, 0.0), dt);
+  for (const auto& [name, words] : q.words) setup.input_u32(name, words);
+  for (const auto& [name, values] : q.values) setup.input(name, values);
+  return setup.grid(testing::geometry_grid(setup));
+}
+
+testing::TestSetup affine_setup(std::size_t group, const Routing& g, std::size_t n, std::size_t k,
+                                DType dt, testing::Rng& rng) {
+  return quant_setup("iron_moe_gemm_affine_b4_g" + std::to_string(group), g,
+                     affine_weights(g.experts * n, k, 4, group, 1e-3f, 0.1f, dt, rng), n, k, dt,
+                     rng);
+}
+
+testing::TestSetup mxfp4_setup(const Routing& g, std::size_t n, std::size_t k, DType dt,
+                               testing::Rng& rng) {
+  // Exponents 2^-7 … 2^7: products and sums stay well inside every T's range.
+  return quant_setup("iron_moe_gemm_mxfp4", g, mxfp4_weights(g.experts * n, k, 120, 135, rng), n, k,
+                     dt, rng);
+}
+
+/// Some assignments dropped (ids past the experts): their rows, at the end, are zeros.
+Routing dropping_routing(std::size_t tokens, std::size_t experts, std::size_t top_k,
+                         testing::Rng& rng) {
+  auto ids = random_routing(tokens, experts, top_k, rng);
+  ids[1] = static_cast<std::uint32_t>(experts);
+  ids[ids.size() / 2] = 0xFFFFFFFFu;
+  ids[ids.size() - 1] = static_cast<std::uint32_t>(experts);
+  return routing_of(ids, experts);
+}
+
+/// The bench of a layer's routing (iron_moe_sort's offsets of a fixed uniform routing) for a
+/// weight whose inputs `weights` adds: x_sorted random; the FLOPs of the kept rows.
+template <class Weights>
+bench::BenchSetup grouped_bench(const std::string& kernel, std::size_t tokens, std::size_t experts,
+                                std::size_t top_k, std::size_t n, std::size_t k,
+                                std::size_t weight_bytes, DType dt, Weights&& weights) {
+  const auto offsets = sort_oracle(bench_routing(tokens, experts, top_k), experts).offsets;
+  const std::size_t rows = tokens * top_k;
+  bench::BenchSetup setup(kernel, dt);
+  setup.random("x_sorted", rows * k)
+      .input_u32("offsets", offsets)
+      .output("out", rows * n)
+      .constant("rows", static_cast<double>(rows))
+      .constant("experts", static_cast<double>(experts))
+      .constant("n", static_cast<double>(n))
+      .constant("k", static_cast<double>(k));
+  weights(setup);
+  return setup.grid(bench::geometry_grid(setup))
+      .bytes_moved(rows * (k + n) * dtype_size(dt) + weight_bytes)
+      .flops(2 * rows * n * k)
+      .peer("moe_gemm", {{"tokens", static_cast<double>(tokens)},
+                         {"experts", static_cast<double>(experts)},
+                         {"top_k", static_cast<double>(top_k)},
+                         {"n", static_cast<double>(n)},
+                         {"k", static_cast<double>(k)}});
+}
+
+bench::BenchSetup dense_bench(std::size_t tokens, std::size_t experts, std::size_t top_k,
+                              std::size_t n, std::size_t k, DType dt) {
+  return grouped_bench("iron_moe_gemm", tokens, experts, top_k, n, k,
+                       experts * n * k * dtype_size(dt), dt,
+                       [&](bench::BenchSetup& s) { s.random("w", experts * n * k); });
+}
+
+bench::BenchSetup affine_bench(std::size_t group, std::size_t tokens, std::size_t experts,
+                               std::size_t top_k, std::size_t n, std::size_t k, DType dt) {
+  const std::size_t weights = experts * n * k;
+  return grouped_bench("iron_moe_gemm_affine_b4_g" + std::to_string(group), tokens, experts, top_k,
+                       n, k, weights / 2 + 2 * weights / group * dtype_size(dt), dt,
+                       [&](bench::BenchSetup& s) {
+                         s.random_u32("packed", weights / 8, 0, 0xFFFFFFFFu)
+                             .random("scales", weights / group, 1e-3f, 1e-2f)
+                             .random("biases", weights / group, -0.05f, 0.05f);
+                       });
+}
+
+bench::BenchSetup mxfp4_bench(std::size_t tokens, std::size_t experts, std::size_t top_k,
+                              std::size_t n, std::size_t k, DType dt) {
+  const std::size_t weights = experts * n * k;
+  return grouped_bench("iron_moe_gemm_mxfp4", tokens, experts, top_k, n, k,
+                       weights / 2 + weights / 32, dt, [&](bench::BenchSetup& s) {
+                         s.random_u32("packed", weights / 8, 0, 0xFFFFFFFFu)
+                             .random_u32("scales", weights / 32, 118, 122);
+                       });
+}
+
+}  // namespace
+
+// Mixtral's routing (8 experts, top-2) on a small layer: two column tiles of 256 (three of 128),
+// the last partial, and k over three 64-column steps, the last partial.
+IRON_TEST(iron_moe_gemm, top2_of_8, F32, F16, BF16) {
+  return dense_setup(routing_of(random_routing(48, 8, 2, rng), 8), 272, 136, dt, rng);
+}
+// An expert every token chooses (150 rows: a whole tile and a partial one), one that one token
+// chooses, one that none does.
+IRON_TEST(iron_moe_gemm, all_one_and_no_tokens, F32, F16, BF16) {
+  return dense_setup(routing_of(edge_routing(150, 8, 3, rng), 8), 64, 64, dt, rng);
+}
+// 64 experts, top-8: most experts get a few rows, many tiles past every expert.
+IRON_TEST(iron_moe_gemm, top8_of_64, F32, F16, BF16) {
+  return dense_setup(routing_of(random_routing(24, 64, 8, rng), 64), 48, 24, dt, rng);
+}
+// Dropped assignments: the rows past the kept ones are zeros.
+IRON_TEST(iron_moe_gemm, dropped_rows_are_zeros, F32, F16, BF16) {
+  return dense_setup(dropping_routing(40, 6, 2, rng), 40, 32, dt, rng);
+}
+// k not a multiple of 8: every copy takes the element-by-element path; one expert.
+IRON_TEST(iron_moe_gemm, one_expert_k20, F32, F16, BF16) {
+  return dense_setup(routing_of(random_routing(33, 1, 1, rng), 1), 33, 20, dt, rng);
+}
+
+IRON_TEST(iron_moe_gemm_affine_b4_g32, top2_of_8, F32, F16, BF16) {
+  return affine_setup(32, routing_of(random_routing(40, 8, 2, rng), 8), 72, 128, dt, rng);
+}
+IRON_TEST(iron_moe_gemm_affine_b4_g32, dropped_rows_are_zeros, F32, F16, BF16) {
+  return affine_setup(32, dropping_routing(20, 4, 2, rng), 40, 64, dt, rng);
+}
+IRON_TEST(iron_moe_gemm_affine_b4_g64, all_one_and_no_tokens, F32, F16, BF16) {
+  return affine_setup(64, routing_of(edge_routing(140, 8, 3, rng), 8), 40, 128, dt, rng);
+}
+IRON_TEST(iron_moe_gemm_affine_b4_g64, top8_of_64, F32, F16, BF16) {
+  return affine_setup(64, routing_of(random_routing(16, 64, 8, rng), 64), 24, 64, dt, rng);
+}
+IRON_TEST(iron_moe_gemm_affine_b4_g128, top2_of_8, F32, F16, BF16) {
+  return affine_setup(128, routing_of(random_routing(30, 8, 2, rng), 8), 136, 256, dt, rng);
+}
+IRON_TEST(iron_moe_gemm_affine_b4_g128, one_expert, F32, F16, BF16) {
+  return affine_setup(128, routing_of(random_routing(9, 1, 1, rng), 1), 16, 128, dt, rng);
+}
+IRON_TEST(iron_moe_gemm_mxfp4, top2_of_8, F32, F16, BF16) {
+  return mxfp4_setup(routing_of(random_routing(40, 8, 2, rng), 8), 136, 96, dt, rng);
+}
+IRON_TEST(iron_moe_gemm_mxfp4, all_one_and_no_tokens, F32, F16, BF16) {
+  return mxfp4_setup(routing_of(edge_routing(140, 8, 3, rng), 8), 24, 64, dt, rng);
+}
+IRON_TEST(iron_moe_gemm_mxfp4, dropped_rows_are_zeros, F32, F16, BF16) {
+  return mxfp4_setup(dropping_routing(24, 6, 2, rng), 40, 32, dt, rng);
+}
+
+// Mixtral's layer (8 experts, top-2, hidden 4096, FFN 14336, 4096 tokens): the first projection
+// and the second; a many-expert layer (128 experts, top-8, hidden 2048, FFN 768, gate and up
+// together 1536).
+IRON_BENCH(iron_moe_gemm, tokens4096_experts8_top2_n14336_k4096, BF16) {
+  return dense_bench(4096, 8, 2, 14336, 4096, dt);
+}
+IRON_BENCH(iron_moe_gemm, tokens4096_experts8_top2_n4096_k14336, BF16) {
+  return dense_bench(4096, 8, 2, 4096, 14336, dt);
+}
+IRON_BENCH(iron_moe_gemm, tokens4096_experts128_top8_n1536_k2048, BF16) {
+  return dense_bench(4096, 128, 8, 1536, 2048, dt);
+}
+IRON_BENCH(iron_moe_gemm, tokens4096_experts128_top8_n2048_k768, BF16) {
+  return dense_bench(4096, 128, 8, 2048, 768, dt);
+}
+IRON_BENCH(iron_moe_gemm_affine_b4_g64, tokens4096_experts8_top2_n14336_k4096, BF16) {
+  return affine_bench(64, 4096, 8, 2, 14336, 4096, dt);
+}
+IRON_BENCH(iron_moe_gemm_affine_b4_g32, tokens512_experts8_top2_n14336_k4096, BF16) {
+  return affine_bench(32, 512, 8, 2, 14336, 4096, dt);
+}
+IRON_BENCH(iron_moe_gemm_affine_b4_g128, tokens512_experts8_top2_n14336_k4096, BF16) {
+  return affine_bench(128, 512, 8, 2, 14336, 4096, dt);
+}
+IRON_BENCH(iron_moe_gemm_mxfp4, tokens4096_experts128_top8_n1536_k2048, BF16) {
+  return mxfp4_bench(4096, 128, 8, 1536, 2048, dt);
+}
+
+}  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS
