@@ -321,8 +321,8 @@ std::uint64_t element_count(const ir::Param& p, const GuardArg& arg) {
   return std::get<TensorExtent>(arg).bytes / dtype_size(p.dtype);
 }
 
-void check_layout(const ir::Kernel& kernel, const Values& values, const ir::TensorLayout& layout,
-                  const std::vector<GuardArg>& args) {
+void check_layout(const ir::Kernel& kernel, const KernelFacts& facts, const Values& values,
+                  const ir::TensorLayout& layout, const std::vector<GuardArg>& args) {
   const std::string_view decl = layout.exact ? "layout(...)" : "layout_at_least(...)";
   const int index = kernel.find_param(layout.param);
   if (index < 0 || kernel.params[index].kind == ir::ParamKind::Constexpr) {
@@ -351,7 +351,7 @@ void check_layout(const ir::Kernel& kernel, const Values& values, const ir::Tens
                        layout.exact ? "" : "at least ", values.explain(product, need)),
            decl, layout.loc);
   }
-  const std::uint64_t limit = needed > 127 ? index_limit(kernel, index) : needed;
+  const std::uint64_t limit = facts.index_limits.at(static_cast<std::size_t>(index));
   if (needed > limit) {
     refuse(kernel,
            fmt::format("the layout {} of {} needs {} elements, more than its indices can "
@@ -362,11 +362,11 @@ void check_layout(const ir::Kernel& kernel, const Values& values, const ir::Tens
 }
 
 /// A tensor without a declared layout: its own element count must fit its index type.
-void check_undeclared(const ir::Kernel& kernel, std::size_t index, const GuardArg& arg) {
+void check_undeclared(const ir::Kernel& kernel, const KernelFacts& facts, std::size_t index,
+                      const GuardArg& arg) {
   const ir::Param& p = kernel.params[index];
   const std::uint64_t count = element_count(p, arg);
-  if (count <= 127) return;
-  const std::uint64_t limit = index_limit(kernel, static_cast<int>(index));
+  const std::uint64_t limit = facts.index_limits.at(index);
   if (count > limit) {
     refuse(kernel, fmt::format("{} holds {} elements, more than its indices can address (at most "
                                "{} elements)",
@@ -414,21 +414,33 @@ std::uint64_t shared_bytes(const ir::Kernel& kernel) {
   return most;
 }
 
-std::uint64_t index_limit(const ir::Kernel& kernel, int param) {
+KernelFacts kernel_facts(const ir::Kernel& kernel) {
+  KernelFacts facts{
+      shared_bytes(kernel),
+      std::vector<std::uint64_t>(kernel.params.size(), std::numeric_limits<std::uint64_t>::max())};
   std::vector<DType> types(kernel.num_values, DType::U32);
-  std::uint64_t limit = std::numeric_limits<std::uint64_t>::max();
   ir::walk(kernel.body, [&](const ir::Op& op) {
     if (op.result != ir::kNoValue && op.result < types.size()) types[op.result] = op.type;
     const bool access = op.kind == ir::OpKind::Load || op.kind == ir::OpKind::Store ||
                         ir::op_class(op.kind) == ir::OpClass::Atomic;
-    if (!access || op.param != param || op.args.empty() || op.args[0] >= types.size()) return;
+    if (!access || op.param < 0 ||
+        static_cast<std::size_t>(op.param) >= facts.index_limits.size() || op.args.empty() ||
+        op.args[0] >= types.size()) {
+      return;
+    }
+    auto& limit = facts.index_limits[static_cast<std::size_t>(op.param)];
     limit = std::min(limit, largest_index(types[op.args[0]]));
   });
-  return limit;
+  return facts;
 }
 
 void check_dispatch(const ir::Kernel& kernel, const std::vector<GuardArg>& args, const Grid& grid,
                     const DeviceLimits& limits) {
+  check_dispatch(kernel, args, grid, limits, kernel_facts(kernel));
+}
+
+void check_dispatch(const ir::Kernel& kernel, const std::vector<GuardArg>& args, const Grid& grid,
+                    const DeviceLimits& limits, const KernelFacts& facts) {
   check_args(kernel, args);
   check_groups(kernel, grid, limits);
   check_threads(kernel, grid, limits);
@@ -445,7 +457,7 @@ void check_dispatch(const ir::Kernel& kernel, const std::vector<GuardArg>& args,
                                     "size {}x{}x{} (y and z must be 1)",
                                     d.x, d.y, d.z));
   }
-  const std::uint64_t bytes = shared_bytes(kernel);
+  const std::uint64_t bytes = facts.shared_bytes;
   if (bytes > limits.max_shared_bytes) {
     refuse(kernel, fmt::format("threadgroup memory ({} bytes in {} buffers) exceeds the device "
                                "limit of {} bytes",
@@ -459,9 +471,9 @@ void check_dispatch(const ir::Kernel& kernel, const std::vector<GuardArg>& args,
     if (kernel.params[i].kind == ir::ParamKind::Constexpr) continue;
     const ir::TensorLayout* layout = kernel.dispatch.layout_of(kernel.params[i].name);
     if (layout != nullptr) {
-      check_layout(kernel, values, *layout, args);
+      check_layout(kernel, facts, values, *layout, args);
     } else {
-      check_undeclared(kernel, i, args[i]);
+      check_undeclared(kernel, facts, i, args[i]);
     }
   }
 }

@@ -332,10 +332,37 @@ TEST(DispatchGuardLayouts, RefusesMoreElementsThanTheIndexTypeAddresses) {
 }
 
 TEST(DispatchGuardLayouts, IndexLimitComesFromTheAccessesIndexType) {
-  EXPECT_EQ(runtime::index_limit(rows_kernel(), 0), 4294967295u);
-  EXPECT_EQ(runtime::index_limit(rows_kernel(DType::I32), 0), 2147483647u);
-  EXPECT_EQ(runtime::index_limit(rows_kernel(DType::U16), 1), 65535u);
-  EXPECT_EQ(runtime::index_limit(rows_kernel(), 2), ~std::uint64_t{0}) << "n is never indexed";
+  const auto limit = [](const ir::Kernel& k, std::size_t param) {
+    return runtime::kernel_facts(k).index_limits.at(param);
+  };
+  EXPECT_EQ(limit(rows_kernel(), 0), 4294967295u);
+  EXPECT_EQ(limit(rows_kernel(DType::I32), 0), 2147483647u);
+  EXPECT_EQ(limit(rows_kernel(DType::U16), 1), 65535u);
+  EXPECT_EQ(limit(rows_kernel(), 2), ~std::uint64_t{0}) << "n is never indexed";
+}
+
+// Facts derived once (as DeviceKernel keeps them) give every launch the same checks.
+TEST(DispatchGuardLayouts, FactsDerivedOnceGiveTheSameChecks) {
+  const ir::Kernel k = rows_kernel(DType::I32);
+  const runtime::KernelFacts facts = runtime::kernel_facts(k);
+  EXPECT_EQ(facts.shared_bytes, runtime::shared_bytes(k));
+  const auto extent = [](std::uint64_t elements) {
+    return runtime::GuardArg{runtime::TensorExtent{DType::F32, elements * 4, false}};
+  };
+  const Grid g = grid({32768, 1, 1}, {32, 1, 1});
+  const std::vector<runtime::GuardArg> too_big = {extent(2147483648), extent(32768),
+                                                  scalar(DType::U32, 65536)};
+  const std::vector<runtime::GuardArg> fits = {extent(65536), extent(32768),
+                                               scalar(DType::U32, 2)};
+  std::string with_facts;
+  try {
+    runtime::check_dispatch(k, too_big, g, {}, facts);
+  } catch (const DispatchError& e) {
+    with_facts = e.what();
+  }
+  EXPECT_NE(with_facts.find("more than its indices can address"), std::string::npos) << with_facts;
+  EXPECT_THROW(runtime::check_dispatch(k, too_big, g), DispatchError);
+  EXPECT_NO_THROW(runtime::check_dispatch(k, fits, g, {}, facts));
 }
 
 TEST(DispatchGuardLayouts, AnUndeclaredTensorMustFitItsIndexType) {

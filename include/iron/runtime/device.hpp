@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "iron/core/ir.hpp"
+#include "iron/runtime/dispatch_guard.hpp"
 #include "iron/runtime/launch.hpp"
 
 namespace iron::runtime {
@@ -100,13 +101,16 @@ using DeviceArg = std::variant<const DeviceTensor*, Scalar>;
 void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
                   const Stream& stream);
 
-/// A kernel kept for repeated launches: launch_async on it finds its compiled function once,
-/// where the overload on a plain ir::Kernel hashes the whole IR at every launch to find it (a
-/// large kernel's IR takes hundreds of microseconds to hash). Needs no CUDA to construct; the
-/// module is compiled or loaded at the first launch.
+/// A kernel kept for repeated launches: launch_async on it finds its compiled function once and
+/// derives the guard's facts once (kernel_facts, at construction), where the overload on a plain
+/// ir::Kernel hashes the whole IR at every launch to find it and copies and walks it for the
+/// guard (for a large kernel with target paths, such as the warpgroup GEMMs, over a
+/// millisecond a launch). Needs no CUDA to construct; the module is compiled or loaded at the
+/// first launch.
 class DeviceKernel {
  public:
-  explicit DeviceKernel(ir::Kernel kernel) : kernel_(std::move(kernel)) {}
+  explicit DeviceKernel(ir::Kernel kernel)
+      : kernel_(std::move(kernel)), facts_(kernel_facts(kernel_)) {}
   DeviceKernel(const DeviceKernel&) = delete;
   DeviceKernel& operator=(const DeviceKernel&) = delete;
   const ir::Kernel& ir() const { return kernel_; }
@@ -115,10 +119,11 @@ class DeviceKernel {
   friend void launch_async(const DeviceKernel& kernel, const std::vector<DeviceArg>& args,
                            const Grid& grid, const Stream& stream);
   ir::Kernel kernel_;
+  KernelFacts facts_;  ///< what the guard derives from the IR, derived once
   mutable std::atomic<const cuda::PreparedKernel*> prepared_{nullptr};
 };
 
-/// launch_async for a kept kernel: the same checks, without hashing its IR again.
+/// launch_async for a kept kernel: the same checks, without hashing or walking its IR again.
 void launch_async(const DeviceKernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
                   const Stream& stream);
 

@@ -32,10 +32,17 @@ using GuardArg = std::variant<TensorExtent, Scalar>;
 /// Bytes of threadgroup memory the kernel needs: each allocation rounded up to 16 bytes.
 std::uint64_t shared_bytes(const ir::Kernel& kernel);
 
-/// The most elements a tensor parameter can have for the kernel's index arithmetic: the largest
-/// value of the narrowest index type of its loads, stores and atomics (u32: 2^32 - 1, i32:
-/// 2^31 - 1), so that one past the last element is representable too. No access: no limit.
-std::uint64_t index_limit(const ir::Kernel& kernel, int param);
+/// What the guard derives from a kernel's IR alone, the same for every launch: its threadgroup
+/// memory (shared_bytes) and, for each parameter, the most elements it can have for the
+/// kernel's index arithmetic: the largest value of the narrowest index type of its loads,
+/// stores and atomics (u32: 2^32 - 1, i32: 2^31 - 1), so that one past the last element is
+/// representable too; no access, no limit. Deriving them copies and walks the IR, so a caller
+/// that launches one kernel many times derives them once (DeviceKernel does).
+struct KernelFacts {
+  std::uint64_t shared_bytes = 0;
+  std::vector<std::uint64_t> index_limits;  ///< one a parameter
+};
+KernelFacts kernel_facts(const ir::Kernel& kernel);
 
 /// Throws DispatchError "KERNEL: dispatch refused, nothing launched: RULE (VALUES) (WHERE)" for
 /// the first broken rule: argument count, kinds and dtypes; group counts; threads per group;
@@ -45,6 +52,9 @@ std::uint64_t index_limit(const ir::Kernel& kernel, int param);
 /// names the declaration that failed and the kernel's dispatch(...) line.
 void check_dispatch(const ir::Kernel& kernel, const std::vector<GuardArg>& args, const Grid& grid,
                     const DeviceLimits& limits = {});
+/// The same with the kernel's facts derived beforehand (kernel_facts(kernel)).
+void check_dispatch(const ir::Kernel& kernel, const std::vector<GuardArg>& args, const Grid& grid,
+                    const DeviceLimits& limits, const KernelFacts& facts);
 /// The same for host arguments.
 void check_dispatch(const ir::Kernel& kernel, const std::vector<Arg>& args, const Grid& grid,
                     const DeviceLimits& limits = {});

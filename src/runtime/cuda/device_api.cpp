@@ -215,10 +215,11 @@ void DeviceTensor::download(std::span<std::byte> to) const {
 
 namespace {
 
-/// launch_async once the kernel's compiled function is known; `prepare` finds it (after the
-/// guard, so that a refused launch compiles nothing).
-void launch_with(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
-                 const Stream& stream,
+/// launch_async once the kernel's compiled function is known, with the guard's facts of the
+/// kernel; `prepare` finds the function (after the guard, so that a refused launch compiles
+/// nothing).
+void launch_with(const ir::Kernel& kernel, const KernelFacts& facts,
+                 const std::vector<DeviceArg>& args, const Grid& grid, const Stream& stream,
                  const std::function<const cuda::PreparedKernel&()>& prepare) {
   std::vector<GuardArg> guarded;
   std::vector<Arg> carried;
@@ -237,7 +238,7 @@ void launch_with(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, c
     addresses.push_back(t == nullptr ? 0 : t->address());
   }
   enter(kernel.name);
-  check_dispatch(kernel, guarded, grid, cuda::cuda_device().limits);
+  check_dispatch(kernel, guarded, grid, cuda::cuda_device().limits, facts);
   for (std::size_t i = 0; i < args.size() && i < kernel.params.size(); ++i) {
     const auto* const* t = std::get_if<const DeviceTensor*>(&args[i]);
     if (t != nullptr && *t != nullptr) check_borrowed(kernel, kernel.params[i].name, **t);
@@ -258,13 +259,13 @@ void launch_with(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, c
 
 void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
                   const Stream& stream) {
-  launch_with(kernel, args, grid, stream,
+  launch_with(kernel, kernel_facts(kernel), args, grid, stream,
               [&]() -> const cuda::PreparedKernel& { return prepared(kernel); });
 }
 
 void launch_async(const DeviceKernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
                   const Stream& stream) {
-  launch_with(kernel.ir(), args, grid, stream, [&]() -> const cuda::PreparedKernel& {
+  launch_with(kernel.ir(), kernel.facts_, args, grid, stream, [&]() -> const cuda::PreparedKernel& {
     const cuda::PreparedKernel* known = kernel.prepared_.load(std::memory_order_acquire);
     if (known == nullptr) {
       known = &prepared(kernel.ir());  // entries of the process's map never move
